@@ -1,0 +1,133 @@
+import { z } from 'zod';
+import type { ToolCallMeta } from './tool-call-meta.ts';
+import type { Artifact, Bounds } from './tool-result.ts';
+
+/** A JSON Schema document (draft 2020-12, as `z.toJSONSchema` emits it). */
+export type JSONSchema = Record<string, unknown>;
+
+/** What a tool's `execute` receives besides its input (SPEC §3). */
+export interface ToolContext {
+  meta: ToolCallMeta;
+  /** Aborted when the call times out or the run is canceled. */
+  signal: AbortSignal;
+  labels: Record<string, string>;
+}
+
+/**
+ * A result with the extras that never go to the model: {@link Bounds} for bounded tools and
+ * {@link Artifact}s for UIs (seed `toolsets.it-en.md`, "Bounded results", "Server data").
+ * Return `toolOutput(...)` from `execute` instead of the bare value to attach them.
+ */
+export class ToolOutput<T = unknown> {
+  constructor(
+    readonly result: T,
+    readonly extras: { bounds?: Bounds; artifacts?: Artifact[] } = {},
+  ) {}
+}
+
+export function toolOutput<T>(result: T, extras: { bounds?: Bounds; artifacts?: Artifact[] } = {}): ToolOutput<T> {
+  return new ToolOutput(result, extras);
+}
+
+/** `toolset.tool`: two or more dot-separated segments of letters, digits, `_` and `-`. */
+export const TOOL_ID_PATTERN = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)+$/;
+
+/** What `defineTool` takes. `I`/`O` are the input and output zod schemas. */
+export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+  /** `"<toolset>.<tool>"`, e.g. `crm.upsert_profile`. */
+  id: string;
+  description: string;
+  input: I;
+  /** When set, a result that fails it becomes `malformed_response`. */
+  output?: O;
+  /** Valid inputs; the first is the `exampleInput` of hints. Each must pass `input`. */
+  examples?: z.input<I>[];
+  /** Per-call execution limit in milliseconds; the runtime default applies when absent. */
+  timeoutMs?: number;
+  tags?: string[];
+  /** Absent for external tools, whose results the app provides while the run awaits. */
+  execute?: (input: z.output<I>, ctx: ToolContext) => Promise<unknown> | unknown;
+  /** The run asks for approval (`awaiting.confirmation`) before each call. */
+  requiresConfirmation?: boolean;
+  /** Fields filled by plugins from ToolCallMeta or labels; hidden from the model (SPEC §9). */
+  inject?: string[];
+  /**
+   * `reject` (default): an unknown field is an `unknown_field` issue, because a hallucinated
+   * parameter is a signal, not noise (SPEC §3). `passthrough`: unknown fields reach `execute`.
+   */
+  unknownFields?: 'reject' | 'passthrough';
+  /** The tool must return `toolOutput(result, { bounds })`; a bare result is `malformed_response`. */
+  bounded?: boolean;
+}
+
+/** A defined tool: its definition plus the model-facing JSON Schema. */
+export interface Tool<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> extends ToolDefinition<I, O> {
+  readonly kind: 'tool';
+  /** The input schema without injected fields: what the model may send. */
+  readonly modelInput: z.ZodType;
+  /** JSON Schema of `modelInput`, from `z.toJSONSchema` (SPEC §3). */
+  readonly inputSchema: JSONSchema;
+  readonly outputSchema?: JSONSchema;
+}
+
+/** Thrown by {@link defineTool} for a definition that can never work (bad id, bad example). */
+export class ToolDefinitionError extends Error {
+  override readonly name = 'ToolDefinitionError';
+}
+
+/**
+ * Defines a tool (SPEC §3). Checks the id (`toolset.tool`) and that every example passes the
+ * input schema, and derives the model-facing JSON Schema (injected fields removed).
+ *
+ * @throws ToolDefinitionError for a malformed id, an example that fails `input`, an injected
+ *   field the input schema does not declare, or a schema `z.toJSONSchema` cannot represent.
+ */
+export function defineTool<I extends z.ZodType, O extends z.ZodType = z.ZodType>(
+  definition: ToolDefinition<I, O>,
+): Tool<I, O> {
+  if (!TOOL_ID_PATTERN.test(definition.id)) {
+    throw new ToolDefinitionError(
+      `Tool id "${definition.id}" must be "<toolset>.<tool>" (letters, digits, _ and -), e.g. "crm.upsert_profile"`,
+    );
+  }
+  if (definition.timeoutMs !== undefined && !(definition.timeoutMs > 0)) {
+    throw new ToolDefinitionError(`Tool ${definition.id}: timeoutMs must be a positive number of milliseconds`);
+  }
+  const modelInput = omitInjected(definition.id, definition.input, definition.inject ?? []);
+  definition.examples?.forEach((example, index) => {
+    const parsed = definition.input.safeParse(example);
+    if (!parsed.success) {
+      throw new ToolDefinitionError(
+        `Tool ${definition.id}: examples[${index}] does not pass the input schema: ${parsed.error.message}`,
+      );
+    }
+  });
+  return {
+    ...definition,
+    kind: 'tool',
+    modelInput,
+    inputSchema: toJSONSchema(definition.id, modelInput, 'input'),
+    outputSchema: definition.output ? toJSONSchema(definition.id, definition.output, 'output') : undefined,
+  };
+}
+
+function omitInjected(id: string, input: z.ZodType, inject: string[]): z.ZodType {
+  if (inject.length === 0) return input;
+  if (!(input instanceof z.ZodObject)) {
+    throw new ToolDefinitionError(`Tool ${id}: injected fields need an object input schema`);
+  }
+  const shape = input.shape as Record<string, unknown>;
+  const unknown = inject.filter((field) => !(field in shape));
+  if (unknown.length > 0) {
+    throw new ToolDefinitionError(`Tool ${id}: injected fields not in the input schema: ${unknown.join(', ')}`);
+  }
+  return input.omit(Object.fromEntries(inject.map((field) => [field, true])) as never);
+}
+
+function toJSONSchema(id: string, schema: z.ZodType, io: 'input' | 'output'): JSONSchema {
+  try {
+    return z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JSONSchema;
+  } catch (err) {
+    throw new ToolDefinitionError(`Tool ${id}: its ${io} schema cannot be written as JSON Schema`, { cause: err });
+  }
+}

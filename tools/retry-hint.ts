@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import type { ToolCallMeta } from './tool-call-meta.ts';
+
+/**
+ * Why a call failed in a way the planner may repair (seed `tool-validation-retry-hints`,
+ * "Common RetryReason values"; SPEC §2).
+ */
+export const RetryReasonSchema = z.enum([
+  'invalid_arguments',
+  'missing_fields',
+  'malformed_response',
+  'timeout',
+  'rate_limited',
+  'tool_unavailable',
+]);
+export type RetryReason = z.infer<typeof RetryReasonSchema>;
+
+/**
+ * One field's problem, from a zod issue. `path` is dotted (`items.0.sku`, `''` for the root);
+ * `constraint` names the rule broken (`missing`, `invalid_type`, `invalid_value`, `too_small`,
+ * `too_big`, `invalid_format`, `unknown_field`, ...); `allowed` lists enum values or, for an
+ * unknown field, the field names the tool accepts.
+ */
+export const FieldIssueSchema = z.object({
+  path: z.string(),
+  constraint: z.string(),
+  message: z.string(),
+  expected: z.string().optional(),
+  received: z.string().optional(),
+  allowed: z.array(z.unknown()).optional(),
+});
+export type FieldIssue = z.infer<typeof FieldIssueSchema>;
+
+/**
+ * The planner-side hint that says how to repair a failed call (SPEC §2). Built by the tool
+ * boundary; read by planners and, in its {@link PolicyRetryHint} form, by policies.
+ */
+export const RetryHintSchema = z.object({
+  reason: RetryReasonSchema,
+  tool: z.string(),
+  restrictToTool: z.boolean(),
+  /** Dotted paths of required fields that were absent: `address.city`, `items.0.sku`. */
+  missingFields: z.array(z.string()),
+  exampleInput: z.record(z.string(), z.unknown()).optional(),
+  priorInput: z.record(z.string(), z.unknown()).optional(),
+  clarifyingQuestion: z.string().optional(),
+  message: z.string(),
+  issues: z.array(FieldIssueSchema).optional(),
+  /** Milliseconds to wait before retrying (`rate_limited`). */
+  retryAfterMs: z.number().nonnegative().optional(),
+});
+export type RetryHint = z.infer<typeof RetryHintSchema>;
+
+/**
+ * `policy.RetryHint`: the runtime's form of a hint, given to policies and UIs: the planner hint
+ * plus where it came from (seed: "The runtime converts planner hints into a runtime/policy form").
+ * `at` is epoch milliseconds.
+ */
+export const PolicyRetryHintSchema = RetryHintSchema.extend({
+  runId: z.string(),
+  turnId: z.string(),
+  toolCallId: z.string(),
+  attempt: z.number().int().min(1),
+  at: z.number(),
+});
+export type PolicyRetryHint = z.infer<typeof PolicyRetryHintSchema>;
+
+/** Adds provenance from the call's {@link ToolCallMeta}; `at` defaults to `Date.now()`. */
+export function toPolicyRetryHint(hint: RetryHint, meta: ToolCallMeta, at: number = Date.now()): PolicyRetryHint {
+  return {
+    ...hint,
+    runId: meta.runId,
+    turnId: meta.turnId,
+    toolCallId: meta.toolCallId,
+    attempt: meta.attempt,
+    at,
+  };
+}

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { ToolError, ToolErrorJSONSchema } from './tool-error.ts';
+import { type RetryHint, RetryHintSchema } from './retry-hint.ts';
+
+/**
+ * How much of a bounded result was returned (seed `toolsets.it-en.md`, "Bounded results";
+ * SPEC §9). `refinementHint` tells the model how to narrow the query when `truncated`.
+ */
+export const BoundsSchema = z.object({
+  returned: z.number().int().nonnegative(),
+  total: z.number().int().nonnegative().optional(),
+  truncated: z.boolean(),
+  refinementHint: z.string().optional(),
+});
+export type Bounds = z.infer<typeof BoundsSchema>;
+
+/** Full-fidelity data for UIs; delivered on `tool_result` events, never sent to the model. */
+export const ArtifactSchema = z.object({
+  kind: z.string(),
+  data: z.unknown(),
+  mimeType: z.string().optional(),
+  title: z.string().optional(),
+});
+export type Artifact = z.infer<typeof ArtifactSchema>;
+
+export const ToolTelemetrySchema = z.looseObject({ durationMs: z.number().nonnegative() });
+
+/**
+ * The outcome of one tool call, successful or not (SPEC §2). `executed` is false when validation
+ * or policy stopped the call before `execute` ran.
+ */
+export interface ToolResult {
+  name: string;
+  toolCallId: string;
+  executed: boolean;
+  result?: unknown;
+  error?: ToolError;
+  retryHint?: RetryHint;
+  telemetry?: { durationMs: number; [k: string]: unknown };
+  bounds?: z.infer<typeof BoundsSchema>;
+  artifacts?: Artifact[];
+}
+
+/** The JSON form of a {@link ToolResult} (its `error` as {@link ToolError.toJSON} gives it). */
+export const ToolResultJSONSchema = z.object({
+  name: z.string(),
+  toolCallId: z.string(),
+  executed: z.boolean(),
+  result: z.unknown().optional(),
+  error: ToolErrorJSONSchema.optional(),
+  retryHint: RetryHintSchema.optional(),
+  telemetry: ToolTelemetrySchema.optional(),
+  bounds: BoundsSchema.optional(),
+  artifacts: z.array(ArtifactSchema).optional(),
+});
+export type ToolResultJSON = z.infer<typeof ToolResultJSONSchema>;
+
+/** Plain-JSON copy of a result, for snapshots, events and stores. */
+export function toolResultToJSON(result: ToolResult): ToolResultJSON {
+  const { error, ...rest } = result;
+  return error ? { ...rest, error: error.toJSON() } : { ...rest };
+}
+
+/** Rebuilds a result (with a real {@link ToolError}) from its JSON form. */
+export function toolResultFromJSON(json: ToolResultJSON): ToolResult {
+  const { error, ...rest } = json;
+  return error ? { ...rest, error: ToolError.fromJSON(error) } : { ...rest };
+}
