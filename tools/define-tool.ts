@@ -25,7 +25,10 @@ export class ToolOutput<T = unknown> {
   ) {}
 }
 
-export function toolOutput<T>(result: T, extras: { bounds?: Bounds; artifacts?: Artifact[] } = {}): ToolOutput<T> {
+export function toolOutput<T>(
+  result: T,
+  extras: { bounds?: Bounds; artifacts?: Artifact[] } = {},
+): ToolOutput<T> {
   return new ToolOutput(result, extras);
 }
 
@@ -61,7 +64,8 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.Zod
 }
 
 /** A defined tool: its definition plus the model-facing JSON Schema. */
-export interface Tool<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> extends ToolDefinition<I, O> {
+export interface Tool<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType>
+  extends ToolDefinition<I, O> {
   readonly kind: 'tool';
   /** The input schema without injected fields: what the model may send. */
   readonly modelInput: z.ZodType;
@@ -91,7 +95,9 @@ export function defineTool<I extends z.ZodType, O extends z.ZodType = z.ZodType>
     );
   }
   if (definition.timeoutMs !== undefined && !(definition.timeoutMs > 0)) {
-    throw new ToolDefinitionError(`Tool ${definition.id}: timeoutMs must be a positive number of milliseconds`);
+    throw new ToolDefinitionError(
+      `Tool ${definition.id}: timeoutMs must be a positive number of milliseconds`,
+    );
   }
   const modelInput = omitInjected(definition.id, definition.input, definition.inject ?? []);
   definition.examples?.forEach((example, index) => {
@@ -119,7 +125,9 @@ function omitInjected(id: string, input: z.ZodType, inject: string[]): z.ZodType
   const shape = input.shape as Record<string, unknown>;
   const unknown = inject.filter((field) => !(field in shape));
   if (unknown.length > 0) {
-    throw new ToolDefinitionError(`Tool ${id}: injected fields not in the input schema: ${unknown.join(', ')}`);
+    throw new ToolDefinitionError(
+      `Tool ${id}: injected fields not in the input schema: ${unknown.join(', ')}`,
+    );
   }
   return input.omit(Object.fromEntries(inject.map((field) => [field, true])) as never);
 }
@@ -128,6 +136,8 @@ function toJSONSchema(id: string, schema: z.ZodType, io: 'input' | 'output'): JS
   try {
     return z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JSONSchema;
   } catch (err) {
-    throw new ToolDefinitionError(`Tool ${id}: its ${io} schema cannot be written as JSON Schema`, { cause: err });
+    throw new ToolDefinitionError(`Tool ${id}: its ${io} schema cannot be written as JSON Schema`, {
+      cause: err,
+    });
   }
 }

@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { defineTool, type JSONSchema, TOOL_ID_PATTERN, type Tool, type ToolDefinition } from './define-tool.ts';
+import {
+  defineTool,
+  type JSONSchema,
+  TOOL_ID_PATTERN,
+  type Tool,
+  type ToolDefinition,
+} from './define-tool.ts';
 
 /** A function declaration as OpenAI, MCP and BFCL write it: plain JSON Schema parameters. */
 export interface JsonSchemaFunction {
@@ -26,7 +32,17 @@ export interface JsonSchemaToolOptions extends Partial<Omit<ToolDefinition, 'inp
 export function toolFromJsonSchema(fn: JsonSchemaFunction, options: JsonSchemaToolOptions = {}): Tool {
   const { toolset = 'catalog', ...rest } = options;
   const parameters = closeObjects(fn.parameters ?? { type: 'object', properties: {} }, rest.unknownFields);
-  const input = z.fromJSONSchema(parameters as Parameters<typeof z.fromJSONSchema>[0]);
+  let input: z.ZodType;
+  try {
+    input = z.fromJSONSchema(parameters as Parameters<typeof z.fromJSONSchema>[0]);
+  } catch (err) {
+    throw new ToolDefinitionError(
+      `Tool ${fn.name}: its parameters are not JSON Schema zod can read: ${(err as Error).message}`,
+      {
+        cause: err,
+      },
+    );
+  }
   return defineTool({
     id: TOOL_ID_PATTERN.test(fn.name) ? fn.name : `${toolset}.${fn.name}`,
     description: fn.description ?? '',

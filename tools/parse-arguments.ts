@@ -36,16 +36,28 @@ export function parseArguments(input: unknown, limits: ParseLimits = {}): Parsed
   if (typeof input === 'string') {
     const bytes = Buffer.byteLength(input, 'utf8');
     if (bytes > maxBytes) {
-      return { ok: false, kind: 'too_large', message: `Arguments are ${bytes} bytes; the limit is ${maxBytes} bytes` };
+      return {
+        ok: false,
+        kind: 'too_large',
+        message: `Arguments are ${bytes} bytes; the limit is ${maxBytes} bytes`,
+      };
     }
     const depth = textNestingDepth(input);
     if (depth > maxDepth) {
-      return { ok: false, kind: 'too_deep', message: `Arguments nest ${depth} levels deep; the limit is ${maxDepth}` };
+      return {
+        ok: false,
+        kind: 'too_deep',
+        message: `Arguments nest ${depth} levels deep; the limit is ${maxDepth}`,
+      };
     }
     try {
       value = JSON.parse(input);
     } catch (err) {
-      return { ok: false, kind: 'invalid_json', message: `Arguments are not valid JSON: ${(err as Error).message}` };
+      return {
+        ok: false,
+        kind: 'invalid_json',
+        message: `Arguments are not valid JSON: ${(err as Error).message}`,
+      };
     }
   }
   return sanitize(value, maxBytes, maxDepth);
@@ -87,7 +99,11 @@ function sanitize(root: unknown, maxBytes: number, maxDepth: number): ParsedArgu
         break;
       case 'number':
         if (!Number.isFinite(value)) {
-          failure = { ok: false, kind: 'not_json', message: `${path || 'arguments'}: ${value} is not a JSON number` };
+          failure = {
+            ok: false,
+            kind: 'not_json',
+            message: `${path || 'arguments'}: ${value} is not a JSON number`,
+          };
         }
         bytes += 8;
         return value;
@@ -99,7 +115,11 @@ function sanitize(root: unknown, maxBytes: number, maxDepth: number): ParsedArgu
       case 'object':
         break;
       default:
-        failure = { ok: false, kind: 'not_json', message: `${path || 'arguments'}: a ${typeof value} is not JSON` };
+        failure = {
+          ok: false,
+          kind: 'not_json',
+          message: `${path || 'arguments'}: a ${typeof value} is not JSON`,
+        };
         return undefined;
     }
     if (bytes > maxBytes) {
@@ -109,11 +129,19 @@ function sanitize(root: unknown, maxBytes: number, maxDepth: number): ParsedArgu
     if (typeof value === 'string' || value === null) return value;
     const object = value as object;
     if (depth >= maxDepth) {
-      failure = { ok: false, kind: 'too_deep', message: `Arguments nest deeper than the limit of ${maxDepth} levels` };
+      failure = {
+        ok: false,
+        kind: 'too_deep',
+        message: `Arguments nest deeper than the limit of ${maxDepth} levels`,
+      };
       return undefined;
     }
     if (seen.has(object)) {
-      failure = { ok: false, kind: 'not_json', message: `${path || 'arguments'}: a cyclic value is not JSON` };
+      failure = {
+        ok: false,
+        kind: 'not_json',
+        message: `${path || 'arguments'}: a cyclic value is not JSON`,
+      };
       return undefined;
     }
     seen.add(object);

@@ -66,7 +66,11 @@ export const PolicyRetryHintSchema = RetryHintSchema.extend({
 export type PolicyRetryHint = z.infer<typeof PolicyRetryHintSchema>;
 
 /** Adds provenance from the call's {@link ToolCallMeta}; `at` defaults to `Date.now()`. */
-export function toPolicyRetryHint(hint: RetryHint, meta: ToolCallMeta, at: number = Date.now()): PolicyRetryHint {
+export function toPolicyRetryHint(
+  hint: RetryHint,
+  meta: ToolCallMeta,
+  at: number = Date.now(),
+): PolicyRetryHint {
   return {
     ...hint,
     runId: meta.runId,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ToolError, ToolErrorJSONSchema } from './tool-error.ts';
 import { type RetryHint, RetryHintSchema } from './retry-hint.ts';
+import { ToolError, ToolErrorJSONSchema } from './tool-error.ts';
 
 /**
  * How much of a bounded result was returned (seed `toolsets.it-en.md`, "Bounded results";

@@ -1,0 +1,79 @@
+import type { JSONSchema, Tool } from './define-tool.ts';
+import { synthesizeExample } from './example-input.ts';
+import { allowedValues, schemaAtPath } from './json-schema-path.ts';
+import type { FieldIssue, RetryHint } from './retry-hint.ts';
+
+const exampleCache = new WeakMap<Tool, Record<string, unknown> | null>();
+
+/**
+ * The `exampleInput` of a hint: the tool's first example, else one synthesized from its
+ * model-facing JSON Schema that passes the input schema, else undefined (SPEC §3). Computed once
+ * per tool.
+ */
+export function exampleInputFor(tool: Tool): Record<string, unknown> | undefined {
+  let example = exampleCache.get(tool);
+  if (example === undefined) {
+    const candidate = tool.examples?.[0] ?? synthesizeExample(tool.inputSchema);
+    example = isRecord(candidate) && tool.modelInput.safeParse(candidate).success ? candidate : null;
+    exampleCache.set(tool, example);
+  }
+  return example ?? undefined;
+}
+
+/**
+ * A question a person can answer, naming up to three fields with their descriptions and
+ * allowed values (SPEC §3), e.g. `I need more information to run crm.upsert_profile. Please
+ * provide: email (Customer email); plan (one of: free, pro).`
+ */
+export function clarifyingQuestion(
+  tool: Tool,
+  fields: readonly string[],
+  issues: readonly FieldIssue[] = [],
+): string {
+  const named = [...new Set(fields)]
+    .slice(0, 3)
+    .map((field) => describeField(tool.inputSchema, field, issues));
+  return `I need more information to run ${tool.id}. Please provide: ${named.join('; ')}.`;
+}
+
+function describeField(schema: JSONSchema, field: string, issues: readonly FieldIssue[]): string {
+  const node = schemaAtPath(schema, field === '' ? [] : field.split('.'));
+  const parts: string[] = [];
+  if (typeof node?.description === 'string' && node.description.trim()) parts.push(node.description.trim());
+  const allowed =
+    allowedValues(node) ?? issues.find((issue) => issue.path === field && issue.allowed)?.allowed;
+  if (
+    allowed?.length &&
+    !issues.some((issue) => issue.path === field && issue.constraint === 'unknown_field')
+  ) {
+    parts.push(`one of: ${allowed.map(String).join(', ')}`);
+  }
+  return parts.length > 0 ? `${field || 'arguments'} (${parts.join('; ')})` : field || 'arguments';
+}
+
+/** The hint for a validation failure (`missing_fields` or `invalid_arguments`), SPEC §3 rows 1–3. */
+export function validationHint(
+  tool: Tool,
+  reason: 'missing_fields' | 'invalid_arguments',
+  priorInput: Record<string, unknown>,
+  missingFields: string[],
+  issues: FieldIssue[],
+  message: string,
+): RetryHint {
+  const fields = missingFields.length > 0 ? missingFields : issues.map((issue) => issue.path);
+  return {
+    reason,
+    tool: tool.id,
+    restrictToTool: true,
+    missingFields,
+    exampleInput: exampleInputFor(tool),
+    priorInput,
+    clarifyingQuestion: clarifyingQuestion(tool, fields, issues),
+    message,
+    issues,
+  };
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}

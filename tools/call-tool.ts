@@ -1,0 +1,305 @@
+import { isRecord, validationHint } from './build-retry-hint.ts';
+import { closestIds } from './closest-ids.ts';
+import { type Tool, ToolOutput } from './define-tool.ts';
+import { type ParseLimits, parseArguments } from './parse-arguments.ts';
+import type { RetryHint } from './retry-hint.ts';
+import type { ToolCallMeta } from './tool-call-meta.ts';
+import type { ToolCatalog } from './tool-catalog.ts';
+import { RateLimitedError, ToolError, ToolTimeoutError, ToolUnavailableError } from './tool-error.ts';
+import type { ToolResult } from './tool-result.ts';
+import { dottedPath, validateToolInput } from './validate-input.ts';
+
+/**
+ * The tool boundary (SPEC §3), in the two halves the run machine calls from its `validating`
+ * and `executing` states, plus {@link callTool} that does both.
+ *
+ * | situation                          | reason               | restrictToTool | executed |
+ * |------------------------------------|----------------------|----------------|----------|
+ * | required field absent              | `missing_fields`     | true           | false    |
+ * | other schema violation, bad JSON   | `invalid_arguments`  | true           | false    |
+ * | tool unknown or disabled           | `tool_unavailable`   | false          | false    |
+ * | `execute` exceeded `timeoutMs`     | `timeout`            | false          | true     |
+ * | `execute` threw RateLimitedError   | `rate_limited`       | false          | true     |
+ * | `execute` threw ToolUnavailableError | `tool_unavailable` | false          | true     |
+ * | result fails `output` schema       | `malformed_response` | false          | true     |
+ * | `execute` threw anything else      | no hint, `recoverable: false` | —     | true     |
+ *
+ * None of these functions throw: every outcome is a {@link ToolResult}.
+ */
+export interface ToolCallRequest {
+  /** The tool id the planner asked for. */
+  name: string;
+  toolCallId: string;
+  /** An object, or JSON text as LLM providers deliver arguments. */
+  input: unknown;
+}
+
+export interface PrepareOptions {
+  /** False for tools disabled by the app or a policy; such calls become `tool_unavailable`. */
+  isEnabled?: (toolId: string) => boolean;
+  limits?: ParseLimits;
+}
+
+export type PreparedCall =
+  | {
+      ok: true;
+      tool: Tool;
+      /** The validated input the model sent, injected fields left for plugins to fill. */
+      input: Record<string, unknown>;
+      /** Injected fields the model tried to set; dropped (SPEC §9: a model can never set them). */
+      droppedFields: string[];
+    }
+  | { ok: false; result: ToolResult };
+
+export const VALIDATION_FAILED = 'Argument validation failed';
+
+/** Parses, looks up and validates one call; never runs the tool. */
+export function prepareToolCall(
+  catalog: ToolCatalog,
+  call: ToolCallRequest,
+  options: PrepareOptions = {},
+): PreparedCall {
+  const tool = catalog.get(call.name);
+  const enabled = (id: string) => options.isEnabled?.(id) ?? true;
+  const parsed = parseArguments(call.input, options.limits);
+  if (!tool || !enabled(tool.id)) {
+    const priorInput = parsed.ok && isRecord(parsed.value) ? parsed.value : rawPrior(call.input);
+    return {
+      ok: false,
+      result: unavailable(catalog, call, tool ? 'disabled' : 'unknown', priorInput, enabled),
+    };
+  }
+  if (!parsed.ok) {
+    const message = `${VALIDATION_FAILED} for ${tool.id}: ${parsed.message}`;
+    const hint = validationHint(tool, 'invalid_arguments', rawPrior(call.input), [], [], message);
+    return { ok: false, result: failure(call, message, hint, false) };
+  }
+  const forbidden = parsed.forbiddenKeys.map((path) => ({
+    path,
+    constraint: 'forbidden_key',
+    message: `Field name "${path.split('.').pop()}" is not allowed`,
+  }));
+  const value = parsed.value;
+  const droppedFields: string[] = [];
+  if (isRecord(value)) {
+    for (const field of tool.inject ?? []) {
+      if (Object.hasOwn(value, field)) {
+        droppedFields.push(field);
+        delete value[field];
+      }
+    }
+  }
+  const validation = validateToolInput(tool, value);
+  const priorInput = isRecord(value) ? value : { $value: value };
+  if (!validation.ok || forbidden.length > 0) {
+    const issues = [...forbidden, ...(validation.ok ? [] : validation.issues)];
+    const reason = validation.ok ? 'invalid_arguments' : validation.reason;
+    const missing = validation.ok ? [] : validation.missingFields;
+    const message = `${VALIDATION_FAILED} for ${tool.id}: ${issues
+      .slice(0, 5)
+      .map((issue) => `${issue.path || '(root)'}: ${issue.message}`)
+      .join('; ')}${issues.length > 5 ? `; and ${issues.length - 5} more` : ''}`;
+    const hint = validationHint(tool, reason, priorInput, missing, issues, message);
+    return { ok: false, result: failure(call, message, hint, false) };
+  }
+  return { ok: true, tool, input: validation.value as Record<string, unknown>, droppedFields };
+}
+
+export interface ExecuteOptions {
+  meta: ToolCallMeta;
+  labels?: Record<string, string>;
+  /** Cancels the call (the run was canceled); the result is a non-recoverable ToolError. */
+  signal?: AbortSignal;
+  /** Used when the tool declares no `timeoutMs`. Default 60 000 ms. */
+  defaultTimeoutMs?: number;
+}
+
+export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
+
+/**
+ * Runs a prepared call's `execute` with an AbortSignal and its timeout, decodes the output, and
+ * maps typed errors to hints. `input` must already be valid and hold any injected fields.
+ */
+export async function executeToolCall(
+  tool: Tool,
+  input: unknown,
+  options: ExecuteOptions,
+): Promise<ToolResult> {
+  const call = { name: tool.id, toolCallId: options.meta.toolCallId };
+  const started = performance.now();
+  const done = (result: ToolResult): ToolResult => ({
+    ...result,
+    telemetry: { durationMs: performance.now() - started },
+  });
+  if (!tool.execute) {
+    return done(
+      crash(call, new ToolError(`Tool ${tool.id} has no execute function (it is an external tool)`), false),
+    );
+  }
+  if (tool.inject?.length) {
+    const full = tool.input.safeParse(input);
+    if (!full.success) {
+      const fields = full.error.issues.map((issue) => dottedPath(issue.path)).join(', ');
+      return done(
+        crash(
+          call,
+          new ToolError(`Injected fields of ${tool.id} were not filled by a plugin: ${fields}`),
+          false,
+        ),
+      );
+    }
+    input = full.data;
+  }
+  const timeoutMs = tool.timeoutMs ?? options.defaultTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+  const controller = new AbortController();
+  const onParentAbort = () => controller.abort(options.signal?.reason ?? new Error('Run canceled'));
+  if (options.signal?.aborted) onParentAbort();
+  options.signal?.addEventListener('abort', onParentAbort, { once: true });
+  const timer = setTimeout(() => controller.abort(new ToolTimeoutError(tool.id, timeoutMs)), timeoutMs);
+  try {
+    const output = await Promise.race([
+      Promise.resolve().then(() =>
+        tool.execute!(input, { meta: options.meta, signal: controller.signal, labels: options.labels ?? {} }),
+      ),
+      new Promise<never>((_, reject) => {
+        const fail = () => reject(controller.signal.reason);
+        if (controller.signal.aborted) fail();
+        controller.signal.addEventListener('abort', fail, { once: true });
+      }),
+    ]);
+    return done(decodeOutput(tool, call, output));
+  } catch (err) {
+    return done(executionFailure(tool, call, err, controller.signal.reason));
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onParentAbort);
+  }
+}
+
+/** {@link prepareToolCall} then {@link executeToolCall}; the whole boundary in one call. */
+export async function callTool(
+  catalog: ToolCatalog,
+  call: ToolCallRequest,
+  options: PrepareOptions & ExecuteOptions,
+): Promise<ToolResult> {
+  const prepared = prepareToolCall(catalog, call, options);
+  if (!prepared.ok) return prepared.result;
+  return executeToolCall(prepared.tool, prepared.input, {
+    ...options,
+    meta: { ...options.meta, toolCallId: call.toolCallId },
+  });
+}
+
+function decodeOutput(
+  tool: Tool,
+  call: Pick<ToolResult, 'name' | 'toolCallId'>,
+  output: unknown,
+): ToolResult {
+  const envelope = output instanceof ToolOutput ? output : undefined;
+  const value = envelope ? envelope.result : output;
+  const extras = envelope?.extras ?? {};
+  if (tool.bounded && !extras.bounds) {
+    return malformed(tool, call, `Tool ${tool.id} is declared bounded but returned no Bounds`);
+  }
+  if (tool.output) {
+    const decoded = tool.output.safeParse(value);
+    if (!decoded.success) {
+      const detail = decoded.error.issues
+        .slice(0, 5)
+        .map((issue) => `${dottedPath(issue.path) || '(root)'}: ${issue.message}`)
+        .join('; ');
+      return malformed(
+        tool,
+        call,
+        `Tool ${tool.id} returned a result that does not match its output schema: ${detail}`,
+      );
+    }
+    return { ...call, executed: true, result: decoded.data, ...extras };
+  }
+  return { ...call, executed: true, result: value, ...extras };
+}
+
+function malformed(tool: Tool, call: Pick<ToolResult, 'name' | 'toolCallId'>, message: string): ToolResult {
+  return failure(call, message, infraHint(tool.id, 'malformed_response', message), true);
+}
+
+function executionFailure(
+  tool: Tool,
+  call: Pick<ToolResult, 'name' | 'toolCallId'>,
+  err: unknown,
+  abortReason: unknown,
+): ToolResult {
+  if (err instanceof ToolTimeoutError || (abortReason instanceof ToolTimeoutError && err === abortReason)) {
+    const message = (err as ToolTimeoutError).message;
+    return failure(call, message, infraHint(tool.id, 'timeout', message), true, err);
+  }
+  if (err instanceof RateLimitedError) {
+    const message = `Tool ${tool.id} was rate limited: ${err.message}`;
+    const hint = { ...infraHint(tool.id, 'rate_limited', message), retryAfterMs: err.retryAfterMs };
+    return failure(call, message, hint, true, err);
+  }
+  if (err instanceof ToolUnavailableError) {
+    const message = `Tool ${tool.id} is unavailable: ${err.message}`;
+    return failure(call, message, infraHint(tool.id, 'tool_unavailable', message), true, err);
+  }
+  return crash(call, ToolError.from(err), true);
+}
+
+function infraHint(tool: string, reason: RetryHint['reason'], message: string): RetryHint {
+  return { reason, tool, restrictToTool: false, missingFields: [], message };
+}
+
+function failure(
+  call: Pick<ToolResult, 'name' | 'toolCallId'>,
+  message: string,
+  hint: RetryHint,
+  executed: boolean,
+  cause?: unknown,
+): ToolResult {
+  return {
+    name: call.name,
+    toolCallId: call.toolCallId,
+    executed,
+    error: new ToolError(message, { recoverable: true, cause }),
+    retryHint: hint,
+  };
+}
+
+function crash(
+  call: Pick<ToolResult, 'name' | 'toolCallId'>,
+  error: ToolError,
+  executed: boolean,
+): ToolResult {
+  return { name: call.name, toolCallId: call.toolCallId, executed, error };
+}
+
+function unavailable(
+  catalog: ToolCatalog,
+  call: ToolCallRequest,
+  why: 'unknown' | 'disabled',
+  priorInput: Record<string, unknown>,
+  enabled: (id: string) => boolean,
+): ToolResult {
+  const candidates = closestIds(call.name, catalog.ids.filter(enabled));
+  const name = String(call.name).slice(0, 200);
+  const message = `${why === 'unknown' ? 'Unknown tool' : 'Disabled tool'} "${name}". ${
+    candidates.length > 0 ? `Closest known tools: ${candidates.join(', ')}.` : 'No tools are available.'
+  }`;
+  const hint: RetryHint = { ...infraHint(name, 'tool_unavailable', message), priorInput };
+  return failure({ name, toolCallId: call.toolCallId }, message, hint, false);
+}
+
+function rawPrior(input: unknown): Record<string, unknown> {
+  if (typeof input === 'string')
+    return { $raw: input.length > 4096 ? `${input.slice(0, 4096)}…(truncated)` : input };
+  return { $raw: safeText(input) };
+}
+
+function safeText(value: unknown): string {
+  try {
+    const text = JSON.stringify(value) ?? String(value);
+    return text.length > 4096 ? `${text.slice(0, 4096)}…(truncated)` : text;
+  } catch {
+    return String(value);
+  }
+}

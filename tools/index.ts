@@ -1,0 +1,13 @@
+export * from './build-retry-hint.ts';
+export * from './call-tool.ts';
+export * from './closest-ids.ts';
+export * from './define-tool.ts';
+export * from './json-schema-tool.ts';
+export * from './parse-arguments.ts';
+export * as policy from './policy-namespace.ts';
+export * from './retry-hint.ts';
+export * from './tool-call-meta.ts';
+export * from './tool-catalog.ts';
+export * from './tool-error.ts';
+export * from './tool-result.ts';
+export { validateToolInput } from './validate-input.ts';

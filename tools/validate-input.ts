@@ -1,0 +1,223 @@
+import { z } from 'zod';
+import type { Tool } from './define-tool.ts';
+import { allowedValues, schemaAtPath } from './json-schema-path.ts';
+import type { FieldIssue } from './retry-hint.ts';
+
+/**
+ * Checks a parsed input against a tool's model-facing schema and sorts the failures the way
+ * SPEC §3 asks:
+ *
+ * | finding                                       | reason              |
+ * |-----------------------------------------------|---------------------|
+ * | some required path absent (or `undefined`)    | `missing_fields`    |
+ * | anything else (type, enum, range, format, unknown field) | `invalid_arguments` |
+ *
+ * "Absent" is decided by looking the path up in the input, not by the zod issue code: zod
+ * reports a missing enum as `invalid_value` and a missing string as `invalid_type` (FACTS.md).
+ * When both kinds occur the call is `missing_fields` and `issues` lists everything.
+ */
+export type InputValidation =
+  | { ok: true; value: unknown }
+  | {
+      ok: false;
+      reason: 'missing_fields' | 'invalid_arguments';
+      missingFields: string[];
+      issues: FieldIssue[];
+    };
+
+export function validateToolInput(tool: Tool, input: unknown): InputValidation {
+  const issues: FieldIssue[] = [];
+  if (tool.unknownFields !== 'passthrough') issues.push(...findUnknownFields(tool.modelInput, input, []));
+  const parsed = tool.modelInput.safeParse(input);
+  if (parsed.success && issues.length === 0) return { ok: true, value: parsed.data };
+  const missingFields: string[] = [];
+  for (const issue of parsed.success ? [] : parsed.error.issues) {
+    for (const fieldIssue of toFieldIssues(tool, input, issue)) {
+      if (fieldIssue.constraint === 'missing') missingFields.push(fieldIssue.path);
+      issues.push(fieldIssue);
+    }
+  }
+  return {
+    ok: false,
+    reason: missingFields.length > 0 ? 'missing_fields' : 'invalid_arguments',
+    missingFields: [...new Set(missingFields)],
+    issues,
+  };
+}
+
+/** `['items', 0, 'sku']` → `items.0.sku`. */
+export function dottedPath(path: readonly PropertyKey[]): string {
+  return path.map(String).join('.');
+}
+
+function toFieldIssues(tool: Tool, input: unknown, issue: z.core.$ZodIssue): FieldIssue[] {
+  const path = dottedPath(issue.path);
+  const node = schemaAtPath(tool.inputSchema, issue.path as (string | number)[]);
+  const received = valueAt(input, issue.path);
+  const base = { path, message: issue.message };
+  if (issue.code === 'unrecognized_keys') {
+    const allowed = Object.keys((node?.properties as object | undefined) ?? {});
+    return issue.keys.map((key) => unknownField(path ? `${path}.${key}` : key, allowed));
+  }
+  if (!received.present && (issue.code === 'invalid_type' || issue.code === 'invalid_value')) {
+    const allowed = issue.code === 'invalid_value' ? issue.values : allowedValues(node);
+    return [
+      {
+        ...base,
+        constraint: 'missing',
+        message: `Required field "${path}" is missing`,
+        expected: issue.code === 'invalid_type' ? issue.expected : undefined,
+        allowed,
+      },
+    ];
+  }
+  const receivedType = received.present ? jsonType(received.value) : undefined;
+  switch (issue.code) {
+    case 'invalid_type':
+      return [{ ...base, constraint: 'invalid_type', expected: issue.expected, received: receivedType }];
+    case 'invalid_value':
+      return [
+        {
+          ...base,
+          constraint: 'invalid_value',
+          expected: `one of: ${issue.values.map(String).join(', ')}`,
+          received: describeReceived(received.value),
+          allowed: issue.values,
+        },
+      ];
+    case 'too_small':
+    case 'too_big':
+      return [{ ...base, constraint: issue.code, expected: describeBound(issue), received: receivedType }];
+    case 'invalid_format':
+      return [
+        {
+          ...base,
+          constraint: 'invalid_format',
+          expected: issue.format,
+          received: describeReceived(received.value),
+        },
+      ];
+    case 'invalid_union': {
+      const allowed = allowedValues(node);
+      return [
+        {
+          ...base,
+          constraint: 'invalid_union',
+          expected: unionExpectation(issue),
+          received: receivedType,
+          allowed,
+        },
+      ];
+    }
+    default:
+      return [{ ...base, constraint: issue.code, received: receivedType }];
+  }
+}
+
+function unknownField(path: string, allowed: string[]): FieldIssue {
+  return {
+    path,
+    constraint: 'unknown_field',
+    message: `Unknown field "${path}"; allowed fields: ${allowed.join(', ') || '(none)'}`,
+    allowed,
+  };
+}
+
+/**
+ * Zod's default objects strip unknown keys silently; SPEC §3 wants them reported. Walks the
+ * schema beside the value and reports keys that a stripping object would drop. Objects with a
+ * catchall (`.strict()` reports them itself; `.passthrough()`/`.loose()` accepts them) are left out.
+ */
+function findUnknownFields(schema: z.ZodType, value: unknown, path: PropertyKey[]): FieldIssue[] {
+  const inner = unwrap(schema);
+  if (!inner || value === null || typeof value !== 'object') return [];
+  if (inner instanceof z.ZodObject) {
+    if (Array.isArray(value)) return [];
+    const shape = inner.shape as Record<string, z.ZodType>;
+    const found: FieldIssue[] = [];
+    const strips = inner._zod.def.catchall === undefined;
+    for (const [key, item] of Object.entries(value)) {
+      if (Object.hasOwn(shape, key)) found.push(...findUnknownFields(shape[key]!, item, [...path, key]));
+      else if (strips) found.push(unknownField(dottedPath([...path, key]), Object.keys(shape)));
+    }
+    return found;
+  }
+  if (inner instanceof z.ZodArray && Array.isArray(value)) {
+    return value.flatMap((item, index) =>
+      findUnknownFields(inner.element as z.ZodType, item, [...path, index]),
+    );
+  }
+  if (inner instanceof z.ZodRecord && !Array.isArray(value)) {
+    return Object.entries(value).flatMap(([key, item]) =>
+      findUnknownFields(inner._zod.def.valueType as z.ZodType, item, [...path, key]),
+    );
+  }
+  return [];
+}
+
+/** Strips wrappers (optional, nullable, default, readonly, pipe, lazy, ...) to the shape-bearing type. */
+function unwrap(schema: z.ZodType): z.ZodType | undefined {
+  let current: z.ZodType | undefined = schema;
+  for (let i = 0; current && i < 32; i++) {
+    const def = current._zod.def as {
+      type: string;
+      innerType?: z.ZodType;
+      in?: z.ZodType;
+      getter?: () => z.ZodType;
+    };
+    if (def.innerType) current = def.innerType;
+    else if (def.type === 'pipe' && def.in) current = def.in;
+    else if (def.type === 'lazy' && def.getter) current = def.getter();
+    else return current;
+  }
+  return undefined;
+}
+
+function valueAt(input: unknown, path: readonly PropertyKey[]): { present: boolean; value?: unknown } {
+  let current: unknown = input;
+  for (const key of path) {
+    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, key as string)) {
+      return { present: false };
+    }
+    current = (current as Record<string, unknown>)[key as string];
+  }
+  return current === undefined ? { present: false } : { present: true, value: current };
+}
+
+function jsonType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
+  return typeof value;
+}
+
+function describeReceived(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+function describeBound(issue: z.core.$ZodIssueTooSmall | z.core.$ZodIssueTooBig): string {
+  const small = issue.code === 'too_small';
+  const limit = small
+    ? (issue as z.core.$ZodIssueTooSmall).minimum
+    : (issue as z.core.$ZodIssueTooBig).maximum;
+  const inclusive = issue.inclusive !== false;
+  const unit =
+    issue.origin === 'string'
+      ? ' characters'
+      : issue.origin === 'array' || issue.origin === 'set'
+        ? ' items'
+        : issue.origin === 'file'
+          ? ' bytes'
+          : '';
+  if (unit) return `${small ? 'at least' : 'at most'} ${String(limit)}${unit}`;
+  return `${small ? (inclusive ? '>=' : '>') : inclusive ? '<=' : '<'} ${String(limit)}`;
+}
+
+function unionExpectation(issue: z.core.$ZodIssueInvalidUnion): string | undefined {
+  const expected = issue.errors
+    .map((branch) => branch.find((sub) => sub.path.length === 0 && sub.code === 'invalid_type'))
+    .map((sub) => (sub as z.core.$ZodIssueInvalidType | undefined)?.expected)
+    .filter((type): type is NonNullable<typeof type> => type !== undefined);
+  return expected.length > 0 ? `one of types: ${[...new Set(expected)].join(', ')}` : undefined;
+}
