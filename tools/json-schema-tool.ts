@@ -5,6 +5,7 @@ import {
   TOOL_ID_PATTERN,
   type Tool,
   type ToolDefinition,
+  ToolDefinitionError,
 } from './define-tool.ts';
 
 /** A function declaration as OpenAI, MCP and BFCL write it: plain JSON Schema parameters. */
