@@ -1,0 +1,82 @@
+import { fromPromise } from 'xstate';
+import type { PolicyEffects } from '../policies/policy-effects.ts';
+import type { PlanResult } from '../runtime/planner.ts';
+import type { PolicyRetryHint } from '../tools/retry-hint.ts';
+import type { ToolCallMeta } from '../tools/tool-call-meta.ts';
+import type { ToolResultJSON } from '../tools/tool-result.ts';
+import type { PendingCall, RunContext } from './run-context.ts';
+
+/**
+ * The run machine's ports: the actor logic it invokes, by name. The machine declares them with
+ * these placeholder implementations; the runtime supplies real ones with `machine.provide()`
+ * (SPEC §4), so the same definition serves the runtime, diagrams and other engines.
+ *
+ * | actor           | state       | does                                                     |
+ * |-----------------|-------------|----------------------------------------------------------|
+ * | `plan`          | planning, finalizing | asks the planner, bounded by the time budget    |
+ * | `validateBatch` | validating  | tool known/enabled, input valid, retry cap, `onToolBatch` |
+ * | `executeTool`   | executing   | one child per admitted call: `execute` with its timeout  |
+ * | `reviewResults` | resuming    | `onToolResult` / `onRetryHint` policies on the batch     |
+ * | `sleepUntil`    | awaiting.backoff | waits until a stored deadline (restorable)          |
+ */
+export interface PlanActorInput {
+  kind: 'start' | 'resume' | 'finalize';
+  context: RunContext;
+}
+export interface PlanActorOutput {
+  result?: PlanResult;
+  /** The time budget ran out before the planner answered. */
+  timedOut?: boolean;
+}
+
+export interface ValidateBatchInput {
+  context: RunContext;
+}
+export interface ValidateBatchOutput {
+  pending: PendingCall[];
+  results: (ToolResultJSON | null)[];
+  hints: PolicyRetryHint[];
+  effects: PolicyEffects;
+}
+
+export interface ExecuteToolInput {
+  call: PendingCall;
+  meta: ToolCallMeta;
+  labels: Record<string, string>;
+  index: number;
+}
+export interface ExecuteToolOutput {
+  index: number;
+  result: ToolResultJSON;
+  hint?: PolicyRetryHint;
+}
+
+export interface ReviewResultsInput {
+  context: RunContext;
+}
+
+export interface SleepUntilInput {
+  /** Epoch ms. */
+  until: number;
+}
+
+const notProvided = (name: string) => async (): Promise<never> => {
+  throw new Error(`The run machine's "${name}" actor was not provided; use machine.provide({ actors })`);
+};
+
+export const runActors = {
+  plan: fromPromise<PlanActorOutput, PlanActorInput>(notProvided('plan')),
+  validateBatch: fromPromise<ValidateBatchOutput, ValidateBatchInput>(notProvided('validateBatch')),
+  executeTool: fromPromise<ExecuteToolOutput, ExecuteToolInput>(notProvided('executeTool')),
+  reviewResults: fromPromise<PolicyEffects, ReviewResultsInput>(notProvided('reviewResults')),
+  sleepUntil: fromPromise<void, SleepUntilInput>(async ({ input, signal }) => {
+    const ms = Math.max(0, input.until - Date.now());
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }),
+};

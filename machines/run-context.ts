@@ -1,0 +1,113 @@
+import type { Caps, FinalizeReason } from '../runtime/caps.ts';
+import type { Message } from '../runtime/message.ts';
+import type { AwaitClarification, AwaitConfirmation, AwaitExternalTools } from '../runtime/planner.ts';
+import type { PolicyRetryHint } from '../tools/retry-hint.ts';
+import type { ToolErrorJSON } from '../tools/tool-error.ts';
+import type { ToolResultJSON } from '../tools/tool-result.ts';
+
+/** Per-tool usage, as policies read it (`PolicyContext.tools`, SPEC §5). */
+export interface ToolStats {
+  calls: number;
+  failures: number;
+  /** Failed calls of this tool in a row; the next call's `attempt` is this + 1. */
+  consecutiveFailures: number;
+  lastHint?: PolicyRetryHint;
+}
+
+/** One call of the batch in flight, in the order the planner proposed it. */
+export interface PendingCall {
+  toolCallId: string;
+  name: string;
+  /** What the planner sent (object or JSON text). */
+  input: unknown;
+  attempt: number;
+  /** proposed → admitted (validated, policy-approved) | rejected (result set) | confirm (waits approval) */
+  status: 'proposed' | 'admitted' | 'rejected' | 'confirm';
+  /** The validated input, set when admitted. */
+  preparedInput?: Record<string, unknown>;
+  /** Injected fields the model tried to set (dropped). */
+  droppedFields?: string[];
+}
+
+/** What the run waits for in `awaiting` (SPEC §4); deadlines are epoch-ms timestamps. */
+export type AwaitState =
+  | { kind: 'clarification'; clarification: AwaitClarification & { missingFields: string[] } }
+  | { kind: 'external_tools'; externalTools: AwaitExternalTools }
+  | { kind: 'confirmation'; confirmation: AwaitConfirmation; toolCallIds?: string[] }
+  | { kind: 'backoff'; until: number };
+
+/**
+ * The run actor's context. JSON only (no class instances, no functions), so a persisted
+ * snapshot round-trips through any store; ToolErrors are kept in their JSON form.
+ */
+export interface RunContext {
+  runId: string;
+  agent: { id: string; name: string };
+  sessionId?: string;
+  labels: Record<string, string>;
+  /** Epoch ms. */
+  startedAt: number;
+  messages: Message[];
+  /** Planner turns taken so far; the current turn's id is `${runId}:t${turn}`. */
+  turn: number;
+  /** Configured caps: no policy can go above them. */
+  ceilings: Caps;
+  /** Effective caps (ceilings tightened by policies). */
+  caps: Caps;
+  /** Calls proposed so far, counted against `maxToolCalls`. */
+  toolCalls: number;
+  consecutiveFailures: number;
+  toolStats: Record<string, ToolStats>;
+  /** Tool id → who disabled it (`app`, a policy name, `retry_cap`). */
+  disabledTools: Record<string, string>;
+  /** When set, the next planner turn sees only these tools. */
+  restrictTo: string[] | null;
+  pending: PendingCall[];
+  /** Results of the batch in flight, aligned with `pending`; null until that call is done. */
+  results: (ToolResultJSON | null)[];
+  /** Results handed to the next `planResume`, in call order. */
+  lastResults: ToolResultJSON[];
+  /** Hints produced since the policies were last consulted. */
+  newHints: PolicyRetryHint[];
+  /** Every hint of the run, in order. */
+  hints: PolicyRetryHint[];
+  awaiting: AwaitState | null;
+  /** Answers handed to the next `planResume`. */
+  answer: {
+    clarification?: { id: string; answer: string };
+    confirmation?: { id: string; approved: boolean; by?: string; reason?: string };
+  } | null;
+  finalize: { reason: FinalizeReason } | null;
+  /** Set by the last policy consultation; read by the routing guards. */
+  effects: {
+    fail?: { reason: string };
+    finalize?: { reason: string };
+    backoffUntil?: number;
+    awaitClarification?: AwaitClarification;
+  } | null;
+  finalResponse: { text: string; data?: unknown } | null;
+  error: ToolErrorJSON | null;
+  cancelReason: string | null;
+  /** The policy engine's own JSON state. */
+  policyState: unknown;
+  /** W3C trace context of the run's root span, so a resumed run continues its trace (SPEC §6). */
+  traceContext: Record<string, string> | null;
+}
+
+/** What `createActor(runMachine, { input })` takes. */
+export interface RunInput {
+  runId: string;
+  agent: { id: string; name?: string };
+  sessionId?: string;
+  labels?: Record<string, string>;
+  messages: Message[];
+  caps: Caps;
+  /** Epoch ms; defaults to now. */
+  startedAt?: number;
+  disabledTools?: Record<string, string>;
+  traceContext?: Record<string, string> | null;
+}
+
+export function turnId(context: Pick<RunContext, 'runId' | 'turn'>): string {
+  return `${context.runId}:t${context.turn}`;
+}

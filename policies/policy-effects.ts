@@ -1,0 +1,30 @@
+import type { Caps } from '../runtime/caps.ts';
+import type { AwaitClarification } from '../runtime/planner.ts';
+import type { PolicyDecisionRecord } from '../runtime/run-events.ts';
+
+/**
+ * The merged outcome of consulting the policies at one point of a run, as the run machine
+ * applies it. Produced by the policy engine (SPEC §5 merge rules); the machine never sees
+ * individual policies. Every field is optional: `{ decisions: [] }` means "carry on".
+ */
+export interface PolicyEffects {
+  /** Every decision taken, in registration order, for `policy_decision` events and spans. */
+  decisions: PolicyDecisionRecord[];
+  /** The effective caps after tightening (already merged by min under the ceilings). */
+  caps?: Caps;
+  /** The full map of disabled tools after this step: tool id → who disabled it. */
+  disabledTools?: Record<string, string>;
+  /** Tools the next planner turn may see (intersection of restrictions); absent = no change. */
+  restrictTo?: string[];
+  /** Wait this long (ms) in `awaiting.backoff` before the next planner turn. */
+  backoffMs?: number;
+  awaitClarification?: AwaitClarification;
+  finalize?: { reason: string };
+  fail?: { reason: string };
+  labels?: Record<string, string>;
+  /** The engine's own state (per-policy memory), persisted with the run. JSON only. */
+  policyState?: unknown;
+}
+
+/** The effects of consulting no policies. */
+export const NO_EFFECTS: PolicyEffects = Object.freeze({ decisions: [] }) as PolicyEffects;

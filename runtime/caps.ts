@@ -1,0 +1,48 @@
+import { z } from 'zod';
+
+/**
+ * Run limits (SPEC §4). Configured per runtime and per run; policies may only tighten them.
+ * `timeBudgetMs` is wall-clock milliseconds from the run's start and also bounds a planner call
+ * in flight. Per-tool `timeoutMs` lives on the tool.
+ */
+export const CapsSchema = z.object({
+  /** Most tool calls a run may make; a batch that would pass it is refused whole. */
+  maxToolCalls: z.number().int().nonnegative(),
+  /** Failed calls in a row (across tools) before the run finalizes with `failure_cap`. */
+  maxConsecutiveFailedToolCalls: z.number().int().positive(),
+  /** Repairs of one tool in a row; a call past it is refused and the tool disabled for the run. */
+  maxRetriesPerTool: z.number().int().nonnegative(),
+  timeBudgetMs: z.number().positive(),
+});
+export type Caps = z.infer<typeof CapsSchema>;
+
+export const DEFAULT_CAPS: Caps = {
+  maxToolCalls: 50,
+  maxConsecutiveFailedToolCalls: 5,
+  maxRetriesPerTool: 3,
+  timeBudgetMs: 300_000,
+};
+
+/** Caps as the planner and policies see them: limits, usage so far, and what is left. */
+export const CapsStateSchema = CapsSchema.extend({
+  toolCalls: z.number().int().nonnegative(),
+  remainingToolCalls: z.number().int().nonnegative(),
+  consecutiveFailedToolCalls: z.number().int().nonnegative(),
+  /** Epoch ms at which the time budget runs out. */
+  deadlineAt: z.number(),
+});
+export type CapsState = z.infer<typeof CapsStateSchema>;
+
+/** Why a run went to `finalizing` (SPEC §4); a policy may name its own reason. */
+export type FinalizeReason = 'tool_cap' | 'failure_cap' | 'time_budget' | 'policy' | (string & {});
+
+/** Merges caps by min, so a tightening can never loosen (SPEC §5). */
+export function tightenCaps(current: Caps, proposed: Partial<Caps> | undefined): Caps {
+  if (!proposed) return current;
+  const out = { ...current };
+  for (const key of Object.keys(current) as (keyof Caps)[]) {
+    const value = proposed[key];
+    if (typeof value === 'number' && Number.isFinite(value) && value < out[key]) out[key] = value;
+  }
+  return out;
+}

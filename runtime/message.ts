@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { RetryHintSchema } from '../tools/retry-hint.ts';
+import { ToolErrorJSONSchema } from '../tools/tool-error.ts';
+
+/**
+ * One transcript message, in the shape LLM providers expect (OpenAI chat, AI SDK
+ * `ModelMessage`): user and system text, assistant text and/or tool calls, and tool results keyed
+ * by `toolCallId`. A failed call's `content` is `{ error, retryHint }` (seed test plan: the tool
+ * message carries the serialized ToolError).
+ */
+export const MessageSchema = z.discriminatedUnion('role', [
+  z.object({ role: z.literal('system'), content: z.string() }),
+  z.object({ role: z.literal('user'), content: z.string() }),
+  z.object({
+    role: z.literal('assistant'),
+    content: z.string().optional(),
+    toolCalls: z
+      .array(z.object({ toolCallId: z.string(), toolName: z.string(), input: z.unknown() }))
+      .optional(),
+  }),
+  z.object({
+    role: z.literal('tool'),
+    toolCallId: z.string(),
+    toolName: z.string(),
+    content: z.unknown(),
+  }),
+]);
+export type Message = z.infer<typeof MessageSchema>;
+
+/** The `content` of a tool message for a failed call. */
+export const ToolErrorContentSchema = z.object({
+  error: ToolErrorJSONSchema,
+  retryHint: RetryHintSchema.optional(),
+});

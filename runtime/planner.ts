@@ -1,0 +1,116 @@
+import { z } from 'zod';
+import type { ToolDescriptor } from '../tools/tool-catalog.ts';
+import type { ToolResult } from '../tools/tool-result.ts';
+import type { CapsState, FinalizeReason } from './caps.ts';
+import type { Message } from './message.ts';
+
+/** A person is asked a question; the run waits in `awaiting.clarification` (SPEC §4). */
+export const AwaitClarificationSchema = z.object({
+  id: z.string(),
+  question: z.string(),
+  missingFields: z.array(z.string()).default([]),
+  restrictToTool: z.string().optional(),
+  exampleInput: z.record(z.string(), z.unknown()).optional(),
+  clarifyingPrompt: z.string().optional(),
+});
+export type AwaitClarification = z.input<typeof AwaitClarificationSchema>;
+
+/** Calls the app runs itself; their results come back through `provideToolResults`. */
+export const AwaitExternalToolsSchema = z.object({
+  id: z.string(),
+  calls: z.array(z.object({ name: z.string(), toolCallId: z.string(), input: z.unknown() })).min(1),
+});
+export type AwaitExternalTools = z.infer<typeof AwaitExternalToolsSchema>;
+
+/** An approval the planner asks for; answered with `confirm({ id, approved })`. */
+export const AwaitConfirmationSchema = z.object({
+  id: z.string(),
+  prompt: z.string(),
+  details: z.unknown().optional(),
+});
+export type AwaitConfirmation = z.infer<typeof AwaitConfirmationSchema>;
+
+export const PlannedToolCallSchema = z.object({
+  name: z.string(),
+  toolCallId: z.string().optional(),
+  /** An object, or JSON text as providers deliver it. */
+  input: z.unknown(),
+});
+export type PlannedToolCall = z.infer<typeof PlannedToolCallSchema>;
+
+/** What a planner turn returns (SPEC §4). Tool calls win over a final response in one result. */
+export const PlanResultSchema = z.object({
+  toolCalls: z.array(PlannedToolCallSchema).optional(),
+  finalResponse: z.object({ text: z.string(), data: z.unknown().optional() }).optional(),
+  await: z
+    .object({
+      clarification: AwaitClarificationSchema.optional(),
+      externalTools: AwaitExternalToolsSchema.optional(),
+      confirmation: AwaitConfirmationSchema.optional(),
+    })
+    .optional(),
+  notes: z.array(z.string()).optional(),
+});
+export type PlanResult = z.input<typeof PlanResultSchema>;
+
+/** What the planner is given (SPEC §4). `tools` is `[]` when finalizing. */
+export interface PlanInput {
+  runId: string;
+  turnId: string;
+  agentId: string;
+  sessionId?: string;
+  messages: Message[];
+  tools: ToolDescriptor[];
+  caps: CapsState;
+  labels: Record<string, string>;
+  /** Aborted when the run is canceled or its time budget runs out. */
+  signal?: AbortSignal;
+}
+
+export interface PlanResumeInput extends PlanInput {
+  /** Results of the last batch, in call order. */
+  toolResults: ToolResult[];
+  clarification?: { id: string; answer: string };
+  confirmation?: { id: string; approved: boolean; by?: string; reason?: string };
+  finalize?: { reason: FinalizeReason };
+}
+
+/** Decides the next step of a run: an LLM adapter, or code (SPEC §4). */
+export interface Planner {
+  planStart(input: PlanInput): Promise<PlanResult>;
+  planResume(input: PlanResumeInput): Promise<PlanResult>;
+}
+
+/** A scripted step: a fixed result, or a function of what the planner was given. */
+export type ScriptedStep =
+  | PlanResult
+  | ((input: PlanInput | PlanResumeInput) => PlanResult | Promise<PlanResult>);
+
+/** Thrown by a {@link scriptedPlanner} asked for more turns than it has steps. */
+export class PlannerScriptExhaustedError extends Error {
+  override readonly name = 'PlannerScriptExhaustedError';
+}
+
+/**
+ * A planner that plays `steps` in order, one per turn (start, resume and finalize alike), and
+ * records every input in `calls` so a test can see exactly what the planner was given.
+ *
+ * @throws PlannerScriptExhaustedError (the run fails) when asked for a step past the end.
+ */
+export function scriptedPlanner(steps: ScriptedStep[]): Planner & {
+  calls: (PlanInput | PlanResumeInput)[];
+} {
+  const calls: (PlanInput | PlanResumeInput)[] = [];
+  const next = async (input: PlanInput | PlanResumeInput): Promise<PlanResult> => {
+    const index = calls.length;
+    calls.push(input);
+    const step = steps[index];
+    if (step === undefined) {
+      throw new PlannerScriptExhaustedError(
+        `Scripted planner has ${steps.length} steps; turn ${index + 1} asked for more`,
+      );
+    }
+    return typeof step === 'function' ? step(input) : step;
+  };
+  return { calls, planStart: next, planResume: next };
+}

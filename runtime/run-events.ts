@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { PolicyRetryHintSchema } from '../tools/retry-hint.ts';
+import { ToolErrorJSONSchema } from '../tools/tool-error.ts';
+import { ToolResultJSONSchema } from '../tools/tool-result.ts';
+import { AwaitClarificationSchema, AwaitConfirmationSchema, AwaitExternalToolsSchema } from './planner.ts';
+
+/** A run's status as its handle reports it (SPEC §4). */
+export const RunStatusSchema = z.enum(['running', 'awaiting', 'completed', 'failed', 'canceled']);
+export type RunStatus = z.infer<typeof RunStatusSchema>;
+
+const base = { runId: z.string(), at: z.number() };
+
+/** One recorded policy decision: who decided what, and why (SPEC §5). */
+export const PolicyDecisionRecordSchema = z.object({
+  policy: z.string(),
+  hook: z.enum(['onRetryHint', 'onToolBatch', 'onToolResult']),
+  /** The kinds of effect in the decision: `caps`, `disableTools`, `finalize`, ... */
+  kinds: z.array(z.string()),
+  decision: z.record(z.string(), z.unknown()),
+  toolCallId: z.string().optional(),
+  tool: z.string().optional(),
+  note: z.string().optional(),
+});
+export type PolicyDecisionRecord = z.infer<typeof PolicyDecisionRecordSchema>;
+
+/**
+ * Everything a run reports, as a discriminated union on `type` (SPEC §4). Each event carries
+ * `runId` and `at` (epoch ms). Streamed on `run.events$`, written to the store's event log,
+ * turned into span events by telemetry and shown by the inspector.
+ */
+export const RunEventSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('run_started'),
+    ...base,
+    agentId: z.string(),
+    sessionId: z.string().optional(),
+    labels: z.record(z.string(), z.string()),
+  }),
+  z.object({ type: z.literal('state_changed'), ...base, state: z.string(), previous: z.string().optional() }),
+  z.object({
+    type: z.literal('tool_call_scheduled'),
+    ...base,
+    turnId: z.string(),
+    toolCallId: z.string(),
+    tool: z.string(),
+    attempt: z.number().int(),
+  }),
+  z.object({ type: z.literal('tool_result'), ...base, turnId: z.string(), result: ToolResultJSONSchema }),
+  z.object({ type: z.literal('retry_hint'), ...base, hint: PolicyRetryHintSchema }),
+  z.object({
+    type: z.literal('policy_decision'),
+    ...base,
+    turnId: z.string(),
+    decision: PolicyDecisionRecordSchema,
+  }),
+  z.object({ type: z.literal('await_clarification'), ...base, clarification: AwaitClarificationSchema }),
+  z.object({ type: z.literal('await_external_tools'), ...base, externalTools: AwaitExternalToolsSchema }),
+  z.object({
+    type: z.literal('await_confirmation'),
+    ...base,
+    confirmation: AwaitConfirmationSchema.extend({ toolCallIds: z.array(z.string()).optional() }),
+  }),
+  z.object({ type: z.literal('planner_note'), ...base, turnId: z.string(), note: z.string() }),
+  z.object({
+    type: z.literal('run_completed'),
+    ...base,
+    finalResponse: z.object({ text: z.string(), data: z.unknown().optional() }),
+    finalizeReason: z.string().optional(),
+  }),
+  z.object({ type: z.literal('run_failed'), ...base, error: ToolErrorJSONSchema }),
+  z.object({ type: z.literal('run_canceled'), ...base, reason: z.string().optional() }),
+]);
+export type RunEvent = z.infer<typeof RunEventSchema>;
+export type RunEventType = RunEvent['type'];

@@ -1,0 +1,280 @@
+import { type Observable, ReplaySubject } from 'rxjs';
+import type { SnapshotFrom } from 'xstate';
+import type { RunContext } from '../machines/run-context.ts';
+import type { RunActorRef, RunMachine } from '../machines/run-machine.ts';
+import type { ToolCatalog } from '../tools/tool-catalog.ts';
+import type { ToolErrorJSON } from '../tools/tool-error.ts';
+import { type ToolResult, type ToolResultJSON, toolResultFromJSON } from '../tools/tool-result.ts';
+import type { CapsState } from './caps.ts';
+import type { Message } from './message.ts';
+import type { RunEvent, RunStatus } from './run-events.ts';
+import { capsState } from './steps/plan-step.ts';
+
+/** What `run.result()` resolves to (SPEC §4). */
+export interface RunOutcome {
+  runId: string;
+  status: 'completed' | 'failed' | 'canceled';
+  finalResponse?: { text: string; data?: unknown };
+  /** Why the run finalized, when a cap, the time budget or a policy ended it. */
+  finalizeReason?: string;
+  /** Every tool result of this run segment's handle, in the order they arrived. */
+  toolResults: ToolResult[];
+  transcript: Message[];
+  caps: CapsState;
+  error?: ToolErrorJSON;
+}
+
+/**
+ * Thrown when an answer does not fit what the run awaits: wrong state, unknown id, missing or
+ * duplicate tool call ids, a result that fails the tool's output schema. The run stays where it
+ * was, with nothing lost (SPEC §4).
+ */
+export class RunAnswerError extends Error {
+  override readonly name = 'RunAnswerError';
+  constructor(
+    readonly runId: string,
+    message: string,
+  ) {
+    super(`Run ${runId}: ${message}`);
+  }
+}
+
+/** A tool result the app provides for an external tool call. */
+export interface ProvidedToolResult {
+  toolCallId: string;
+  /** The tool's output (checked against the tool's `output` schema when it has one). */
+  result?: unknown;
+  /** Set instead of `result` when the external call failed. */
+  error?: { message: string; recoverable?: boolean };
+}
+
+/** Maps an actor snapshot to the handle's status. */
+export function runStatusOf(snapshot: SnapshotFrom<RunMachine>): RunStatus {
+  if (snapshot.status === 'done') {
+    if (snapshot.matches('completed')) return 'completed';
+    if (snapshot.matches('canceled')) return 'canceled';
+    return 'failed';
+  }
+  if (snapshot.status === 'error') return 'failed';
+  return snapshot.matches('awaiting') ? 'awaiting' : 'running';
+}
+
+/** The dotted name of a snapshot's active leaf state: `awaiting.clarification`. */
+export function stateName(snapshot: SnapshotFrom<RunMachine>): string {
+  const walk = (value: unknown): string =>
+    typeof value === 'string'
+      ? value
+      : Object.entries(value as Record<string, unknown>)
+          .map(([key, child]) => `${key}.${walk(child)}`)
+          .join(',');
+  return walk(snapshot.value);
+}
+
+/**
+ * The app's handle on one run (SPEC §4): its events as an rxjs Observable (replayed from the
+ * first event to any subscriber), its status, its result, and the answers it may await.
+ */
+export class RunHandle {
+  readonly runId: string;
+  private readonly subject = new ReplaySubject<RunEvent>();
+  private readonly toolResults: ToolResult[] = [];
+  private readonly outcome: Promise<RunOutcome>;
+
+  /** @internal Created by the runtime. */
+  constructor(
+    readonly actor: RunActorRef,
+    private readonly catalog: ToolCatalog,
+  ) {
+    this.runId = actor.getSnapshot().context.runId;
+    this.outcome = new Promise<RunOutcome>((resolve) => {
+      const settle = () => {
+        const snapshot = actor.getSnapshot();
+        if (snapshot.status === 'active') return false;
+        resolve(this.outcomeOf(snapshot));
+        return true;
+      };
+      if (!settle()) {
+        const subscription = actor.subscribe({
+          next: () => {
+            if (settle()) subscription.unsubscribe();
+          },
+          error: () => settle(),
+        });
+      }
+    });
+  }
+
+  /** Every RunEvent of this run, replayed from the first one to each new subscriber. */
+  get events$(): Observable<RunEvent> {
+    return this.subject.asObservable();
+  }
+
+  get status(): RunStatus {
+    return runStatusOf(this.actor.getSnapshot());
+  }
+
+  /** The active state, dotted (`planning`, `awaiting.clarification`, ...). */
+  get state(): string {
+    return stateName(this.actor.getSnapshot());
+  }
+
+  get context(): RunContext {
+    return this.actor.getSnapshot().context;
+  }
+
+  /** Resolves when the run reaches `completed`, `failed` or `canceled`; never rejects. */
+  result(): Promise<RunOutcome> {
+    return this.outcome;
+  }
+
+  /** Stops the run from any non-final state (in-flight tool calls see their signal abort). */
+  cancel(reason?: string): void {
+    if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'cancel', reason });
+  }
+
+  /** @throws RunAnswerError when the run is not awaiting this clarification. */
+  async provideClarification(answer: { id: string; answer: string }): Promise<void> {
+    const awaiting = this.awaiting('clarification');
+    if (awaiting.kind !== 'clarification' || awaiting.clarification.id !== answer.id) {
+      throw new RunAnswerError(
+        this.runId,
+        `no clarification "${answer.id}" is awaited (awaiting ${describeAwait(this.context)})`,
+      );
+    }
+    if (typeof answer.answer !== 'string' || answer.answer.length === 0) {
+      throw new RunAnswerError(this.runId, 'a clarification answer must be a non-empty string');
+    }
+    this.actor.send({ type: 'provide.clarification', id: answer.id, answer: answer.answer });
+  }
+
+  /**
+   * Answers an `await_external_tools`: exactly one result per awaited call, each passing the
+   * tool's output schema when the tool is known and has one.
+   *
+   * @throws RunAnswerError for a wrong state, an unknown, missing or duplicate `toolCallId`, or
+   *   a result that fails the output schema; nothing is sent then.
+   */
+  async provideToolResults(results: ProvidedToolResult[]): Promise<void> {
+    const awaiting = this.awaiting('external_tools');
+    if (awaiting.kind !== 'external_tools')
+      throw new RunAnswerError(this.runId, 'not awaiting external tools');
+    const calls = awaiting.externalTools.calls;
+    const expected = new Map(calls.map((call) => [call.toolCallId, call]));
+    const seen = new Set<string>();
+    const converted: ToolResultJSON[] = [];
+    for (const provided of results) {
+      const call = expected.get(provided.toolCallId);
+      if (!call) throw new RunAnswerError(this.runId, `unknown toolCallId "${provided.toolCallId}"`);
+      if (seen.has(provided.toolCallId)) {
+        throw new RunAnswerError(this.runId, `duplicate result for toolCallId "${provided.toolCallId}"`);
+      }
+      seen.add(provided.toolCallId);
+      converted.push(this.convertProvided(call.name, provided));
+    }
+    const missing = calls.filter((call) => !seen.has(call.toolCallId)).map((call) => call.toolCallId);
+    if (missing.length > 0)
+      throw new RunAnswerError(this.runId, `missing results for toolCallIds: ${missing.join(', ')}`);
+    this.actor.send({ type: 'provide.toolResults', id: awaiting.externalTools.id, results: converted });
+  }
+
+  /** Approves or denies what the run awaits confirmation for. @throws RunAnswerError on a mismatch. */
+  async confirm(answer: { id: string; approved: boolean; by?: string; reason?: string }): Promise<void> {
+    const awaiting = this.awaiting('confirmation');
+    if (awaiting.kind !== 'confirmation' || awaiting.confirmation.id !== answer.id) {
+      throw new RunAnswerError(
+        this.runId,
+        `no confirmation "${answer.id}" is awaited (awaiting ${describeAwait(this.context)})`,
+      );
+    }
+    if (typeof answer.approved !== 'boolean')
+      throw new RunAnswerError(this.runId, '`approved` must be a boolean');
+    this.actor.send({ type: 'confirm', ...answer });
+  }
+
+  /** The persisted snapshot (JSON), as stores save it. */
+  getPersistedSnapshot(): unknown {
+    return this.actor.getPersistedSnapshot();
+  }
+
+  /** @internal The runtime feeds events here. */
+  publish(event: RunEvent): void {
+    if (event.type === 'tool_result') this.toolResults.push(toolResultFromJSON(event.result));
+    this.subject.next(event);
+    if (event.type === 'run_completed' || event.type === 'run_failed' || event.type === 'run_canceled') {
+      this.subject.complete();
+    }
+  }
+
+  private awaiting(kind: string) {
+    const awaiting = this.context.awaiting;
+    if (
+      this.actor.getSnapshot().status !== 'active' ||
+      !awaiting ||
+      !this.actor.getSnapshot().matches('awaiting')
+    ) {
+      throw new RunAnswerError(this.runId, `is ${this.state}, not awaiting ${kind}`);
+    }
+    return awaiting;
+  }
+
+  private convertProvided(toolName: string, provided: ProvidedToolResult): ToolResultJSON {
+    const base = { name: toolName, toolCallId: provided.toolCallId, executed: true };
+    if (provided.error) {
+      return {
+        ...base,
+        error: {
+          name: 'ToolError',
+          message: provided.error.message,
+          recoverable: provided.error.recoverable ?? false,
+        },
+      };
+    }
+    const output = this.catalog.get(toolName)?.output;
+    if (output) {
+      const parsed = output.safeParse(provided.result);
+      if (!parsed.success) {
+        throw new RunAnswerError(
+          this.runId,
+          `result for "${provided.toolCallId}" does not match ${toolName}'s output schema: ${parsed.error.issues
+            .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`)
+            .join('; ')}`,
+        );
+      }
+      return { ...base, result: parsed.data };
+    }
+    return { ...base, result: provided.result };
+  }
+
+  private outcomeOf(snapshot: SnapshotFrom<RunMachine>): RunOutcome {
+    const context = snapshot.context;
+    const status = runStatusOf(snapshot) as RunOutcome['status'];
+    const error =
+      context.error ??
+      (snapshot.status === 'error'
+        ? {
+            name: 'RunError',
+            message: String((snapshot.error as Error)?.message ?? snapshot.error),
+            recoverable: false,
+          }
+        : undefined);
+    return {
+      runId: context.runId,
+      status,
+      finalResponse: context.finalResponse ?? undefined,
+      finalizeReason: context.finalize?.reason,
+      toolResults: [...this.toolResults],
+      transcript: context.messages,
+      caps: capsState(context),
+      error: status === 'completed' ? undefined : (error ?? undefined),
+    };
+  }
+}
+
+function describeAwait(context: RunContext): string {
+  const awaiting = context.awaiting;
+  if (!awaiting) return 'nothing';
+  if (awaiting.kind === 'clarification') return `clarification "${awaiting.clarification.id}"`;
+  if (awaiting.kind === 'confirmation') return `confirmation "${awaiting.confirmation.id}"`;
+  if (awaiting.kind === 'external_tools') return `external tools "${awaiting.externalTools.id}"`;
+  return 'a backoff';
+}

@@ -1,0 +1,59 @@
+import { fromPromise } from 'xstate';
+import type { ExecuteToolInput, ExecuteToolOutput } from '../../machines/run-actors.ts';
+import { composeWrappers, type RunInfo, type ToolInvocation } from '../../plugins/define-plugin.ts';
+import { executeToolCall } from '../../tools/call-tool.ts';
+import { toPolicyRetryHint } from '../../tools/retry-hint.ts';
+import { ToolError } from '../../tools/tool-error.ts';
+import { type ToolResult, toolResultToJSON } from '../../tools/tool-result.ts';
+import type { RunDeps } from './run-deps.ts';
+
+/**
+ * The `executeTool` actor: one child actor per admitted call (SPEC §4 `executing`). Runs the
+ * plugins' `wrapToolCall` hooks (where injected fields are filled and telemetry opens the span),
+ * then the tool with its timeout. Stopping the actor (cancel) aborts the tool's signal. Never
+ * rejects: every outcome is a ToolResult.
+ */
+export function createExecuteToolActor(deps: RunDeps, runInfoFor: (runId: string) => RunInfo) {
+  const invoke = composeWrappers(
+    deps.plugins.flatMap((plugin) => (plugin.wrapToolCall ? [plugin.wrapToolCall.bind(plugin)] : [])),
+    (call: ToolInvocation): Promise<ToolResult> =>
+      executeToolCall(call.tool, call.input, {
+        meta: call.meta,
+        labels: call.labels,
+        signal: call.signal,
+        defaultTimeoutMs: deps.defaultToolTimeoutMs,
+      }),
+  );
+  return fromPromise<ExecuteToolOutput, ExecuteToolInput>(async ({ input, signal }) => {
+    const { call, meta, index, labels } = input;
+    const tool = deps.catalog.get(call.name);
+    let result: ToolResult;
+    if (!tool) {
+      result = {
+        name: call.name,
+        toolCallId: call.toolCallId,
+        executed: false,
+        error: new ToolError(`Unknown tool ${call.name}`),
+      };
+    } else {
+      try {
+        result = await invoke({
+          tool,
+          input: structuredClone(call.preparedInput ?? {}),
+          meta,
+          labels,
+          droppedFields: call.droppedFields ?? [],
+          run: runInfoFor(meta.runId),
+          signal,
+        });
+      } catch (err) {
+        result = { name: call.name, toolCallId: call.toolCallId, executed: true, error: ToolError.from(err) };
+      }
+    }
+    return {
+      index,
+      result: toolResultToJSON(result),
+      hint: result.retryHint ? toPolicyRetryHint(result.retryHint, meta) : undefined,
+    };
+  });
+}

@@ -1,0 +1,15 @@
+import { fromPromise } from 'xstate';
+import type { ReviewResultsInput } from '../../machines/run-actors.ts';
+import type { PolicyEffects } from '../../policies/policy-effects.ts';
+import type { RunDeps } from './run-deps.ts';
+
+/**
+ * The `reviewResults` actor (SPEC §4 `resuming`): the batch's results and every hint since the
+ * policies were last consulted go through `onToolResult` / `onRetryHint`; the merged effects
+ * decide whether the run plans again, waits, finalizes or fails.
+ */
+export function createReviewResultsActor(deps: RunDeps) {
+  return fromPromise<PolicyEffects, ReviewResultsInput>(async ({ input }) =>
+    deps.policies.onResults(input.context, input.context.lastResults, input.context.newHints),
+  );
+}

@@ -1,0 +1,37 @@
+import type { RunContext } from '../../machines/run-context.ts';
+import type { Plugin, RunInfo } from '../../plugins/define-plugin.ts';
+import type { PolicyRunner } from '../../policies/policy-runner.ts';
+import type { ParseLimits } from '../../tools/parse-arguments.ts';
+import type { ToolCatalog } from '../../tools/tool-catalog.ts';
+import type { Planner } from '../planner.ts';
+
+/** What the run's steps need from the runtime that hosts them. */
+export interface RunDeps {
+  catalog: ToolCatalog;
+  planner: Planner;
+  policies: PolicyRunner;
+  plugins: Plugin[];
+  /** Used for tools that declare no `timeoutMs`. */
+  defaultToolTimeoutMs?: number;
+  limits?: ParseLimits;
+  /** Extra time the finalizing turn gets after the time budget ran out, in ms. */
+  finalizeGraceMs: number;
+}
+
+export function runInfo(context: RunContext): RunInfo {
+  return {
+    runId: context.runId,
+    agent: context.agent,
+    sessionId: context.sessionId,
+    labels: context.labels,
+    traceContext: context.traceContext,
+  };
+}
+
+/** Tools the planner may see now: enabled and inside the current restriction (SPEC §4). */
+export function advertisedTools(deps: RunDeps, context: RunContext) {
+  const restrict = context.restrictTo ? new Set(context.restrictTo) : undefined;
+  return deps.catalog.descriptors(
+    (tool) => context.disabledTools[tool.id] === undefined && (!restrict || restrict.has(tool.id)),
+  );
+}
