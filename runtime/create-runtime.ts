@@ -155,7 +155,10 @@ export function createRuntime(options: RuntimeOptions) {
       dispatch({ type: 'state_changed', runId, at: Date.now(), state, previous });
       previous = state;
       persist.snapshot(runStatusOf(snapshot), actor.getPersistedSnapshot());
-      if (snapshot.status !== 'active') live.delete(runId);
+      if (snapshot.status !== 'active') {
+        live.delete(runId);
+        handle.close();
+      }
     };
     actor.subscribe({ next: observe, error: (err) => onError(err, `run ${runId}`) });
     const context = actor.getSnapshot().context;

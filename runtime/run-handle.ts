@@ -200,9 +200,11 @@ export class RunHandle {
   publish(event: RunEvent): void {
     if (event.type === 'tool_result') this.toolResults.push(toolResultFromJSON(event.result));
     this.subject.next(event);
-    if (event.type === 'run_completed' || event.type === 'run_failed' || event.type === 'run_canceled') {
-      this.subject.complete();
-    }
+  }
+
+  /** @internal The runtime ends `events$` after the final `state_changed`. */
+  close(): void {
+    this.subject.complete();
   }
 
   private awaiting(kind: string) {
