@@ -6,5 +6,6 @@ export default defineConfig({
     exclude: ['node_modules/**', 'dist/**'],
     testTimeout: 20_000,
     hookTimeout: 120_000,
+    reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });
