@@ -1,0 +1,202 @@
+/**
+ * Names of toolwarden's spans, attributes, span events and metrics (SPEC §6), in one place so the
+ * telemetry plugin, the tests and users' dashboards agree on them.
+ *
+ * GenAI names come from the OpenTelemetry semantic conventions (`gen_ai.*`, `error.type`); the
+ * rest are toolwarden's own under the `toolwarden.` prefix. The GenAI conventions are still
+ * "development" status, so they are imported from `@opentelemetry/semantic-conventions/incubating`,
+ * which may rename them in a minor release: `test/telemetry-attributes.test.ts` pins the wire
+ * names, so an upgrade that changes one fails there rather than in someone's Jaeger query.
+ *
+ * | span | name | kind | attributes |
+ * |---|---|---|---|
+ * | run segment (root) | `invoke_agent {gen_ai.agent.name}` | INTERNAL | operation name, agent id/name, conversation id, run id, run status |
+ * | planner turn | `plan {gen_ai.agent.name}` | INTERNAL | turn id, plan kind, plan result kind |
+ * | tool call | `execute_tool {gen_ai.tool.name}` | INTERNAL | operation name, tool name/call id/type/description, ToolCallMeta, `error.type` on failure |
+ *
+ * Span events on the tool span: `toolwarden.retry_hint`, `toolwarden.policy_decision`.
+ */
+import { ATTR_ERROR_TYPE } from '@opentelemetry/semantic-conventions';
+import {
+  ATTR_GEN_AI_AGENT_ID,
+  ATTR_GEN_AI_AGENT_NAME,
+  ATTR_GEN_AI_CONVERSATION_ID,
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
+  ATTR_GEN_AI_TOOL_CALL_ID,
+  ATTR_GEN_AI_TOOL_CALL_RESULT,
+  ATTR_GEN_AI_TOOL_DESCRIPTION,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_GEN_AI_TOOL_TYPE,
+  GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
+  GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
+} from '@opentelemetry/semantic-conventions/incubating';
+
+// --- Instrumentation scope ------------------------------------------------------------------------
+
+/** Name of the tracer and meter toolwarden obtains from `@opentelemetry/api`. */
+export const INSTRUMENTATION_SCOPE = 'toolwarden';
+
+// --- GenAI semantic conventions (re-exported under the names the plugin uses) ---------------------
+
+export {
+  ATTR_ERROR_TYPE,
+  ATTR_GEN_AI_AGENT_ID,
+  ATTR_GEN_AI_AGENT_NAME,
+  ATTR_GEN_AI_CONVERSATION_ID,
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
+  ATTR_GEN_AI_TOOL_CALL_ID,
+  ATTR_GEN_AI_TOOL_CALL_RESULT,
+  ATTR_GEN_AI_TOOL_DESCRIPTION,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_GEN_AI_TOOL_TYPE,
+  GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
+  GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
+};
+
+/**
+ * `gen_ai.tool.type` for tools the agent calls itself (the convention's `function`; the semconv
+ * package 1.45 has no constant for the value).
+ */
+export const GEN_AI_TOOL_TYPE_VALUE_FUNCTION = 'function';
+
+// --- Span names -----------------------------------------------------------------------------------
+
+/** First word of the root span's name; the GenAI convention is `invoke_agent {gen_ai.agent.name}`. */
+export const SPAN_INVOKE_AGENT = GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT;
+/** First word of a planner turn's span name (toolwarden's own operation). */
+export const SPAN_PLAN = 'plan';
+/** First word of a tool call's span name; the GenAI convention is `execute_tool {gen_ai.tool.name}`. */
+export const SPAN_EXECUTE_TOOL = GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL;
+
+/** `invoke_agent {agentName}`. */
+export function invokeAgentSpanName(agentName: string): string {
+  return `${SPAN_INVOKE_AGENT} ${agentName}`;
+}
+
+/** `plan {agentName}`. */
+export function planSpanName(agentName: string): string {
+  return `${SPAN_PLAN} ${agentName}`;
+}
+
+/** `execute_tool {toolName}`, the tool's id such as `crm.upsert_profile`. */
+export function executeToolSpanName(toolName: string): string {
+  return `${SPAN_EXECUTE_TOOL} ${toolName}`;
+}
+
+// --- toolwarden attributes ------------------------------------------------------------------------
+
+/** ToolCallMeta.runId; on every span of the run. */
+export const ATTR_TOOLWARDEN_RUN_ID = 'toolwarden.run.id';
+/** Final run status on the root span: `completed` | `failed` | `canceled` | `awaiting`. */
+export const ATTR_TOOLWARDEN_RUN_STATUS = 'toolwarden.run.status';
+/** ToolCallMeta.sessionId (the root span carries it as `gen_ai.conversation.id`). */
+export const ATTR_TOOLWARDEN_SESSION_ID = 'toolwarden.session.id';
+/** ToolCallMeta.turnId / the planner turn id. */
+export const ATTR_TOOLWARDEN_TURN_ID = 'toolwarden.turn.id';
+/** Which planner call a `plan` span is: see {@link PlanKind}. */
+export const ATTR_TOOLWARDEN_PLAN_KIND = 'toolwarden.plan.kind';
+/**
+ * What the planner returned: `tool_calls` | `final_response` | `await`. SPEC §6 says "the result
+ * kind" without a name; this one is chosen here.
+ */
+export const ATTR_TOOLWARDEN_PLAN_RESULT_KIND = 'toolwarden.plan.result_kind';
+/** ToolCallMeta.toolCallId (the same value as `gen_ai.tool.call.id`). */
+export const ATTR_TOOLWARDEN_TOOL_CALL_ID = 'toolwarden.tool_call.id';
+/** ToolCallMeta.parentToolCallId, for calls of a child run (agent-as-tool). */
+export const ATTR_TOOLWARDEN_TOOL_CALL_PARENT_ID = 'toolwarden.tool_call.parent_id';
+/** ToolCallMeta.attempt: 1 for the first call in a repair chain, 2 after one repair, ... (int). */
+export const ATTR_TOOLWARDEN_TOOL_CALL_ATTEMPT = 'toolwarden.tool_call.attempt';
+/** ToolResult.executed: false when validation or policy stopped the call (boolean). */
+export const ATTR_TOOLWARDEN_TOOL_CALL_EXECUTED = 'toolwarden.tool_call.executed';
+/** Outcome of a tool call, on the `toolwarden.tool.calls` metric: see {@link ToolCallOutcome}. */
+export const ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME = 'toolwarden.tool_call.outcome';
+/** RetryHint.reason, on `toolwarden.retry_hint` events and the `toolwarden.retry_hints` metric. */
+export const ATTR_TOOLWARDEN_RETRY_HINT_REASON = 'toolwarden.retry_hint.reason';
+/** Name of the policy that decided, on `toolwarden.policy_decision` events and its metric. */
+export const ATTR_TOOLWARDEN_POLICY_NAME = 'toolwarden.policy.name';
+/** Kind of a policy decision (e.g. `restrict`, `disable`, `backoff`, `finalize`, `fail`). */
+export const ATTR_TOOLWARDEN_POLICY_DECISION_KIND = 'toolwarden.policy.decision.kind';
+
+/** Values of {@link ATTR_TOOLWARDEN_PLAN_KIND} (SPEC §6). */
+export type PlanKind = 'start' | 'resume' | 'finalize';
+/** Values of {@link ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME}: ran and succeeded, ran and failed, stopped before running. */
+export type ToolCallOutcome = 'success' | 'error' | 'rejected';
+
+// --- Span events ----------------------------------------------------------------------------------
+
+/** A RetryHint produced for the call (attributes: reason, tool). */
+export const EVENT_TOOLWARDEN_RETRY_HINT = 'toolwarden.retry_hint';
+/** A policy decision taken on the call (attributes: policy name, decision kind). */
+export const EVENT_TOOLWARDEN_POLICY_DECISION = 'toolwarden.policy_decision';
+
+// --- Metrics --------------------------------------------------------------------------------------
+
+/** Counter of tool calls; attributes `gen_ai.tool.name`, `toolwarden.tool_call.outcome`. */
+export const METRIC_TOOLWARDEN_TOOL_CALLS = 'toolwarden.tool.calls';
+/** Histogram of tool call durations in seconds; attributes as {@link METRIC_TOOLWARDEN_TOOL_CALLS}. */
+export const METRIC_TOOLWARDEN_TOOL_DURATION = 'toolwarden.tool.duration';
+/** Counter of retry hints; attributes `toolwarden.retry_hint.reason`, `gen_ai.tool.name`. */
+export const METRIC_TOOLWARDEN_RETRY_HINTS = 'toolwarden.retry_hints';
+/** Counter of policy decisions; attributes `toolwarden.policy.name`, `toolwarden.policy.decision.kind`. */
+export const METRIC_TOOLWARDEN_POLICY_DECISIONS = 'toolwarden.policy.decisions';
+/** Counter of finished run segments; attribute `toolwarden.run.status`. */
+export const METRIC_TOOLWARDEN_RUNS = 'toolwarden.runs';
+/** Up-down counter of runs in progress (no attributes). */
+export const METRIC_TOOLWARDEN_RUNS_ACTIVE = 'toolwarden.runs.active';
+
+/** How each metric is created: instrument kind, UCUM unit (OTel metric conventions), description. */
+export interface MetricDescriptor {
+  name: string;
+  instrument: 'counter' | 'histogram' | 'updowncounter';
+  unit: string;
+  description: string;
+  attributes: readonly string[];
+}
+
+/** The six metrics of SPEC §6, keyed by name. */
+export const TOOLWARDEN_METRICS: Readonly<Record<string, MetricDescriptor>> = Object.freeze({
+  [METRIC_TOOLWARDEN_TOOL_CALLS]: {
+    name: METRIC_TOOLWARDEN_TOOL_CALLS,
+    instrument: 'counter',
+    unit: '{call}',
+    description: 'Tool calls, by tool and outcome.',
+    attributes: [ATTR_GEN_AI_TOOL_NAME, ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME],
+  },
+  [METRIC_TOOLWARDEN_TOOL_DURATION]: {
+    name: METRIC_TOOLWARDEN_TOOL_DURATION,
+    instrument: 'histogram',
+    unit: 's',
+    description: 'Duration of tool calls, from admission to result.',
+    attributes: [ATTR_GEN_AI_TOOL_NAME, ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME],
+  },
+  [METRIC_TOOLWARDEN_RETRY_HINTS]: {
+    name: METRIC_TOOLWARDEN_RETRY_HINTS,
+    instrument: 'counter',
+    unit: '{hint}',
+    description: 'Retry hints produced at the tool boundary, by reason and tool.',
+    attributes: [ATTR_TOOLWARDEN_RETRY_HINT_REASON, ATTR_GEN_AI_TOOL_NAME],
+  },
+  [METRIC_TOOLWARDEN_POLICY_DECISIONS]: {
+    name: METRIC_TOOLWARDEN_POLICY_DECISIONS,
+    instrument: 'counter',
+    unit: '{decision}',
+    description: 'Policy decisions, by policy and kind.',
+    attributes: [ATTR_TOOLWARDEN_POLICY_NAME, ATTR_TOOLWARDEN_POLICY_DECISION_KIND],
+  },
+  [METRIC_TOOLWARDEN_RUNS]: {
+    name: METRIC_TOOLWARDEN_RUNS,
+    instrument: 'counter',
+    unit: '{run}',
+    description: 'Run segments that ended, by status.',
+    attributes: [ATTR_TOOLWARDEN_RUN_STATUS],
+  },
+  [METRIC_TOOLWARDEN_RUNS_ACTIVE]: {
+    name: METRIC_TOOLWARDEN_RUNS_ACTIVE,
+    instrument: 'updowncounter',
+    unit: '{run}',
+    description: 'Runs in progress in this process.',
+    attributes: [],
+  },
+});

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import * as names from '../telemetry/attributes.ts';
+
+// These are wire names users query in Jaeger and build dashboards on: a semconv upgrade that
+// renames an incubating GenAI attribute must fail here, not silently change our spans.
+describe('telemetry names (SPEC §6)', () => {
+  it('uses the OpenTelemetry GenAI names for operation, agent, conversation and tool attributes', () => {
+    expect({
+      operation: names.ATTR_GEN_AI_OPERATION_NAME,
+      agentId: names.ATTR_GEN_AI_AGENT_ID,
+      agentName: names.ATTR_GEN_AI_AGENT_NAME,
+      conversationId: names.ATTR_GEN_AI_CONVERSATION_ID,
+      toolName: names.ATTR_GEN_AI_TOOL_NAME,
+      toolCallId: names.ATTR_GEN_AI_TOOL_CALL_ID,
+      toolType: names.ATTR_GEN_AI_TOOL_TYPE,
+      toolDescription: names.ATTR_GEN_AI_TOOL_DESCRIPTION,
+      arguments: names.ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
+      result: names.ATTR_GEN_AI_TOOL_CALL_RESULT,
+      errorType: names.ATTR_ERROR_TYPE,
+    }).toEqual({
+      operation: 'gen_ai.operation.name',
+      agentId: 'gen_ai.agent.id',
+      agentName: 'gen_ai.agent.name',
+      conversationId: 'gen_ai.conversation.id',
+      toolName: 'gen_ai.tool.name',
+      toolCallId: 'gen_ai.tool.call.id',
+      toolType: 'gen_ai.tool.type',
+      toolDescription: 'gen_ai.tool.description',
+      arguments: 'gen_ai.tool.call.arguments',
+      result: 'gen_ai.tool.call.result',
+      errorType: 'error.type',
+    });
+    expect(names.GEN_AI_TOOL_TYPE_VALUE_FUNCTION).toBe('function');
+  });
+
+  it('names spans `invoke_agent {agent}`, `plan {agent}` and `execute_tool {tool}`', () => {
+    expect(names.invokeAgentSpanName('Support agent')).toBe('invoke_agent Support agent');
+    expect(names.planSpanName('Support agent')).toBe('plan Support agent');
+    expect(names.executeToolSpanName('crm.upsert_profile')).toBe('execute_tool crm.upsert_profile');
+    expect(names.GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT).toBe('invoke_agent');
+    expect(names.GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL).toBe('execute_tool');
+  });
+
+  it('puts ToolCallMeta and run state under toolwarden.* as SPEC §6 spells them', () => {
+    expect([
+      names.ATTR_TOOLWARDEN_RUN_ID,
+      names.ATTR_TOOLWARDEN_RUN_STATUS,
+      names.ATTR_TOOLWARDEN_SESSION_ID,
+      names.ATTR_TOOLWARDEN_TURN_ID,
+      names.ATTR_TOOLWARDEN_PLAN_KIND,
+      names.ATTR_TOOLWARDEN_TOOL_CALL_ID,
+      names.ATTR_TOOLWARDEN_TOOL_CALL_PARENT_ID,
+      names.ATTR_TOOLWARDEN_TOOL_CALL_ATTEMPT,
+      names.ATTR_TOOLWARDEN_TOOL_CALL_EXECUTED,
+      names.EVENT_TOOLWARDEN_RETRY_HINT,
+      names.EVENT_TOOLWARDEN_POLICY_DECISION,
+    ]).toEqual([
+      'toolwarden.run.id',
+      'toolwarden.run.status',
+      'toolwarden.session.id',
+      'toolwarden.turn.id',
+      'toolwarden.plan.kind',
+      'toolwarden.tool_call.id',
+      'toolwarden.tool_call.parent_id',
+      'toolwarden.tool_call.attempt',
+      'toolwarden.tool_call.executed',
+      'toolwarden.retry_hint',
+      'toolwarden.policy_decision',
+    ]);
+  });
+
+  it('describes the six SPEC metrics with their instrument and unit (durations in seconds)', () => {
+    const summary = Object.values(names.TOOLWARDEN_METRICS).map((m) => `${m.name} ${m.instrument} ${m.unit}`);
+    expect(summary).toEqual([
+      'toolwarden.tool.calls counter {call}',
+      'toolwarden.tool.duration histogram s',
+      'toolwarden.retry_hints counter {hint}',
+      'toolwarden.policy.decisions counter {decision}',
+      'toolwarden.runs counter {run}',
+      'toolwarden.runs.active updowncounter {run}',
+    ]);
+  });
+});
