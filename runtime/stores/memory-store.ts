@@ -1,0 +1,171 @@
+/**
+ * The in-memory RunStore: the runtime's default (SPEC §4 `store`, "default in-memory"; §7).
+ * Runs live as long as the store object; nothing survives the process.
+ *
+ * Values are deep-copied with `structuredClone` on the way in and on the way out, so neither the
+ * caller's objects nor the objects a caller got back can change what is stored. Writes are
+ * synchronous inside each call, so concurrent calls on one store are atomic with respect to each
+ * other: of two saves with the same `expectedVersion` exactly one wins.
+ *
+ * @module
+ */
+
+import type {
+  NewRun,
+  NewRunEvent,
+  ReadEventsOptions,
+  RunEventRecord,
+  RunListFilter,
+  RunStore,
+  RunUpdate,
+  StoredRun,
+} from './run-store.ts';
+import {
+  RunExistsError,
+  RunNotFoundError,
+  RunStoreClosedError,
+  RunStoreUnavailableError,
+  StaleRunVersionError,
+} from './run-store-errors.ts';
+import {
+  checkEvents,
+  checkListFilter,
+  checkNewRun,
+  checkReadEventsOptions,
+  checkRunId,
+  checkRunUpdate,
+} from './run-store-input.ts';
+
+export interface MemoryStoreOptions {
+  /** Clock for `createdAt`/`updatedAt`, epoch ms. Default `Date.now`. */
+  now?: () => number;
+}
+
+interface Entry {
+  run: StoredRun;
+  /** Order of the last write across the store: breaks `updatedAt` ties in `list`. */
+  touch: number;
+  events: RunEventRecord[];
+}
+
+/** Creates an empty in-memory {@link RunStore}. */
+export function memoryStore(options: MemoryStoreOptions = {}): RunStore {
+  const now = options.now ?? Date.now;
+  const entries = new Map<string, Entry>();
+  let touches = 0;
+  let closed = false;
+
+  function ensureOpen(operation: string, runId?: string): void {
+    if (closed) {
+      throw new RunStoreUnavailableError({
+        store: 'memory run store',
+        operation,
+        ...(runId === undefined ? {} : { runId }),
+        cause: new RunStoreClosedError(),
+      });
+    }
+  }
+
+  return {
+    async create(run: NewRun): Promise<StoredRun> {
+      checkNewRun(run);
+      ensureOpen('create', run.runId);
+      if (entries.has(run.runId)) throw new RunExistsError(run.runId);
+      const at = now();
+      const stored: StoredRun = {
+        runId: run.runId,
+        ...(run.sessionId === undefined ? {} : { sessionId: run.sessionId }),
+        agentId: run.agentId,
+        status: run.status,
+        version: 1,
+        snapshot: structuredClone(run.snapshot),
+        createdAt: at,
+        updatedAt: at,
+        ...(run.labels === undefined ? {} : { labels: { ...run.labels } }),
+      };
+      entries.set(run.runId, { run: stored, touch: ++touches, events: [] });
+      return structuredClone(stored);
+    },
+
+    async load(runId: string): Promise<StoredRun | undefined> {
+      checkRunId(runId);
+      ensureOpen('load', runId);
+      const entry = entries.get(runId);
+      return entry === undefined ? undefined : structuredClone(entry.run);
+    },
+
+    async save(runId: string, update: RunUpdate): Promise<StoredRun> {
+      checkRunId(runId);
+      checkRunUpdate(update);
+      ensureOpen('save', runId);
+      const entry = entries.get(runId);
+      if (entry === undefined) throw new RunNotFoundError(runId);
+      if (entry.run.version !== update.expectedVersion) {
+        throw new StaleRunVersionError(runId, update.expectedVersion, entry.run.version);
+      }
+      // Copy first: if the snapshot cannot be cloned, the stored run is left as it was.
+      const snapshot = structuredClone(update.snapshot);
+      const labels = update.labels === undefined ? entry.run.labels : { ...update.labels };
+      const { labels: _previous, ...rest } = entry.run;
+      entry.run = {
+        ...rest,
+        status: update.status,
+        version: entry.run.version + 1,
+        snapshot,
+        updatedAt: now(),
+        ...(labels === undefined ? {} : { labels }),
+      };
+      entry.touch = ++touches;
+      return structuredClone(entry.run);
+    },
+
+    async list(filter?: RunListFilter): Promise<StoredRun[]> {
+      const { statuses, sessionId, limit } = checkListFilter(filter);
+      ensureOpen('list');
+      const matching = [...entries.values()].filter(
+        ({ run }) =>
+          (statuses === undefined || statuses.includes(run.status)) &&
+          (sessionId === undefined || run.sessionId === sessionId),
+      );
+      matching.sort((a, b) => b.run.updatedAt - a.run.updatedAt || b.touch - a.touch);
+      return matching.slice(0, limit).map(({ run }) => structuredClone(run));
+    },
+
+    async appendEvents(runId: string, events: NewRunEvent[]): Promise<void> {
+      checkRunId(runId);
+      checkEvents(events);
+      ensureOpen('appendEvents', runId);
+      const entry = entries.get(runId);
+      if (entry === undefined) throw new RunNotFoundError(runId);
+      const first = entry.events.length + 1;
+      const records = events.map(({ event, at }, index) => ({
+        runId,
+        seq: first + index,
+        event: structuredClone(event),
+        at,
+      }));
+      entry.events.push(...records);
+    },
+
+    async readEvents(runId: string, options?: ReadEventsOptions): Promise<RunEventRecord[]> {
+      checkRunId(runId);
+      const { afterSeq, limit } = checkReadEventsOptions(options);
+      ensureOpen('readEvents', runId);
+      const events = entries.get(runId)?.events ?? [];
+      // seq n sits at index n - 1.
+      const end = limit === undefined ? undefined : afterSeq + limit;
+      return structuredClone(events.slice(afterSeq, end));
+    },
+
+    async delete(runId: string): Promise<boolean> {
+      checkRunId(runId);
+      ensureOpen('delete', runId);
+      return entries.delete(runId);
+    },
+
+    async close(): Promise<void> {
+      closed = true;
+      entries.clear();
+    },
+  };
+}

@@ -1,0 +1,185 @@
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { POSTGRES_SCHEMA_VERSION, postgresStore } from './postgres-store.ts';
+import { dropSchema, probePostgresTestDatabase, uniqueSchemaName } from './postgres-test-database.ts';
+import type { RunStore } from './run-store.ts';
+import { RunStoreUnavailableError } from './run-store-errors.ts';
+import { describeRunStoreContract } from './store-contract.ts';
+
+const SUITE = 'postgresStore (PostgreSQL)';
+const database = await probePostgresTestDatabase(SUITE);
+const skip = !database.reachable && !database.required ? 'PostgreSQL not reachable' : undefined;
+if (skip !== undefined) console.warn(database.skipMessage);
+
+/** With CI=true an unreachable database fails every test with this, instead of skipping. */
+function requireDatabase(): void {
+  if (!database.reachable) {
+    throw new Error(database.failMessage);
+  }
+}
+
+/** A fresh schema, and every store opened on it, cleaned up by `dispose`. */
+function schemaFixture() {
+  const schema = uniqueSchemaName();
+  const opened: RunStore[] = [];
+  return {
+    schema,
+    open(
+      options: { now?: () => number; connectionString?: string; poolConfig?: pg.PoolConfig } = {},
+    ): RunStore {
+      const store = postgresStore({ connectionString: database.url, schema, ...options });
+      opened.push(store);
+      return store;
+    },
+    async dispose(): Promise<void> {
+      await Promise.all(opened.map((store) => store.close()));
+      await dropSchema(database.url, schema);
+    },
+  };
+}
+
+describeRunStoreContract(
+  'postgresStore',
+  async ({ now }) => {
+    requireDatabase();
+    const fixture = schemaFixture();
+    return {
+      store: fixture.open({ now }),
+      openSecond: async () => fixture.open({ now }),
+      // Port 1: nothing listens there, the connection is refused at once.
+      openDead: async () =>
+        fixture.open({ now, connectionString: 'postgres://postgres:s3cret@127.0.0.1:1/toolwarden_test' }),
+      deadMessage: [/postgres run store \(postgres:\/\/postgres(:\*\*\*)?@127\.0\.0\.1/, /ECONNREFUSED/],
+      dispose: () => fixture.dispose(),
+    };
+  },
+  skip === undefined ? { propertyRuns: 25 } : { skip },
+);
+
+describe.skipIf(skip !== undefined)('postgresStore', () => {
+  const admin = database.reachable ? new pg.Pool({ connectionString: database.url, max: 2 }) : undefined;
+  afterAll(async () => {
+    await admin?.end();
+  });
+  const run = { runId: 'run-1', agentId: 'support', status: 'running' as const, snapshot: { step: 1 } };
+
+  it('migrates once when several processes start on a new schema at the same moment', async () => {
+    requireDatabase();
+    const fixture = schemaFixture();
+    try {
+      const starters = Array.from({ length: 5 }, () => fixture.open());
+      await Promise.all(starters.map((store, i) => store.create({ ...run, runId: `run-${i}` })));
+      const migrations = await admin!.query(`SELECT version FROM "${fixture.schema}".schema_migrations`);
+      expect(migrations.rows.map((row) => row.version)).toEqual([POSTGRES_SCHEMA_VERSION]);
+      expect(await starters[0]!.list()).toHaveLength(5);
+    } finally {
+      await fixture.dispose();
+    }
+  });
+
+  it('stores snapshots, labels and events as jsonb, with indexes for listing by status and session', async () => {
+    requireDatabase();
+    const fixture = schemaFixture();
+    try {
+      const store = fixture.open();
+      await store.create({ ...run, labels: { tenant: 'acme' } });
+      const columns = await admin!.query(
+        `SELECT table_name, column_name FROM information_schema.columns
+         WHERE table_schema = $1 AND data_type = 'jsonb' ORDER BY table_name, column_name`,
+        [fixture.schema],
+      );
+      expect(columns.rows.map((row) => `${row.table_name}.${row.column_name}`)).toEqual([
+        'run_events.event',
+        'runs.labels',
+        'runs.snapshot',
+      ]);
+      const indexes = await admin!.query(
+        'SELECT indexname FROM pg_indexes WHERE schemaname = $1 ORDER BY 1',
+        [fixture.schema],
+      );
+      expect(indexes.rows.map((row) => row.indexname)).toEqual(
+        expect.arrayContaining(['runs_by_session', 'runs_by_status', 'runs_by_updated']),
+      );
+      // The snapshot is real jsonb, queryable in SQL.
+      const step = await admin!.query(`SELECT snapshot->>'step' AS step FROM "${fixture.schema}".runs`);
+      expect(step.rows).toEqual([{ step: '1' }]);
+    } finally {
+      await fixture.dispose();
+    }
+  });
+
+  it('keeps working after the server drops its connections (no crash, next call reconnects)', async () => {
+    requireDatabase();
+    const fixture = schemaFixture();
+    try {
+      // A name of its own, so that only this store's connections are cut.
+      const applicationName = `tw_terminate_${fixture.schema}`;
+      const store = fixture.open({ poolConfig: { application_name: applicationName } });
+      await store.create(run);
+      const killed = await admin!.query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1',
+        [applicationName],
+      );
+      expect(killed.rowCount).toBeGreaterThan(0);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(await store.load('run-1')).toMatchObject({ version: 1 });
+    } finally {
+      await fixture.dispose();
+    }
+  });
+
+  it("leaves a caller's pool open on close", async () => {
+    requireDatabase();
+    const schema = uniqueSchemaName();
+    const pool = new pg.Pool({ connectionString: database.url, max: 2 });
+    try {
+      const store = postgresStore({ pool, schema });
+      await store.create(run);
+      await store.close();
+      expect((await pool.query('SELECT 1 AS ok')).rows).toEqual([{ ok: 1 }]);
+      await expect(store.load('run-1')).rejects.toBeInstanceOf(RunStoreUnavailableError);
+    } finally {
+      await pool.end();
+      await dropSchema(database.url, schema);
+    }
+  });
+
+  it('refuses a schema newer than this code, saying to upgrade', async () => {
+    requireDatabase();
+    const fixture = schemaFixture();
+    try {
+      await fixture.open().load('x');
+      await admin!.query(
+        `INSERT INTO "${fixture.schema}".schema_migrations (version, description) VALUES (999, 'future')`,
+      );
+      const error = await fixture
+        .open()
+        .load('x')
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RunStoreUnavailableError);
+      expect((error as Error).message).toMatch(/schema version 999, newer than .* upgrade toolwarden/);
+    } finally {
+      await fixture.dispose();
+    }
+  });
+});
+
+describe('postgresStore without a database', () => {
+  it('never puts the password in an error message', async () => {
+    const store = postgresStore({
+      connectionString: 'postgres://toolwarden:hunter2@127.0.0.1:1/toolwarden_test?sslmode=disable',
+      schema: 'tw_never_created',
+    });
+    const error = await store.load('run-1').catch((e: unknown) => e);
+    await store.close();
+    expect(error).toBeInstanceOf(RunStoreUnavailableError);
+    expect((error as Error).message).toContain('postgres://toolwarden:***@127.0.0.1:1/toolwarden_test');
+    expect((error as Error).message).not.toContain('hunter2');
+  });
+
+  it('rejects a schema name that is not a plain identifier', () => {
+    expect(() => postgresStore({ connectionString: database.url, schema: 'x"; DROP TABLE y; --' })).toThrow(
+      TypeError,
+    );
+  });
+});

@@ -1,0 +1,457 @@
+/**
+ * The PostgreSQL RunStore: for runs shared by several processes or machines (SPEC §7), through
+ * `pg` (an optional peer dependency, loaded on first use).
+ *
+ * - Everything lives in one schema (default `toolwarden`): `runs`, `run_events`,
+ *   `schema_migrations`. The store creates and migrates it: the migrations are an ordered list,
+ *   applied in one transaction that first takes a transaction-scoped advisory lock on the
+ *   schema name, so processes starting at once wait for each other instead of racing.
+ * - Snapshots, labels and events are `jsonb` (see `jsonb-value.ts` for the two characters jsonb
+ *   refuses and how they are kept anyway).
+ * - Optimistic concurrency in one statement: `UPDATE ... WHERE run_id = $1 AND version = $2`.
+ *   Under READ COMMITTED a concurrent writer waits for the row lock and then re-checks the
+ *   version, so of two saves from version n exactly one matches.
+ * - `appendEvents` is one statement: it advances the run's event counter (locking the run row)
+ *   and inserts the events at the reserved numbers.
+ * - `list` filters on status and session with indexes that also give the order
+ *   (`updated_at DESC, touch_seq DESC`; `touch_seq` is a sequence value taken on each write).
+ * - Times (`created_at`, `updated_at`, `at`) are epoch milliseconds as `double precision`.
+ *
+ * @module
+ */
+
+import type { Pool, PoolConfig } from 'pg';
+import { fromJsonb, toJsonbText } from './jsonb-value.ts';
+import type {
+  NewRun,
+  NewRunEvent,
+  ReadEventsOptions,
+  RunEventRecord,
+  RunListFilter,
+  RunStatus,
+  RunStore,
+  RunUpdate,
+  StoredRun,
+} from './run-store.ts';
+import {
+  RunExistsError,
+  RunNotFoundError,
+  RunStoreClosedError,
+  RunStoreError,
+  RunStoreUnavailableError,
+  StaleRunVersionError,
+} from './run-store-errors.ts';
+import {
+  checkEvents,
+  checkListFilter,
+  checkNewRun,
+  checkReadEventsOptions,
+  checkRunId,
+  checkRunUpdate,
+} from './run-store-input.ts';
+
+interface PostgresStoreCommonOptions {
+  /** The schema holding the store's tables; created when absent. Default `toolwarden`. */
+  schema?: string;
+  /** Clock for `createdAt`/`updatedAt`, epoch ms. Default `Date.now`. */
+  now?: () => number;
+}
+
+/** Either a connection string (the store owns its pool) or a pool the caller owns. */
+export type PostgresStoreOptions = PostgresStoreCommonOptions &
+  (
+    | {
+        /** e.g. `postgres://user:password@host:5432/db`. */
+        connectionString: string;
+        /** Extra pool settings. Default `connectionTimeoutMillis` 10000, `max` 10. */
+        poolConfig?: Omit<PoolConfig, 'connectionString'>;
+        pool?: never;
+      }
+    | {
+        /**
+         * A `pg` Pool; `close()` leaves it open. Handle its `'error'` event yourself: an idle
+         * client dropped by the server (restart, failover) emits it, and unhandled it crashes
+         * the process.
+         */
+        pool: Pool;
+        connectionString?: never;
+        poolConfig?: never;
+      }
+  );
+
+interface Migration {
+  version: number;
+  description: string;
+  /** Statements with `{schema}` standing for the quoted schema name. */
+  statements: string[];
+}
+
+/** Applied in order; never edit a released entry, append a new one. */
+const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'runs and run events',
+    statements: [
+      'CREATE SEQUENCE {schema}.run_touch_seq',
+      `CREATE TABLE {schema}.runs (
+        run_id text PRIMARY KEY,
+        session_id text,
+        agent_id text NOT NULL,
+        status text NOT NULL CHECK (status IN ('running', 'awaiting', 'completed', 'failed', 'canceled')),
+        version integer NOT NULL CHECK (version >= 1),
+        snapshot jsonb NOT NULL,
+        labels jsonb,
+        created_at double precision NOT NULL,
+        updated_at double precision NOT NULL,
+        touch_seq bigint NOT NULL DEFAULT nextval('{schema}.run_touch_seq'),
+        event_seq integer NOT NULL DEFAULT 0
+      )`,
+      'CREATE INDEX runs_by_updated ON {schema}.runs (updated_at DESC, touch_seq DESC)',
+      'CREATE INDEX runs_by_status ON {schema}.runs (status, updated_at DESC, touch_seq DESC)',
+      `CREATE INDEX runs_by_session ON {schema}.runs (session_id, updated_at DESC, touch_seq DESC)
+        WHERE session_id IS NOT NULL`,
+      `CREATE TABLE {schema}.run_events (
+        run_id text NOT NULL REFERENCES {schema}.runs (run_id) ON DELETE CASCADE,
+        seq integer NOT NULL,
+        event jsonb NOT NULL,
+        at double precision NOT NULL,
+        PRIMARY KEY (run_id, seq)
+      )`,
+    ],
+  },
+];
+
+/** The schema version this code reads and writes. */
+export const POSTGRES_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+/** First key of the two-key advisory lock taken while migrating ("twar"); the second is the schema. */
+const MIGRATION_LOCK_CLASS = 0x74776172;
+
+const RUN_COLUMNS = `run_id, session_id, agent_id, status, version, labels::text AS labels,
+  created_at, updated_at`;
+
+interface RunRow {
+  run_id: string;
+  session_id: string | null;
+  agent_id: string;
+  status: string;
+  version: number;
+  snapshot?: string;
+  labels: string | null;
+  created_at: number | string;
+  updated_at: number | string;
+}
+
+/** Opens (lazily, on first call) a {@link RunStore} on a PostgreSQL database. */
+export function postgresStore(options: PostgresStoreOptions): RunStore {
+  const schemaName = options.schema ?? 'toolwarden';
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schemaName)) {
+    throw new TypeError(
+      `postgresStore: schema must be a plain identifier (letters, digits, _), got "${schemaName}"`,
+    );
+  }
+  if ((options.connectionString === undefined) === (options.pool === undefined)) {
+    throw new TypeError('postgresStore: give exactly one of connectionString or pool');
+  }
+  const schema = `"${schemaName}"`;
+  const now = options.now ?? Date.now;
+  const ownsPool = options.pool === undefined;
+  const storeName = `postgres run store (${describeTarget(options)}, schema "${schemaName}")`;
+  let pool: Promise<Pool> | undefined;
+  let closed = false;
+
+  function unavailable(
+    operation: string,
+    runId: string | undefined,
+    cause: unknown,
+  ): RunStoreUnavailableError {
+    return new RunStoreUnavailableError({
+      store: storeName,
+      operation,
+      ...(runId === undefined ? {} : { runId }),
+      cause,
+    });
+  }
+
+  async function open(): Promise<Pool> {
+    let db = options.pool;
+    if (db === undefined) {
+      const { Pool } = await import('pg');
+      db = new Pool({
+        connectionTimeoutMillis: 10_000,
+        max: 10,
+        ...options.poolConfig,
+        connectionString: options.connectionString,
+      });
+      // An idle client whose server went away is dropped from the pool and reported here; the
+      // next query opens a fresh connection, so there is nothing to do but not crash.
+      db.on('error', () => {});
+    }
+    try {
+      await migrate(db, schemaName, schema);
+      return db;
+    } catch (error) {
+      if (ownsPool) await db.end().catch(() => {});
+      throw error;
+    }
+  }
+
+  /** Runs `work` on the migrated database; driver failures become RunStoreUnavailableError. */
+  async function withDatabase<T>(
+    operation: string,
+    runId: string | undefined,
+    work: (db: Pool) => Promise<T>,
+  ): Promise<T> {
+    if (closed) throw unavailable(operation, runId, new RunStoreClosedError());
+    try {
+      pool ??= open();
+      const db = await pool.catch((error: unknown) => {
+        // Let the next call try again: the database may come back.
+        pool = undefined;
+        throw error;
+      });
+      return await work(db);
+    } catch (error) {
+      if (error instanceof RunStoreError) throw error;
+      throw unavailable(operation, runId, closed ? new RunStoreClosedError() : error);
+    }
+  }
+
+  return {
+    async create(run: NewRun): Promise<StoredRun> {
+      checkNewRun(run);
+      const snapshot = toJsonbText(run.snapshot);
+      const labels = run.labels === undefined ? null : toJsonbText(run.labels);
+      return withDatabase('create', run.runId, async (db) => {
+        const at = now();
+        const result = await db.query(
+          `INSERT INTO ${schema}.runs (run_id, session_id, agent_id, status, version, snapshot, labels,
+             created_at, updated_at)
+           VALUES ($1, $2, $3, $4, 1, $5::jsonb, $6::jsonb, $7, $7)
+           ON CONFLICT (run_id) DO NOTHING`,
+          [run.runId, run.sessionId ?? null, run.agentId, run.status, snapshot, labels, at],
+        );
+        if (result.rowCount === 0) throw new RunExistsError(run.runId);
+        return {
+          runId: run.runId,
+          ...(run.sessionId === undefined ? {} : { sessionId: run.sessionId }),
+          agentId: run.agentId,
+          status: run.status,
+          version: 1,
+          snapshot: fromJsonb(JSON.parse(snapshot)),
+          createdAt: at,
+          updatedAt: at,
+          ...(labels === null ? {} : { labels: fromJsonb(JSON.parse(labels)) as Record<string, string> }),
+        };
+      });
+    },
+
+    async load(runId: string): Promise<StoredRun | undefined> {
+      checkRunId(runId);
+      return withDatabase('load', runId, async (db) => {
+        const result = await db.query<RunRow>(
+          `SELECT ${RUN_COLUMNS}, snapshot::text AS snapshot FROM ${schema}.runs WHERE run_id = $1`,
+          [runId],
+        );
+        const row = result.rows[0];
+        return row === undefined ? undefined : toStoredRun(row, parseJsonb(row.snapshot!));
+      });
+    },
+
+    async save(runId: string, update: RunUpdate): Promise<StoredRun> {
+      checkRunId(runId);
+      checkRunUpdate(update);
+      const snapshot = toJsonbText(update.snapshot);
+      const labels = update.labels === undefined ? null : toJsonbText(update.labels);
+      return withDatabase('save', runId, async (db) => {
+        const result = await db.query<RunRow>(
+          `UPDATE ${schema}.runs
+           SET status = $3, snapshot = $4::jsonb, labels = coalesce($5::jsonb, labels),
+               version = version + 1, updated_at = $6, touch_seq = nextval('${schema}.run_touch_seq')
+           WHERE run_id = $1 AND version = $2
+           RETURNING ${RUN_COLUMNS}`,
+          [runId, update.expectedVersion, update.status, snapshot, labels, now()],
+        );
+        const row = result.rows[0];
+        if (row !== undefined) return toStoredRun(row, parseJsonb(snapshot));
+        const current = await db.query<{ version: number }>(
+          `SELECT version FROM ${schema}.runs WHERE run_id = $1`,
+          [runId],
+        );
+        const actual = current.rows[0];
+        if (actual === undefined) throw new RunNotFoundError(runId);
+        throw new StaleRunVersionError(runId, update.expectedVersion, Number(actual.version));
+      });
+    },
+
+    async list(filter?: RunListFilter): Promise<StoredRun[]> {
+      const { statuses, sessionId, limit } = checkListFilter(filter);
+      if (statuses?.length === 0) return withDatabase('list', undefined, async () => []);
+      const where: string[] = [];
+      const values: unknown[] = [];
+      if (statuses !== undefined) {
+        values.push(statuses);
+        where.push(`status = ANY($${values.length}::text[])`);
+      }
+      if (sessionId !== undefined) {
+        values.push(sessionId);
+        where.push(`session_id = $${values.length}`);
+      }
+      if (limit !== undefined) values.push(limit);
+      return withDatabase('list', undefined, async (db) => {
+        const result = await db.query<RunRow>(
+          `SELECT ${RUN_COLUMNS}, snapshot::text AS snapshot FROM ${schema}.runs
+           ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
+           ORDER BY updated_at DESC, touch_seq DESC
+           ${limit === undefined ? '' : `LIMIT $${values.length}`}`,
+          values,
+        );
+        return result.rows.map((row) => toStoredRun(row, parseJsonb(row.snapshot!)));
+      });
+    },
+
+    async appendEvents(runId: string, events: NewRunEvent[]): Promise<void> {
+      checkRunId(runId);
+      checkEvents(events);
+      const texts = events.map(({ event }) => toJsonbText(event));
+      const times = events.map(({ at }) => at);
+      return withDatabase('appendEvents', runId, async (db) => {
+        if (events.length === 0) return;
+        const result = await db.query(
+          `WITH reserved AS (
+             UPDATE ${schema}.runs SET event_seq = event_seq + $2 WHERE run_id = $1 RETURNING event_seq
+           )
+           INSERT INTO ${schema}.run_events (run_id, seq, event, at)
+           SELECT $1, reserved.event_seq - $2 + e.ord::integer, e.event, e.at
+           FROM reserved, unnest($3::jsonb[], $4::double precision[]) WITH ORDINALITY AS e(event, at, ord)`,
+          [runId, events.length, texts, times],
+        );
+        if (result.rowCount === 0) throw new RunNotFoundError(runId);
+      });
+    },
+
+    async readEvents(runId: string, options?: ReadEventsOptions): Promise<RunEventRecord[]> {
+      checkRunId(runId);
+      const { afterSeq, limit } = checkReadEventsOptions(options);
+      return withDatabase('readEvents', runId, async (db) => {
+        const result = await db.query<{ seq: number; event: string; at: number | string }>(
+          `SELECT seq, event::text AS event, at FROM ${schema}.run_events
+           WHERE run_id = $1 AND seq > $2 ORDER BY seq ${limit === undefined ? '' : 'LIMIT $3'}`,
+          limit === undefined ? [runId, afterSeq] : [runId, afterSeq, limit],
+        );
+        return result.rows.map((row) => ({
+          runId,
+          seq: Number(row.seq),
+          event: parseJsonb(row.event),
+          at: Number(row.at),
+        }));
+      });
+    },
+
+    async delete(runId: string): Promise<boolean> {
+      checkRunId(runId);
+      return withDatabase('delete', runId, async (db) => {
+        // run_events rows go with it (ON DELETE CASCADE), in the same statement.
+        const result = await db.query(`DELETE FROM ${schema}.runs WHERE run_id = $1`, [runId]);
+        return (result.rowCount ?? 0) > 0;
+      });
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      const pending = pool;
+      pool = undefined;
+      const db = await pending?.catch(() => undefined);
+      if (db !== undefined && ownsPool) await db.end();
+    },
+  };
+}
+
+/**
+ * Creates the schema or brings it up to {@link POSTGRES_SCHEMA_VERSION}: one transaction, under
+ * an advisory lock on (MIGRATION_LOCK_CLASS, hashtext(schema)) so concurrent starters serialize.
+ */
+async function migrate(pool: Pool, schemaName: string, schema: string): Promise<void> {
+  const client = await pool.connect();
+  let broken: unknown;
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [MIGRATION_LOCK_CLASS, schemaName]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${schema}.schema_migrations (
+      version integer PRIMARY KEY,
+      description text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`);
+    const result = await client.query<{ version: number }>(
+      `SELECT coalesce(max(version), 0)::integer AS version FROM ${schema}.schema_migrations`,
+    );
+    const current = Number(result.rows[0]?.version ?? 0);
+    if (current > POSTGRES_SCHEMA_VERSION) {
+      throw new Error(
+        `schema "${schemaName}" has run store schema version ${current}, newer than this toolwarden's ` +
+          `${POSTGRES_SCHEMA_VERSION}; upgrade toolwarden`,
+      );
+    }
+    for (const migration of MIGRATIONS) {
+      if (migration.version <= current) continue;
+      for (const statement of migration.statements) {
+        await client.query(statement.replaceAll('{schema}', schema));
+      }
+      await client.query(`INSERT INTO ${schema}.schema_migrations (version, description) VALUES ($1, $2)`, [
+        migration.version,
+        migration.description,
+      ]);
+    }
+    await client.query('COMMIT');
+  } catch (error) {
+    broken = error;
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    // A client whose transaction failed is discarded rather than returned half-broken.
+    client.release(broken instanceof Error ? broken : undefined);
+  }
+}
+
+function parseJsonb(text: string): unknown {
+  return fromJsonb(JSON.parse(text));
+}
+
+function toStoredRun(row: RunRow, snapshot: unknown): StoredRun {
+  return {
+    runId: row.run_id,
+    ...(row.session_id === null ? {} : { sessionId: row.session_id }),
+    agentId: row.agent_id,
+    status: row.status as RunStatus,
+    version: Number(row.version),
+    snapshot,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    ...(row.labels === null ? {} : { labels: parseJsonb(row.labels) as Record<string, string> }),
+  };
+}
+
+/** Where the store connects, for error messages, with any password replaced by `***`. */
+function describeTarget(options: PostgresStoreOptions): string {
+  const connectionString = options.connectionString ?? options.pool?.options.connectionString;
+  if (connectionString !== undefined) return redactPassword(connectionString);
+  const config = options.pool?.options;
+  if (config?.host !== undefined) {
+    return `postgres://${config.user ?? ''}${config.user === undefined ? '' : '@'}${config.host}:${config.port ?? 5432}/${config.database ?? ''}`;
+  }
+  return "the caller's pool";
+}
+
+function redactPassword(connectionString: string): string {
+  try {
+    const url = new URL(connectionString);
+    if (url.password !== '') url.password = '***';
+    if (url.searchParams.has('password')) url.searchParams.set('password', '***');
+    return url.toString();
+  } catch {
+    // key=value form: host=... password=...
+    return connectionString.replace(/password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)/gi, 'password=***');
+  }
+}

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import {
+  RunStoreClosedError,
+  RunStoreError,
+  RunStoreUnavailableError,
+  StaleRunVersionError,
+} from './run-store-errors.ts';
+
+describe('run store errors', () => {
+  it('carry the versions of a stale write and say what to do', () => {
+    const error = new StaleRunVersionError('run-1', 3, 4);
+    expect(error).toBeInstanceOf(RunStoreError);
+    expect(error).toMatchObject({
+      name: 'StaleRunVersionError',
+      runId: 'run-1',
+      expectedVersion: 3,
+      actualVersion: 4,
+    });
+    expect(error.message).toBe(
+      'Run "run-1" is at version 4, not 3: another writer saved it first. Load the run again before saving ' +
+        '(optimistic concurrency, SPEC §7).',
+    );
+  });
+
+  it('say which store, which call and which cause made a store unavailable', () => {
+    const cause = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const error = new RunStoreUnavailableError({
+      store: 'postgres run store (db)',
+      operation: 'save',
+      runId: 'r',
+      cause,
+    });
+    expect(error.message).toBe(
+      'postgres run store (db) is unavailable: save("r") failed: connect ECONNREFUSED 127.0.0.1:5432',
+    );
+    expect(error).toMatchObject({ operation: 'save', runId: 'r', code: 'ECONNREFUSED', cause });
+  });
+
+  it('spell out an AggregateError with an empty message (Node, several addresses refused)', () => {
+    const cause = new AggregateError([
+      Object.assign(new Error('connect ECONNREFUSED ::1:1'), { code: 'ECONNREFUSED' }),
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }),
+    ]);
+    const error = new RunStoreUnavailableError({
+      store: 'postgres run store (db)',
+      operation: 'list',
+      cause,
+    });
+    expect(error.message).toBe(
+      'postgres run store (db) is unavailable: list() failed: connect ECONNREFUSED ::1:1; connect ECONNREFUSED 127.0.0.1:1',
+    );
+  });
+
+  it('name a closed store plainly', () => {
+    const error = new RunStoreUnavailableError({
+      store: 'memory run store',
+      operation: 'load',
+      runId: 'r',
+      cause: new RunStoreClosedError(),
+    });
+    expect(error.message).toBe('memory run store is unavailable: load("r") failed: the store was closed');
+  });
+});

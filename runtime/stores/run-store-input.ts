@@ -1,0 +1,137 @@
+/**
+ * Argument checks shared by every RunStore, so that all of them reject the same bad input the
+ * same way (`TypeError`/`RangeError`) before touching a database.
+ *
+ * @module
+ */
+
+import { type ReadEventsOptions, RUN_STATUSES, type RunListFilter, type RunStatus } from './run-store.ts';
+
+/** A list filter after checking: `statuses` is absent when any status matches. */
+export interface CheckedRunListFilter {
+  statuses?: RunStatus[];
+  sessionId?: string;
+  limit?: number;
+}
+
+export function checkRunId(runId: unknown): string {
+  if (typeof runId !== 'string' || runId === '') {
+    throw new TypeError(`runId must be a non-empty string, got ${show(runId)}`);
+  }
+  return runId;
+}
+
+export function checkStatus(status: unknown): RunStatus {
+  if (!RUN_STATUSES.includes(status as RunStatus)) {
+    throw new TypeError(`status must be one of ${RUN_STATUSES.join(', ')}; got ${show(status)}`);
+  }
+  return status as RunStatus;
+}
+
+export function checkSnapshot(snapshot: unknown): void {
+  if (snapshot === undefined) throw new TypeError('snapshot must be a JSON value, got undefined');
+}
+
+export function checkLabels(labels: unknown): Record<string, string> | undefined {
+  if (labels === undefined) return undefined;
+  if (typeof labels !== 'object' || labels === null || Array.isArray(labels)) {
+    throw new TypeError(`labels must be an object of strings, got ${show(labels)}`);
+  }
+  for (const [key, value] of Object.entries(labels)) {
+    if (typeof value !== 'string') throw new TypeError(`label "${key}" must be a string, got ${show(value)}`);
+  }
+  return labels as Record<string, string>;
+}
+
+export function checkNewRun(run: {
+  runId: unknown;
+  agentId: unknown;
+  sessionId?: unknown;
+  status: unknown;
+  snapshot: unknown;
+  labels?: unknown;
+}): void {
+  checkRunId(run.runId);
+  if (typeof run.agentId !== 'string' || run.agentId === '') {
+    throw new TypeError(`agentId must be a non-empty string, got ${show(run.agentId)}`);
+  }
+  if (run.sessionId !== undefined && typeof run.sessionId !== 'string') {
+    throw new TypeError(`sessionId must be a string when given, got ${show(run.sessionId)}`);
+  }
+  checkStatus(run.status);
+  checkSnapshot(run.snapshot);
+  checkLabels(run.labels);
+}
+
+export function checkRunUpdate(update: {
+  expectedVersion: unknown;
+  status: unknown;
+  snapshot: unknown;
+  labels?: unknown;
+}): void {
+  const version = update.expectedVersion;
+  if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1) {
+    throw new RangeError(`expectedVersion must be an integer >= 1, got ${show(version)}`);
+  }
+  checkStatus(update.status);
+  checkSnapshot(update.snapshot);
+  checkLabels(update.labels);
+}
+
+export function checkListFilter(filter: RunListFilter | undefined): CheckedRunListFilter {
+  const checked: CheckedRunListFilter = {};
+  if (filter === undefined) return checked;
+  if (filter.status !== undefined) {
+    const statuses = Array.isArray(filter.status) ? filter.status : [filter.status];
+    checked.statuses = [...new Set(statuses.map(checkStatus))];
+  }
+  if (filter.sessionId !== undefined) {
+    if (typeof filter.sessionId !== 'string') {
+      throw new TypeError(`sessionId must be a string, got ${show(filter.sessionId)}`);
+    }
+    checked.sessionId = filter.sessionId;
+  }
+  if (filter.limit !== undefined) checked.limit = checkPositiveInteger('limit', filter.limit);
+  return checked;
+}
+
+export function checkEvents(events: unknown): { event: unknown; at: number }[] {
+  if (!Array.isArray(events)) throw new TypeError(`events must be an array, got ${show(events)}`);
+  for (const [index, entry] of events.entries()) {
+    if (typeof entry !== 'object' || entry === null) {
+      throw new TypeError(`events[${index}] must be { event, at }, got ${show(entry)}`);
+    }
+    const { event, at } = entry as { event?: unknown; at?: unknown };
+    if (event === undefined)
+      throw new TypeError(`events[${index}].event must be a JSON value, got undefined`);
+    if (typeof at !== 'number' || !Number.isFinite(at)) {
+      throw new TypeError(`events[${index}].at must be epoch milliseconds, got ${show(at)}`);
+    }
+  }
+  return events as { event: unknown; at: number }[];
+}
+
+export function checkReadEventsOptions(options: ReadEventsOptions | undefined): {
+  afterSeq: number;
+  limit?: number;
+} {
+  const afterSeq = options?.afterSeq ?? 0;
+  if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) {
+    throw new RangeError(`afterSeq must be an integer >= 0, got ${show(afterSeq)}`);
+  }
+  if (options?.limit === undefined) return { afterSeq };
+  return { afterSeq, limit: checkPositiveInteger('limit', options.limit) };
+}
+
+function checkPositiveInteger(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw new RangeError(`${name} must be an integer >= 1, got ${show(value)}`);
+  }
+  return value;
+}
+
+function show(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'object' && value !== null) return Array.isArray(value) ? 'an array' : 'an object';
+  return String(value);
+}

@@ -1,0 +1,176 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { promisify } from 'node:util';
+import { createClient } from '@libsql/client';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RunStore } from './run-store.ts';
+import { RunStoreUnavailableError } from './run-store-errors.ts';
+import { SQLITE_SCHEMA_VERSION, sqliteStore } from './sqlite-store.ts';
+import { describeRunStoreContract } from './store-contract.ts';
+
+describeRunStoreContract('sqliteStore', async ({ now }) => {
+  const dir = await mkdtemp(join(tmpdir(), 'toolwarden-sqlite-'));
+  const path = join(dir, 'runs.db');
+  const opened: RunStore[] = [];
+  const open = (options: { path: string }) => {
+    const store = sqliteStore({ ...options, now });
+    opened.push(store);
+    return store;
+  };
+  return {
+    store: open({ path }),
+    openSecond: async () => open({ path }),
+    // A directory where the database file should be: SQLite cannot open it.
+    openDead: async () => open({ path: dir }),
+    deadMessage: [/sqlite run store \(file:\/\/\//, /SQLITE_CANTOPEN|unable to open/i],
+    dispose: async () => {
+      await Promise.all(opened.map((store) => store.close()));
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+describe('sqliteStore', () => {
+  let dir: string;
+  const stores: RunStore[] = [];
+  const run = { runId: 'run-1', agentId: 'support', status: 'running' as const, snapshot: { step: 1 } };
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolwarden-sqlite-'));
+  });
+  afterEach(async () => {
+    await Promise.all(stores.splice(0).map((store) => store.close()));
+    await rm(dir, { recursive: true, force: true });
+  });
+  function open(path: string, options: { busyTimeoutMs?: number } = {}): RunStore {
+    const store = sqliteStore({ path, ...options });
+    stores.push(store);
+    return store;
+  }
+
+  it('keeps runs across a restart: a new store on the same file loads what the old one saved', async () => {
+    const path = join(dir, 'runs.db');
+    const before = open(path);
+    await before.create(run);
+    await before.save('run-1', { expectedVersion: 1, status: 'awaiting', snapshot: { step: 2 } });
+    await before.appendEvents('run-1', [{ event: { type: 'await_clarification' }, at: 5 }]);
+    await before.close();
+
+    const after = open(path);
+    expect(await after.load('run-1')).toMatchObject({
+      version: 2,
+      status: 'awaiting',
+      snapshot: { step: 2 },
+    });
+    expect(await after.list({ status: 'awaiting' })).toHaveLength(1);
+    await after.appendEvents('run-1', [{ event: { type: 'run_completed' }, at: 6 }]);
+    expect((await after.readEvents('run-1')).map((e) => e.seq)).toEqual([1, 2]);
+  });
+
+  it('creates the schema once, records its version, and runs in WAL mode', async () => {
+    const path = join(dir, 'runs.db');
+    await open(path).load('x');
+    await open(path).load('x'); // a second store finds the schema in place
+    const db = createClient({ url: `file:${path}` });
+    try {
+      const migrations = await db.execute('SELECT version, description FROM toolwarden_schema_migrations');
+      expect(migrations.rows.map((row) => Number(row.version))).toEqual([SQLITE_SCHEMA_VERSION]);
+      const mode = await db.execute('PRAGMA journal_mode');
+      expect(String(mode.rows[0]?.[0])).toBe('wal');
+      const tables = await db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+      expect(tables.rows.map((row) => String(row.name))).toEqual([
+        'toolwarden_run_events',
+        'toolwarden_runs',
+        'toolwarden_schema_migrations',
+      ]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('migrates safely when several stores in one process open a new file at once', async () => {
+    const path = join(dir, 'runs.db');
+    const starters = Array.from({ length: 4 }, () => open(path));
+    await Promise.all(starters.map((store, i) => store.create({ ...run, runId: `run-${i}` })));
+    expect(await starters[0]!.list()).toHaveLength(4);
+  });
+
+  it('migrates once when several processes open a new file at the same moment', async () => {
+    const path = join(dir, 'runs.db');
+    const startAt = Date.now() + 1500; // every child waits for this instant, then opens the store
+    const child = `
+      import { sqliteStore } from ${JSON.stringify(new URL('./sqlite-store.ts', import.meta.url).href)};
+      await new Promise((resolve) => setTimeout(resolve, ${startAt} - Date.now()));
+      const store = sqliteStore({ path: ${JSON.stringify(path)} });
+      await store.create({ runId: 'run-' + process.pid, agentId: 'a', status: 'running', snapshot: {} });
+      await store.close();`;
+    const run = promisify(execFile);
+    await Promise.all(
+      Array.from({ length: 4 }, () =>
+        run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', child], {
+          cwd: process.cwd(),
+        }),
+      ),
+    );
+    const db = createClient({ url: `file:${path}` });
+    try {
+      const migrations = await db.execute('SELECT version FROM toolwarden_schema_migrations');
+      expect(migrations.rows.map((row) => Number(row.version))).toEqual([SQLITE_SCHEMA_VERSION]);
+      expect((await db.execute('SELECT count(*) AS n FROM toolwarden_runs')).rows[0]?.n).toBe(4);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('fails a write blocked past the busy timeout as unavailable, and the same save succeeds once unblocked', async () => {
+    const path = join(dir, 'runs.db');
+    const store = open(path, { busyTimeoutMs: 50 });
+    await store.create(run);
+    const blocker = createClient({ url: `file:${path}` });
+    const lock = await blocker.transaction('write'); // holds SQLite's write lock
+    const update = { expectedVersion: 1, status: 'running' as const, snapshot: { step: 2 } };
+    try {
+      const error = await store.save('run-1', update).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RunStoreUnavailableError);
+      expect(error).toMatchObject({ operation: 'save', runId: 'run-1', code: 'SQLITE_BUSY' });
+      expect((error as Error).message).toMatch(
+        /^sqlite run store \(file:.*runs\.db\) is unavailable: save\("run-1"\) failed: .*locked/,
+      );
+    } finally {
+      await lock.rollback();
+      blocker.close();
+    }
+    expect(await store.load('run-1')).toMatchObject({ version: 1, snapshot: { step: 1 } });
+    expect(await store.save('run-1', update)).toMatchObject({ version: 2, snapshot: { step: 2 } });
+  });
+
+  it('refuses a database whose schema is newer than this code, saying to upgrade', async () => {
+    const path = join(dir, 'runs.db');
+    await open(path).load('x');
+    const db = createClient({ url: `file:${path}` });
+    await db.execute("INSERT INTO toolwarden_schema_migrations VALUES (999, 'from the future', 0)");
+    db.close();
+    const error = await open(path)
+      .load('x')
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RunStoreUnavailableError);
+    expect((error as Error).message).toMatch(/schema version 999, newer than .* upgrade toolwarden/);
+  });
+
+  it('opens relative paths, new directories, paths with spaces, file: URLs and :memory:', async () => {
+    const paths = [
+      relative(process.cwd(), join(dir, 'rel.db')),
+      join(dir, 'new', 'nested', 'runs.db'),
+      join(dir, 'with space', 'ünï.db'),
+      `file:${join(dir, 'url.db')}`,
+      ':memory:',
+    ];
+    for (const path of paths) {
+      const store = open(path);
+      await store.create(run);
+      expect((await store.load('run-1'))?.snapshot, path).toEqual({ step: 1 });
+    }
+  });
+});

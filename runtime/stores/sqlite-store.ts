@@ -1,0 +1,403 @@
+/**
+ * The SQLite RunStore: the embedded, durable default (SPEC §7), through `@libsql/client`.
+ *
+ * - One database file holds the runs of any number of processes on one machine. Tables are
+ *   prefixed `toolwarden_` so the file can be an application's own database.
+ * - The schema is created on first use and versioned in `toolwarden_schema_migrations`; pending
+ *   migrations are applied in one `BEGIN IMMEDIATE` transaction (see `migrate` for how processes
+ *   starting at once settle it).
+ * - WAL journal mode (readers do not block the writer); a busy timeout makes writers queue
+ *   instead of failing while another process writes. No transaction is held across an `await`
+ *   (every write is one statement or one batch), so several stores on one file in one process
+ *   cannot stall each other.
+ * - Optimistic concurrency in SQL: `UPDATE ... WHERE run_id = ? AND version = ?`, then the rows
+ *   affected decide (1: saved; 0: stale or missing). Snapshots, labels and events are JSON text.
+ * - Event `seq` numbers come from a per-run counter advanced in the same transaction as the
+ *   inserts, so concurrent appenders never collide.
+ *
+ * `@libsql/client` is loaded on first use, so importing toolwarden does not load its native
+ * binary for apps that never use this store.
+ *
+ * @module
+ */
+
+import { mkdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Client, InStatement, Row } from '@libsql/client';
+import type {
+  NewRun,
+  NewRunEvent,
+  ReadEventsOptions,
+  RunEventRecord,
+  RunListFilter,
+  RunStatus,
+  RunStore,
+  RunUpdate,
+  StoredRun,
+} from './run-store.ts';
+import {
+  RunExistsError,
+  RunNotFoundError,
+  RunStoreClosedError,
+  RunStoreError,
+  RunStoreUnavailableError,
+  StaleRunVersionError,
+} from './run-store-errors.ts';
+import {
+  checkEvents,
+  checkListFilter,
+  checkNewRun,
+  checkReadEventsOptions,
+  checkRunId,
+  checkRunUpdate,
+} from './run-store-input.ts';
+
+export interface SqliteStoreOptions {
+  /**
+   * A file path (relative to the working directory; missing parent directories are created), a
+   * `file:` URL, or `:memory:` (a private database that lives as long as the store).
+   */
+  path: string;
+  /** How long a write waits for another process's write lock before failing, ms. Default 5000. */
+  busyTimeoutMs?: number;
+  /** Clock for `createdAt`/`updatedAt`, epoch ms. Default `Date.now`. */
+  now?: () => number;
+}
+
+interface Migration {
+  version: number;
+  description: string;
+  statements: string[];
+}
+
+/** Applied in order; never edit a released entry, append a new one. */
+const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'runs and run events',
+    statements: [
+      `CREATE TABLE toolwarden_runs (
+        run_id TEXT PRIMARY KEY,
+        session_id TEXT,
+        agent_id TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running', 'awaiting', 'completed', 'failed', 'canceled')),
+        version INTEGER NOT NULL,
+        snapshot TEXT NOT NULL,
+        labels TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        touch_seq INTEGER NOT NULL,
+        event_seq INTEGER NOT NULL DEFAULT 0
+      )`,
+      'CREATE INDEX toolwarden_runs_by_updated ON toolwarden_runs (updated_at DESC, touch_seq DESC)',
+      'CREATE INDEX toolwarden_runs_by_status ON toolwarden_runs (status, updated_at DESC, touch_seq DESC)',
+      'CREATE INDEX toolwarden_runs_by_session ON toolwarden_runs (session_id, updated_at DESC, touch_seq DESC)',
+      'CREATE UNIQUE INDEX toolwarden_runs_by_touch ON toolwarden_runs (touch_seq)',
+      `CREATE TABLE toolwarden_run_events (
+        run_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        event TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        PRIMARY KEY (run_id, seq)
+      )`,
+    ],
+  },
+];
+
+/** The schema version this code reads and writes. */
+export const SQLITE_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+const RUN_COLUMNS = 'run_id, session_id, agent_id, status, version, snapshot, labels, created_at, updated_at';
+const RUN_COLUMNS_WITHOUT_SNAPSHOT =
+  'run_id, session_id, agent_id, status, version, labels, created_at, updated_at';
+/** The next write-order number; the unique index on touch_seq makes max() a lookup. */
+const NEXT_TOUCH = '(SELECT coalesce(max(touch_seq), 0) + 1 FROM toolwarden_runs)';
+
+/** Opens (lazily, on first call) a {@link RunStore} on a SQLite database. */
+export function sqliteStore(options: SqliteStoreOptions): RunStore {
+  const url = toDatabaseUrl(options.path);
+  const now = options.now ?? Date.now;
+  const storeName = `sqlite run store (${url})`;
+  let client: Promise<Client> | undefined;
+  let closed = false;
+
+  function unavailable(
+    operation: string,
+    runId: string | undefined,
+    cause: unknown,
+  ): RunStoreUnavailableError {
+    return new RunStoreUnavailableError({
+      store: storeName,
+      operation,
+      ...(runId === undefined ? {} : { runId }),
+      cause,
+    });
+  }
+
+  async function open(): Promise<Client> {
+    const { createClient } = await import('@libsql/client');
+    if (url !== options.path) await mkdir(dirname(resolve(options.path)), { recursive: true });
+    const db = createClient({ url, timeout: options.busyTimeoutMs ?? 5000 });
+    try {
+      if (url !== ':memory:') await db.execute('PRAGMA journal_mode = WAL');
+      await migrate(db);
+      return db;
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  }
+
+  /** Runs `work` on the open database; driver failures become RunStoreUnavailableError. */
+  async function withDatabase<T>(
+    operation: string,
+    runId: string | undefined,
+    work: (db: Client) => Promise<T>,
+  ): Promise<T> {
+    if (closed) throw unavailable(operation, runId, new RunStoreClosedError());
+    try {
+      client ??= open();
+      const db = await client.catch((error: unknown) => {
+        // Let the next call try again: the database may come back.
+        client = undefined;
+        throw error;
+      });
+      return await work(db);
+    } catch (error) {
+      if (error instanceof RunStoreError) throw error;
+      throw unavailable(operation, runId, closed ? new RunStoreClosedError() : error);
+    }
+  }
+
+  return {
+    async create(run: NewRun): Promise<StoredRun> {
+      checkNewRun(run);
+      const snapshot = JSON.stringify(run.snapshot);
+      const labels = run.labels === undefined ? null : JSON.stringify(run.labels);
+      return withDatabase('create', run.runId, async (db) => {
+        const at = now();
+        const result = await db.execute({
+          sql: `INSERT INTO toolwarden_runs (run_id, session_id, agent_id, status, version, snapshot, labels,
+                  created_at, updated_at, touch_seq)
+                VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ${NEXT_TOUCH})
+                ON CONFLICT (run_id) DO NOTHING`,
+          args: [run.runId, run.sessionId ?? null, run.agentId, run.status, snapshot, labels, at, at],
+        });
+        if (result.rowsAffected === 0) throw new RunExistsError(run.runId);
+        return {
+          runId: run.runId,
+          ...(run.sessionId === undefined ? {} : { sessionId: run.sessionId }),
+          agentId: run.agentId,
+          status: run.status,
+          version: 1,
+          snapshot: JSON.parse(snapshot),
+          createdAt: at,
+          updatedAt: at,
+          ...(labels === null ? {} : { labels: JSON.parse(labels) }),
+        };
+      });
+    },
+
+    async load(runId: string): Promise<StoredRun | undefined> {
+      checkRunId(runId);
+      return withDatabase('load', runId, async (db) => {
+        const result = await db.execute({
+          sql: `SELECT ${RUN_COLUMNS} FROM toolwarden_runs WHERE run_id = ?`,
+          args: [runId],
+        });
+        const row = result.rows[0];
+        return row === undefined ? undefined : toStoredRun(row, JSON.parse(String(row.snapshot)));
+      });
+    },
+
+    async save(runId: string, update: RunUpdate): Promise<StoredRun> {
+      checkRunId(runId);
+      checkRunUpdate(update);
+      const snapshot = JSON.stringify(update.snapshot);
+      const labels = update.labels === undefined ? null : JSON.stringify(update.labels);
+      return withDatabase('save', runId, async (db) => {
+        const result = await db.execute({
+          sql: `UPDATE toolwarden_runs
+                SET status = ?, snapshot = ?, labels = coalesce(?, labels), version = version + 1,
+                    updated_at = ?, touch_seq = ${NEXT_TOUCH}
+                WHERE run_id = ? AND version = ?
+                RETURNING ${RUN_COLUMNS_WITHOUT_SNAPSHOT}`,
+          args: [update.status, snapshot, labels, now(), runId, update.expectedVersion],
+        });
+        const row = result.rows[0];
+        if (row !== undefined) return toStoredRun(row, JSON.parse(snapshot));
+        const current = await db.execute({
+          sql: 'SELECT version FROM toolwarden_runs WHERE run_id = ?',
+          args: [runId],
+        });
+        const actual = current.rows[0];
+        if (actual === undefined) throw new RunNotFoundError(runId);
+        throw new StaleRunVersionError(runId, update.expectedVersion, Number(actual.version));
+      });
+    },
+
+    async list(filter?: RunListFilter): Promise<StoredRun[]> {
+      const { statuses, sessionId, limit } = checkListFilter(filter);
+      if (statuses?.length === 0) return withDatabase('list', undefined, async () => []);
+      const where: string[] = [];
+      const args: (string | number)[] = [];
+      if (statuses !== undefined) {
+        where.push(`status IN (${statuses.map(() => '?').join(', ')})`);
+        args.push(...statuses);
+      }
+      if (sessionId !== undefined) {
+        where.push('session_id = ?');
+        args.push(sessionId);
+      }
+      if (limit !== undefined) args.push(limit);
+      return withDatabase('list', undefined, async (db) => {
+        const result = await db.execute({
+          sql: `SELECT ${RUN_COLUMNS} FROM toolwarden_runs
+                ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
+                ORDER BY updated_at DESC, touch_seq DESC
+                ${limit === undefined ? '' : 'LIMIT ?'}`,
+          args,
+        });
+        return result.rows.map((row) => toStoredRun(row, JSON.parse(String(row.snapshot))));
+      });
+    },
+
+    async appendEvents(runId: string, events: NewRunEvent[]): Promise<void> {
+      checkRunId(runId);
+      checkEvents(events);
+      const texts = events.map(({ event }) => JSON.stringify(event));
+      return withDatabase('appendEvents', runId, async (db) => {
+        if (events.length === 0) return;
+        // One transaction: reserve seq numbers (last + 1 ... last + n) on the run row, then insert
+        // each event at its number. A missing run reserves nothing and inserts nothing.
+        const statements: InStatement[] = [
+          {
+            sql: 'UPDATE toolwarden_runs SET event_seq = event_seq + ? WHERE run_id = ?',
+            args: [events.length, runId],
+          },
+          ...events.map(({ at }, index) => ({
+            sql: `INSERT INTO toolwarden_run_events (run_id, seq, event, at)
+                  SELECT run_id, event_seq - ?, ?, ? FROM toolwarden_runs WHERE run_id = ?`,
+            args: [events.length - 1 - index, texts[index]!, at, runId],
+          })),
+        ];
+        const [reserved] = await db.batch(statements, 'write');
+        if (reserved?.rowsAffected === 0) throw new RunNotFoundError(runId);
+      });
+    },
+
+    async readEvents(runId: string, options?: ReadEventsOptions): Promise<RunEventRecord[]> {
+      checkRunId(runId);
+      const { afterSeq, limit } = checkReadEventsOptions(options);
+      return withDatabase('readEvents', runId, async (db) => {
+        const result = await db.execute({
+          sql: `SELECT seq, event, at FROM toolwarden_run_events WHERE run_id = ? AND seq > ?
+                ORDER BY seq ${limit === undefined ? '' : 'LIMIT ?'}`,
+          args: limit === undefined ? [runId, afterSeq] : [runId, afterSeq, limit],
+        });
+        return result.rows.map((row) => ({
+          runId,
+          seq: Number(row.seq),
+          event: JSON.parse(String(row.event)),
+          at: Number(row.at),
+        }));
+      });
+    },
+
+    async delete(runId: string): Promise<boolean> {
+      checkRunId(runId);
+      return withDatabase('delete', runId, async (db) => {
+        const [, deleted] = await db.batch(
+          [
+            { sql: 'DELETE FROM toolwarden_run_events WHERE run_id = ?', args: [runId] },
+            { sql: 'DELETE FROM toolwarden_runs WHERE run_id = ?', args: [runId] },
+          ],
+          'write',
+        );
+        return (deleted?.rowsAffected ?? 0) > 0;
+      });
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      const pending = client;
+      client = undefined;
+      const db = await pending?.catch(() => undefined);
+      db?.close();
+    },
+  };
+}
+
+/**
+ * Creates the schema, or brings it up to {@link SQLITE_SCHEMA_VERSION}.
+ *
+ * Optimistic, without holding a lock across an `await`: read the version; if migrations are
+ * pending, apply them and record them in one `BEGIN IMMEDIATE` batch, which libsql runs without
+ * yielding. If another process migrated in between, that batch fails (the table exists, or the
+ * version row does) and rolls back whole; reading the version again then shows it done.
+ *
+ * (An interactive transaction would hold SQLite's write lock across awaits, and another store
+ * on the same file in this process would then block the event loop in its busy handler until
+ * the timeout: libsql's calls are synchronous underneath.)
+ */
+async function migrate(db: Client): Promise<void> {
+  await db.execute(`CREATE TABLE IF NOT EXISTS toolwarden_schema_migrations (
+    version INTEGER PRIMARY KEY,
+    description TEXT NOT NULL,
+    applied_at INTEGER NOT NULL
+  )`);
+  const current = await schemaVersion(db);
+  if (current === SQLITE_SCHEMA_VERSION) return;
+  if (current > SQLITE_SCHEMA_VERSION) {
+    throw new Error(
+      `the database has run store schema version ${current}, newer than this toolwarden's ` +
+        `${SQLITE_SCHEMA_VERSION}; upgrade toolwarden`,
+    );
+  }
+  const pending = MIGRATIONS.filter((migration) => migration.version > current);
+  const statements: InStatement[] = pending.flatMap((migration) => [
+    ...migration.statements,
+    {
+      sql: 'INSERT INTO toolwarden_schema_migrations (version, description, applied_at) VALUES (?, ?, ?)',
+      args: [migration.version, migration.description, Date.now()],
+    },
+  ]);
+  try {
+    await db.batch(statements, 'write');
+  } catch (error) {
+    if ((await schemaVersion(db)) >= SQLITE_SCHEMA_VERSION) return; // another process won the race
+    throw error;
+  }
+}
+
+async function schemaVersion(db: Client): Promise<number> {
+  const result = await db.execute(
+    'SELECT coalesce(max(version), 0) AS version FROM toolwarden_schema_migrations',
+  );
+  return Number(result.rows[0]?.version ?? 0);
+}
+
+function toDatabaseUrl(path: string): string {
+  if (typeof path !== 'string' || path === '')
+    throw new TypeError('sqliteStore: path must be a non-empty string');
+  if (path === ':memory:' || path.startsWith('file:')) return path;
+  return pathToFileURL(resolve(path)).href;
+}
+
+function toStoredRun(row: Row, snapshot: unknown): StoredRun {
+  const sessionId = row.session_id;
+  const labels = row.labels;
+  return {
+    runId: String(row.run_id),
+    ...(sessionId === null || sessionId === undefined ? {} : { sessionId: String(sessionId) }),
+    agentId: String(row.agent_id),
+    status: String(row.status) as RunStatus,
+    version: Number(row.version),
+    snapshot,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    ...(labels === null || labels === undefined ? {} : { labels: JSON.parse(String(labels)) }),
+  };
+}
