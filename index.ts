@@ -3,10 +3,14 @@
  * names the section it implements.
  */
 export * from './machines/run-context.ts';
-export { type RunActorRef, type RunMachine, type RunMachineEvent, runMachine } from './machines/run-machine.ts';
-export * from './plugins/define-plugin.ts';
-export * from './policies/policy-effects.ts';
-export * from './policies/policy-runner.ts';
+export {
+  type RunActorRef,
+  type RunMachine,
+  type RunMachineEvent,
+  runMachine,
+} from './machines/run-machine.ts';
+export * from './plugins/index.ts';
+export * from './policies/index.ts';
 export * from './runtime/caps.ts';
 export * from './runtime/create-runtime.ts';
 export * from './runtime/message.ts';

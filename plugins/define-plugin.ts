@@ -1,4 +1,5 @@
 import type { InspectionEvent, Observer } from 'xstate';
+import { isPolicy, type Policy } from '../policies/define-policy.ts';
 import type { PlanInput, PlanResult, PlanResumeInput } from '../runtime/planner.ts';
 import type { RunEvent } from '../runtime/run-events.ts';
 import type { Tool } from '../tools/define-tool.ts';
@@ -46,10 +47,10 @@ export interface PlanInvocation {
  * `onEvent` throw is reported and ignored; a `wrapToolCall`/`wrapPlan` throw fails that call or
  * turn like any other error.
  */
-export interface Plugin<P = unknown> {
+export interface Plugin {
   name: string;
-  /** Policies this plugin adds, after the runtime's own (`definePolicy` values). */
-  policies?: P[];
+  /** Policies this plugin adds, after the runtime's own (`definePolicy` values), in this order. */
+  policies?: Policy[];
   tools?: Tool[];
   wrapToolCall?(
     call: ToolInvocation,
@@ -64,9 +65,58 @@ export interface Plugin<P = unknown> {
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
 }
 
-/** Identity helper that types a plugin (SPEC §5 `definePlugin`). */
-export function definePlugin<P = unknown>(plugin: Plugin<P>): Plugin<P> {
-  if (!plugin.name) throw new TypeError('A plugin needs a name');
+/** Thrown by {@link definePlugin} for a plugin that can never work. */
+export class PluginDefinitionError extends TypeError {
+  override readonly name = 'PluginDefinitionError';
+}
+
+const HOOKS = ['wrapToolCall', 'wrapPlan', 'onRunStart', 'onEvent'] as const;
+
+/**
+ * Checks and types a plugin (SPEC §5 `definePlugin`): a bundle of policies, tools and hooks an
+ * integration needs. Its policies run after the runtime's own, plugins in registration order;
+ * its tools join the runtime's catalog.
+ *
+ * ```ts
+ * const audit = definePlugin({
+ *   name: 'audit',
+ *   policies: [circuitBreaker({ failures: 3 })],
+ *   async wrapToolCall(call, next) {
+ *     const result = await next(call);
+ *     log.info({ tool: call.tool.id, toolCallId: call.meta.toolCallId, ok: !result.error });
+ *     return result;
+ *   },
+ *   onEvent(event) { if (event.type === 'policy_decision') log.info(event.decision); },
+ * });
+ * createRuntime({ ..., plugins: [audit] });
+ * ```
+ *
+ * @throws PluginDefinitionError for a missing name, a policy not built with `definePolicy`, a
+ *   tool not built with `defineTool`, or a hook that is not a function.
+ */
+export function definePlugin(plugin: Plugin): Plugin {
+  if (typeof plugin?.name !== 'string' || plugin.name.trim() === '') {
+    throw new PluginDefinitionError('A plugin needs a name');
+  }
+  plugin.policies?.forEach((policy, index) => {
+    if (!isPolicy(policy)) {
+      throw new PluginDefinitionError(
+        `Plugin "${plugin.name}": policies[${index}] is not a policy; build it with definePolicy()`,
+      );
+    }
+  });
+  plugin.tools?.forEach((tool, index) => {
+    if ((tool as { kind?: unknown } | undefined)?.kind !== 'tool') {
+      throw new PluginDefinitionError(
+        `Plugin "${plugin.name}": tools[${index}] is not a tool; build it with defineTool()`,
+      );
+    }
+  });
+  for (const hook of HOOKS) {
+    if (plugin[hook] !== undefined && typeof plugin[hook] !== 'function') {
+      throw new PluginDefinitionError(`Plugin "${plugin.name}": ${hook} must be a function`);
+    }
+  }
   return plugin;
 }
 

@@ -1,4 +1,6 @@
 import type { RunContext } from '../machines/run-context.ts';
+import type { Caps } from '../runtime/caps.ts';
+import type { PolicyDecisionRecord } from '../runtime/run-events.ts';
 import type { PolicyRetryHint } from '../tools/retry-hint.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
 import { NO_EFFECTS, type PolicyEffects } from './policy-effects.ts';
@@ -11,12 +13,37 @@ export interface BatchCall {
   attempt: number;
 }
 
+/** What the runtime knows of a run about to start, before its actor exists. */
+export interface RunStartInput {
+  runId: string;
+  agent: { id: string; name: string };
+  sessionId?: string;
+  labels: Record<string, string>;
+  /** The run's caps (the runtime's, lowered by the run's own). */
+  caps: Caps;
+  /** Tools the app disabled: id → `app`. */
+  disabledTools: Record<string, string>;
+  /** Epoch ms. */
+  startedAt: number;
+}
+
+/** What policies decided when a run starts: the run's initial caps, disabled tools and labels. */
+export interface RunStartEffects {
+  decisions: PolicyDecisionRecord[];
+  caps: Caps;
+  disabledTools: Record<string, string>;
+  labels: Record<string, string>;
+}
+
 /**
- * Where the run consults policies (SPEC §5): before a batch is admitted, and after its results
- * (every result through `onToolResult`, every hint through `onRetryHint`). The run machine only
- * knows this port; the engine behind it applies the merge rules.
+ * Where the run consults policies (SPEC §5): when it starts (optional; synchronous, so its
+ * disabled tools are never advertised), before a batch is admitted, and after its results (every
+ * result through `onToolResult`, every hint through `onRetryHint`). The run machine only knows
+ * this port; the engine behind it (`createPolicyEngine`) applies the merge rules.
  */
 export interface PolicyRunner {
+  /** @throws PolicyError when a policy fails the run before it starts. */
+  onRunStart?(input: RunStartInput): RunStartEffects;
   onToolBatch(context: RunContext, calls: BatchCall[]): Promise<PolicyEffects>;
   onResults(context: RunContext, results: ToolResultJSON[], hints: PolicyRetryHint[]): Promise<PolicyEffects>;
 }

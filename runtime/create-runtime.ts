@@ -3,6 +3,8 @@ import { createActor, type InspectionEvent, type Observer } from 'xstate';
 import type { RunInput } from '../machines/run-context.ts';
 import { type RunActorRef, runMachine } from '../machines/run-machine.ts';
 import type { Plugin, RunInfo } from '../plugins/define-plugin.ts';
+import type { Policy } from '../policies/define-policy.ts';
+import { createPolicyEngine } from '../policies/policy-engine.ts';
 import { noPolicies, type PolicyRunner } from '../policies/policy-runner.ts';
 import type { JSONSchema, Tool } from '../tools/define-tool.ts';
 import type { ParseLimits } from '../tools/parse-arguments.ts';
@@ -10,7 +12,7 @@ import { ToolCatalog } from '../tools/tool-catalog.ts';
 import { type Caps, CapsSchema, DEFAULT_CAPS } from './caps.ts';
 import type { Message } from './message.ts';
 import type { Planner } from './planner.ts';
-import type { RunEvent } from './run-events.ts';
+import type { PolicyDecisionRecord, RunEvent } from './run-events.ts';
 import { RunHandle, runStatusOf, stateName } from './run-handle.ts';
 import { createExecuteToolActor } from './steps/execute-tool.ts';
 import { createPlanActor } from './steps/plan-step.ts';
@@ -30,7 +32,12 @@ export interface RuntimeOptions {
   plugins?: Plugin[];
   /** Configured ceilings; each run may lower them, policies may only tighten them. */
   caps?: Partial<Caps>;
-  /** The policy engine's port; a no-op until policies are configured. */
+  /**
+   * Policies (SPEC §5), consulted in this order, then each plugin's in plugin order. Built into the
+   * policy engine (`createPolicyEngine`) over this runtime's tools.
+   */
+  policies?: Policy[];
+  /** A policy engine of your own instead of `policies` (the port the run machine calls). */
   policyRunner?: PolicyRunner;
   /** Where runs are persisted at every step boundary. Default: in memory. */
   store?: RunStore;
@@ -86,7 +93,7 @@ export function createRuntime(options: RuntimeOptions) {
   const deps: RunDeps = {
     catalog,
     planner: options.planner,
-    policies: options.policyRunner ?? noPolicies,
+    policies: policyRunnerOf(options, plugins, catalog),
     plugins,
     defaultToolTimeoutMs: options.defaultToolTimeoutMs,
     limits: options.limits,
@@ -128,7 +135,12 @@ export function createRuntime(options: RuntimeOptions) {
         };
 
   /** Wires a started or restored actor to its handle, plugins and store. */
-  function host(actor: RunActorRef, stored: StoredRun | undefined, how: 'start' | 'resume'): RunHandle {
+  function host(
+    actor: RunActorRef,
+    stored: StoredRun | undefined,
+    how: 'start' | 'resume',
+    startDecisions: PolicyDecisionRecord[] = [],
+  ): RunHandle {
     const handle = new RunHandle(actor, catalog);
     const runId = handle.runId;
     live.set(runId, handle);
@@ -171,6 +183,9 @@ export function createRuntime(options: RuntimeOptions) {
         sessionId: context.sessionId,
         labels: context.labels,
       });
+      for (const decision of startDecisions) {
+        dispatch({ type: 'policy_decision', runId, at: Date.now(), turnId: `${runId}:t0`, decision });
+      }
     }
     actor.start();
     observe();
@@ -190,11 +205,23 @@ export function createRuntime(options: RuntimeOptions) {
       if (live.has(runId)) throw new Error(`Run ${runId} is already live`);
       const caps = CapsSchema.parse({ ...ceilings, ...start.caps });
       for (const key of Object.keys(caps) as (keyof Caps)[]) caps[key] = Math.min(caps[key], ceilings[key]);
-      const info: RunInfo = {
+      const startedAt = Date.now();
+      const appDisabled = Object.fromEntries((start.disabledTools ?? []).map((id) => [id, 'app']));
+      // Policies first: their disabled tools are never advertised. Throws PolicyError (fail closed).
+      const initial = deps.policies.onRunStart?.({
         runId,
         agent,
         sessionId: start.sessionId,
         labels: start.labels ?? {},
+        caps,
+        disabledTools: appDisabled,
+        startedAt,
+      });
+      const info: RunInfo = {
+        runId,
+        agent,
+        sessionId: start.sessionId,
+        labels: initial?.labels ?? start.labels ?? {},
         traceContext: null,
       };
       for (const plugin of plugins) plugin.onRunStart?.(info, 'start');
@@ -202,14 +229,15 @@ export function createRuntime(options: RuntimeOptions) {
         runId,
         agent,
         sessionId: start.sessionId,
-        labels: start.labels ?? {},
+        labels: info.labels,
         messages: start.messages,
-        caps,
-        disabledTools: Object.fromEntries((start.disabledTools ?? []).map((id) => [id, 'app'])),
+        caps: initial?.caps ?? caps,
+        startedAt,
+        disabledTools: initial?.disabledTools ?? appDisabled,
         traceContext: info.traceContext,
       };
       const actor = createActor(machine, { input, inspect });
-      return host(actor, undefined, 'start');
+      return host(actor, undefined, 'start', initial?.decisions);
     },
 
     /**
@@ -328,4 +356,17 @@ function persister(
     events = [];
     await store.appendEvents(runId, batch);
   }
+}
+
+/** The runtime's policy port: its own runner, or the engine over its and its plugins' policies. */
+function policyRunnerOf(options: RuntimeOptions, plugins: Plugin[], catalog: ToolCatalog): PolicyRunner {
+  const policies = [...(options.policies ?? []), ...plugins.flatMap((plugin) => plugin.policies ?? [])];
+  if (options.policyRunner) {
+    if (policies.length > 0)
+      throw new TypeError(
+        'Give createRuntime either `policies` (and plugin policies) or `policyRunner`, not both',
+      );
+    return options.policyRunner;
+  }
+  return policies.length > 0 ? createPolicyEngine({ policies, tools: catalog }) : noPolicies;
 }

@@ -13,7 +13,7 @@ const base = { runId: z.string(), at: z.number() };
 /** One recorded policy decision: who decided what, and why (SPEC §5). */
 export const PolicyDecisionRecordSchema = z.object({
   policy: z.string(),
-  hook: z.enum(['onRetryHint', 'onToolBatch', 'onToolResult']),
+  hook: z.enum(['onRunStart', 'onRetryHint', 'onToolBatch', 'onToolResult']),
   /** The kinds of effect in the decision: `caps`, `disableTools`, `finalize`, ... */
   kinds: z.array(z.string()),
   decision: z.record(z.string(), z.unknown()),

@@ -1,0 +1,213 @@
+import { z } from 'zod';
+import type { Caps, CapsState } from '../runtime/caps.ts';
+import { CapsSchema } from '../runtime/caps.ts';
+import { type AwaitClarification, AwaitClarificationSchema } from '../runtime/planner.ts';
+import type { PolicyRetryHint } from '../tools/retry-hint.ts';
+import type { ToolResult } from '../tools/tool-result.ts';
+import type { JsonValue } from './policy-json.ts';
+import type { BatchCall } from './policy-runner.ts';
+
+/**
+ * What one policy decides at one consultation (SPEC §5). Every field is optional; returning
+ * nothing (or `{}`) means "no opinion". How the engine merges decisions:
+ *
+ * | field                | merged by                           | note                                        |
+ * |----------------------|-------------------------------------|---------------------------------------------|
+ * | `caps`               | min, never above the configured ceilings | a higher value is ignored (noted)      |
+ * | `disableTools`       | union                               | removed from advertised tools; calls get `tool_unavailable` |
+ * | `enableTools`        | only tools this same policy disabled | never the app's, another policy's, `retry_cap` |
+ * | `restrictToTool`     | intersection                        | the next planner turn sees only these tools |
+ * | `backoffMs`          | max                                 | waits in `awaiting.backoff`                 |
+ * | `awaitClarification` | first, in registration order         | `true`: question built from the hint        |
+ * | `finalize` / `fail`  | first, in registration order         | precedence fail > finalize > awaitClarification > backoff > continue |
+ * | `labels`             | later policies override keys        | merged into the run's labels                |
+ * | `state`              | per policy, replaced                | the policy's own JSON memory, persisted     |
+ */
+export interface PolicyDecision {
+  /** Tighten only: merged by min, never above the configured ceilings. */
+  caps?: Partial<Caps>;
+  /** Removed from the advertised tools; calls to them become `tool_unavailable` without executing. */
+  disableTools?: string[];
+  /** Re-enables tools that this same policy disabled (e.g. a half-open circuit breaker). */
+  enableTools?: string[];
+  /** The next planner turn sees only this tool (restrictions of several policies intersect). */
+  restrictToTool?: string;
+  /** Wait this long, in ms, in `awaiting.backoff` before the next planner turn. */
+  backoffMs?: number;
+  /**
+   * Ask a person; the run waits in `awaiting.clarification`. `true`, or any part of an
+   * {@link AwaitClarification}: what is left out comes from the hint (its clarifyingQuestion,
+   * missingFields, exampleInput, and its tool when the hint has `restrictToTool`).
+   */
+  awaitClarification?: true | Partial<AwaitClarification>;
+  /** Finish: the planner is asked for a final answer with no tools (`finalizing`). */
+  finalize?: { reason: string };
+  /** Fail the run (`failed`, a `PolicyError` naming this policy). */
+  fail?: { reason: string };
+  labels?: Record<string, string>;
+  /** Why; shown in `policy_decision` events and spans. */
+  note?: string;
+  /**
+   * This policy's new memory (JSON), handed back as `ctx.state` next time and persisted in the
+   * run's snapshot. Absent: unchanged. A decision that only sets `state` is not an event.
+   */
+  state?: JsonValue;
+}
+
+/** Checks a decision a policy returned; a decision that fails it is a policy error. */
+export const PolicyDecisionSchema = z
+  .object({
+    caps: CapsSchema.partial().strict(),
+    disableTools: z.array(z.string().min(1)),
+    enableTools: z.array(z.string().min(1)),
+    restrictToTool: z.string().min(1),
+    backoffMs: z.number().finite().nonnegative(),
+    awaitClarification: z.union([z.literal(true), AwaitClarificationSchema.partial()]),
+    finalize: z.object({ reason: z.string().min(1) }),
+    fail: z.object({ reason: z.string().min(1) }),
+    labels: z.record(z.string(), z.string()),
+    note: z.string(),
+    state: z.unknown(),
+  })
+  .partial()
+  .strict();
+
+/** One tool as a policy sees it (`ctx.tools[id]`). Counts include the batch being reviewed. */
+export interface PolicyToolState {
+  id: string;
+  /** In the runtime's catalog. */
+  known: boolean;
+  tags: readonly string[];
+  /** Not disabled (by the app, a policy or the retry cap) at this point of the consultation. */
+  enabled: boolean;
+  /** Who disabled it: `app`, `retry_cap`, or a policy name (the first, when several did). */
+  disabledBy?: string;
+  calls: number;
+  failures: number;
+  /** Failed calls of this tool in a row. */
+  consecutiveFailures: number;
+  lastHint?: PolicyRetryHint;
+}
+
+/** Effects decided earlier in the same consultation, as later policies see them. */
+export interface PendingEffects {
+  /** The tools the next turn is restricted to; absent when unrestricted. */
+  restrictTo?: readonly string[];
+  backoffMs?: number;
+  awaitClarification?: AwaitClarification;
+  finalize?: { reason: string };
+}
+
+/**
+ * What a policy reads (SPEC §5). Read-only (deeply frozen) and, within one consultation, the
+ * state after the policies registered before it: their caps, disabled tools, labels and effects.
+ */
+export interface PolicyContext {
+  /** Effective caps with usage so far. */
+  readonly caps: Readonly<CapsState>;
+  /** The configured caps; no decision can go above them. */
+  readonly ceilings: Readonly<Caps>;
+  /** Every tool in the catalog, and any other tool the run has called or disabled, by id. */
+  readonly tools: Readonly<Record<string, Readonly<PolicyToolState>>>;
+  /** `tools[id]`, or the state of a tool the run has never seen. */
+  tool(id: string): Readonly<PolicyToolState>;
+  readonly run: Readonly<{
+    runId: string;
+    sessionId?: string;
+    agentId: string;
+    labels: Readonly<Record<string, string>>;
+    /** Planner turns taken so far (0 before the first). */
+    turn: number;
+    turnId: string;
+    /** Epoch ms. */
+    startedAt: number;
+  }>;
+  /** Every hint of the run so far, the one being considered included, oldest first. */
+  readonly hints: readonly PolicyRetryHint[];
+  /** This policy's memory: the last `state` it decided, or undefined. */
+  readonly state: Readonly<JsonValue> | undefined;
+  readonly effects: Readonly<PendingEffects>;
+  /** Epoch ms (a test clock under the policy harness). */
+  now(): number;
+}
+
+type Decided = PolicyDecision | undefined;
+/** What a hook returns: a decision, nothing, or a promise of either. */
+export type PolicyHookResult = Decided | Promise<Decided>;
+
+/** What `definePolicy` takes. Every hook is optional, but a policy needs at least one. */
+export interface PolicyDefinition {
+  /** Unique within a runtime; names the policy in events, errors and disabled tools. */
+  name: string;
+  description?: string;
+  /** When true, a throw or time-out of this policy is recorded and ignored; else the run fails. */
+  failOpen?: boolean;
+  /** Limit for each async hook call, in ms. Default: the engine's (1 000). */
+  timeoutMs?: number;
+  /**
+   * When a run starts, before its first planner turn (so disabled tools are never advertised).
+   * Synchronous. Only `caps`, `disableTools`, `labels`, `note` and `fail` apply (they set the
+   * run's initial caps, disabled tools and labels); a `fail` here makes `runtime.start` throw a
+   * `PolicyError`.
+   */
+  onRunStart?(ctx: PolicyContext): Decided;
+  /** For every hint (validation and execution alike), after its result's `onToolResult`. */
+  onRetryHint?(hint: PolicyRetryHint, ctx: PolicyContext): PolicyHookResult;
+  /** Before a batch is admitted: may disable tools, tighten caps, finalize or fail. */
+  onToolBatch?(batch: readonly BatchCall[], ctx: PolicyContext): PolicyHookResult;
+  /** After each result of a batch, in call order (rejected calls included). */
+  onToolResult?(result: ToolResult, ctx: PolicyContext): PolicyHookResult;
+}
+
+/** A defined policy (a value of {@link definePolicy}). */
+export interface Policy extends Readonly<PolicyDefinition> {
+  readonly kind: 'policy';
+}
+
+export type PolicyHookName = 'onRunStart' | 'onRetryHint' | 'onToolBatch' | 'onToolResult';
+
+/** Thrown by {@link definePolicy} and the engine for a policy that can never work. */
+export class PolicyDefinitionError extends Error {
+  override readonly name = 'PolicyDefinitionError';
+}
+
+/** Names the engine uses for disablers that are not policies. */
+export const RESERVED_POLICY_NAMES: readonly string[] = ['app', 'retry_cap'];
+
+/**
+ * Defines a policy (SPEC §5): a name and hooks that return {@link PolicyDecision}s.
+ *
+ * ```ts
+ * const strictWrites = definePolicy({
+ *   name: 'strict-writes',
+ *   onRetryHint(hint, ctx) {
+ *     if (!ctx.tool(hint.tool).tags.includes('write')) return;
+ *     if (hint.reason === 'malformed_response') return { disableTools: [hint.tool], note: 'bad output' };
+ *   },
+ * });
+ * ```
+ *
+ * @throws PolicyDefinitionError for a missing or reserved name (`app`, `retry_cap`), no hooks,
+ *   or a `timeoutMs` that is not a positive number.
+ */
+export function definePolicy(definition: PolicyDefinition): Policy {
+  const { name } = definition;
+  if (typeof name !== 'string' || name.trim() === '') {
+    throw new PolicyDefinitionError('A policy needs a non-empty name');
+  }
+  if (RESERVED_POLICY_NAMES.includes(name)) {
+    throw new PolicyDefinitionError(`Policy name "${name}" is reserved`);
+  }
+  const hooks: PolicyHookName[] = ['onRunStart', 'onRetryHint', 'onToolBatch', 'onToolResult'];
+  if (!hooks.some((hook) => typeof definition[hook] === 'function')) {
+    throw new PolicyDefinitionError(`Policy "${name}" has no hooks (${hooks.join(', ')})`);
+  }
+  if (definition.timeoutMs !== undefined && !(definition.timeoutMs > 0)) {
+    throw new PolicyDefinitionError(`Policy "${name}": timeoutMs must be a positive number of ms`);
+  }
+  return Object.freeze({ ...definition, kind: 'policy' as const });
+}
+
+export function isPolicy(value: unknown): value is Policy {
+  return typeof value === 'object' && value !== null && (value as Policy).kind === 'policy';
+}

@@ -1,0 +1,289 @@
+import type { Tool } from '../tools/define-tool.ts';
+import type { PolicyRetryHint } from '../tools/retry-hint.ts';
+import { ToolCatalog } from '../tools/tool-catalog.ts';
+import { type ToolResultJSON, toolResultFromJSON } from '../tools/tool-result.ts';
+import {
+  isPolicy,
+  type Policy,
+  PolicyDefinitionError,
+  type PolicyHookName,
+  type PolicyHookResult,
+} from './define-policy.ts';
+import {
+  Consultation,
+  type DecisionSubject,
+  type PolicyRunContext,
+  type ToolDirectory,
+  type ToolInfo,
+} from './policy-consultation.ts';
+import { NO_EFFECTS, type PolicyEffects } from './policy-effects.ts';
+import { PolicyError, PolicyTimeoutError } from './policy-error.ts';
+import { deepFreeze, frozenCopy } from './policy-json.ts';
+import type { BatchCall, PolicyRunner, RunStartEffects, RunStartInput } from './policy-runner.ts';
+import { readEngineState } from './policy-state.ts';
+
+/** The default limit for one async hook call, in ms (SPEC §5 "time limit"). */
+export const DEFAULT_POLICY_TIMEOUT_MS = 1_000;
+
+/** What {@link createPolicyEngine} takes. */
+export interface PolicyEngineOptions {
+  /** In registration order: the runtime's own, then each plugin's. Names must be unique. */
+  policies: readonly Policy[];
+  /** The runtime's tools (or catalog), so policies see tags and `ctx.tools`. */
+  tools?: ToolCatalog | Iterable<Tool | ToolInfo>;
+  /** Limit for each async hook call, in ms, for policies that set none. Default 1 000. */
+  timeoutMs?: number;
+  /** The clock policies read through `ctx.now()`. Default `Date.now`. */
+  now?: () => number;
+}
+
+/**
+ * The policy engine: a {@link PolicyRunner} with every hook, plus the policies it runs. It reads
+ * only the parts of the run context policies see ({@link PolicyRunContext}).
+ */
+export interface PolicyEngine extends Required<PolicyRunner> {
+  readonly policies: readonly Policy[];
+  onToolBatch(context: PolicyRunContext, calls: BatchCall[]): Promise<PolicyEffects>;
+  onResults(
+    context: PolicyRunContext,
+    results: ToolResultJSON[],
+    hints: PolicyRetryHint[],
+  ): Promise<PolicyEffects>;
+}
+
+/**
+ * Builds the policy engine (SPEC §5), the {@link PolicyRunner} the run machine calls.
+ *
+ * | the run…                          | engine call   | policy hooks, in order                                       |
+ * |-----------------------------------|---------------|--------------------------------------------------------------|
+ * | starts (before its first turn)    | `onRunStart`  | `onRunStart` of each policy (synchronous)                     |
+ * | is about to admit a batch         | `onToolBatch` | `onToolBatch` of each policy                                  |
+ * | reviews a batch's results         | `onResults`   | per result, in call order: `onToolResult` of each policy, then `onRetryHint` of each policy for the result's hint |
+ *
+ * Policies run in registration order; each sees, through its context, the state after the ones
+ * before it (see {@link Consultation} for the merge rules). A policy that throws, does not settle
+ * within its time limit, or returns something that is not a decision fails the run closed
+ * (`fail`, naming the policy) unless it is `failOpen`, in which case the error is recorded and
+ * ignored. An async hook that ignores its time limit keeps running in the background; a
+ * synchronous hook cannot be interrupted.
+ *
+ * `onToolBatch` acts on the batch itself through `caps`, `disableTools`, `finalize` and `fail`
+ * (the batch is then not run); its `restrictToTool`, `backoffMs` and `awaitClarification` concern
+ * the turn after the batch and take effect when the batch's results are reviewed.
+ *
+ * Stateless across runs: everything a run needs (each policy's memory, who disabled what, the
+ * deferred effects) is JSON in the run context's `policyState`, handed in and handed back in
+ * `PolicyEffects.policyState`, so a restored run keeps its disabled tools, caps and breakers.
+ *
+ * @throws PolicyDefinitionError when an entry is not a `definePolicy` value or two share a name.
+ */
+export function createPolicyEngine(options: PolicyEngineOptions): PolicyEngine {
+  const policies = [...options.policies];
+  const names = new Set<string>();
+  for (const [index, policy] of policies.entries()) {
+    if (!isPolicy(policy)) {
+      throw new PolicyDefinitionError(`policies[${index}] is not a policy; build it with definePolicy()`);
+    }
+    if (names.has(policy.name)) {
+      throw new PolicyDefinitionError(
+        `Two policies are named "${policy.name}"; give one a different name (built-ins take a \`name\` option)`,
+      );
+    }
+    names.add(policy.name);
+  }
+  const directory = toolDirectory(options.tools);
+  const defaultTimeoutMs = options.timeoutMs ?? DEFAULT_POLICY_TIMEOUT_MS;
+  const now = options.now ?? Date.now;
+  const having = (hook: PolicyHookName) => policies.filter((policy) => typeof policy[hook] === 'function');
+  const consultation = (
+    run: ConstructorParameters<typeof Consultation>[0],
+    prior: readonly PolicyRetryHint[],
+  ) => new Consultation(run, names, directory, now, prior);
+
+  async function ask(
+    c: Consultation,
+    policy: Policy,
+    hook: Exclude<PolicyHookName, 'onRunStart'>,
+    call: () => PolicyHookResult,
+    subject: DecisionSubject = {},
+  ): Promise<void> {
+    try {
+      const decision = await withTimeout(call, policy.timeoutMs ?? defaultTimeoutMs, policy.name, hook);
+      c.apply(policy, hook, decision, subject);
+    } catch (err) {
+      c.policyError(policy, hook, err, subject);
+    }
+  }
+
+  return {
+    policies,
+
+    onRunStart(input: RunStartInput): RunStartEffects {
+      const run = {
+        runId: input.runId,
+        sessionId: input.sessionId,
+        agent: input.agent,
+        labels: input.labels,
+        turn: 0,
+        startedAt: input.startedAt,
+        ceilings: input.caps,
+        caps: input.caps,
+        toolCalls: 0,
+        consecutiveFailures: 0,
+        toolStats: {},
+        disabledTools: input.disabledTools,
+        restrictTo: null,
+        policyState: null,
+      };
+      const c = consultation(run, []);
+      for (const policy of having('onRunStart')) {
+        try {
+          const decision = policy.onRunStart!.call(policy, c.contextFor(policy));
+          if (isPromiseLike(decision)) {
+            throw new PolicyError(
+              policy.name,
+              'onRunStart',
+              `Policy "${policy.name}": onRunStart must be synchronous`,
+            );
+          }
+          c.apply(policy, 'onRunStart', decision);
+        } catch (err) {
+          c.policyError(policy, 'onRunStart', err);
+        }
+        if (c.error) throw c.error;
+      }
+      const effects = c.effects();
+      return {
+        decisions: effects.decisions,
+        caps: effects.caps ?? input.caps,
+        disabledTools: effects.disabledTools ?? input.disabledTools,
+        labels: { ...input.labels, ...effects.labels },
+      };
+    },
+
+    async onToolBatch(context: PolicyRunContext, calls: BatchCall[]): Promise<PolicyEffects> {
+      const consulted = having('onToolBatch');
+      if (consulted.length === 0) return NO_EFFECTS;
+      const c = consultation(context, context.hints);
+      const batch = frozenCopy(calls);
+      for (const policy of consulted) {
+        await ask(c, policy, 'onToolBatch', () =>
+          policy.onToolBatch!.call(policy, batch, c.contextFor(policy)),
+        );
+        if (c.fail) break;
+      }
+      c.deferTurnEffects();
+      return c.effects();
+    },
+
+    async onResults(
+      context: PolicyRunContext,
+      results: ToolResultJSON[],
+      hints: PolicyRetryHint[],
+    ): Promise<PolicyEffects> {
+      const carried = readEngineState(context.policyState).carry !== undefined;
+      if (results.length === 0 && hints.length === 0 && !carried) return NO_EFFECTS;
+      const c = consultation(context, priorHints(context.hints, hints));
+      c.restoreCarried();
+      const onResult = having('onToolResult');
+      const onHint = having('onRetryHint');
+      const unseen = new Set(hints);
+      const review = async (hint: PolicyRetryHint) => {
+        unseen.delete(hint);
+        const frozen = frozenCopy(hint);
+        for (const policy of onHint) {
+          await ask(
+            c,
+            policy,
+            'onRetryHint',
+            () => policy.onRetryHint!.call(policy, frozen, c.contextFor(policy)),
+            {
+              toolCallId: hint.toolCallId,
+              tool: hint.tool,
+              hint,
+            },
+          );
+          if (c.fail) return;
+        }
+      };
+      for (const result of results) {
+        const own = hints.filter((hint) => hint.toolCallId === result.toolCallId);
+        for (const hint of own) c.addHint(hint);
+        const subject = { toolCallId: result.toolCallId, tool: result.name, hint: own.at(-1) };
+        for (const policy of onResult) {
+          // A fresh copy per policy: a ToolResult holds a ToolError instance, which structuredClone would not keep.
+          const copy = deepFreeze(toolResultFromJSON(structuredClone(result)));
+          await ask(
+            c,
+            policy,
+            'onToolResult',
+            () => policy.onToolResult!.call(policy, copy, c.contextFor(policy)),
+            subject,
+          );
+          if (c.fail) return c.effects();
+        }
+        for (const hint of own) {
+          await review(hint);
+          if (c.fail) return c.effects();
+        }
+      }
+      for (const hint of [...unseen]) {
+        c.addHint(hint);
+        await review(hint);
+        if (c.fail) break;
+      }
+      return c.effects();
+    },
+  };
+}
+
+/** The run's hints before this batch: `context.hints` ends with the batch's own (`newHints`). */
+function priorHints(all: readonly PolicyRetryHint[], fresh: readonly PolicyRetryHint[]): PolicyRetryHint[] {
+  const head = all.slice(0, Math.max(0, all.length - fresh.length));
+  const tail = all.slice(head.length);
+  const isTail =
+    tail.length === fresh.length && tail.every((hint, i) => hint.toolCallId === fresh[i]?.toolCallId);
+  return isTail
+    ? head
+    : all.filter((hint) => !fresh.some((f) => f.toolCallId === hint.toolCallId && f.at === hint.at));
+}
+
+async function withTimeout(
+  call: () => PolicyHookResult,
+  timeoutMs: number,
+  policy: string,
+  hook: PolicyHookName,
+): Promise<unknown> {
+  const out = call();
+  if (!isPromiseLike(out)) return out;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      out,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new PolicyTimeoutError(policy, hook, timeoutMs)), timeoutMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | undefined)?.then === 'function';
+}
+
+function toolDirectory(tools: PolicyEngineOptions['tools']): ToolDirectory {
+  if (tools instanceof ToolCatalog) {
+    return {
+      get: (id) => {
+        const tool = tools.get(id);
+        return tool ? { id: tool.id, tags: tool.tags ?? [] } : undefined;
+      },
+      ids: () => tools.ids,
+    };
+  }
+  const byId = new Map<string, ToolInfo>();
+  for (const tool of tools ?? []) byId.set(tool.id, { id: tool.id, tags: [...(tool.tags ?? [])] });
+  return { get: (id) => byId.get(id), ids: () => [...byId.keys()] };
+}
