@@ -1,0 +1,384 @@
+import type { AnyActorRef, InspectionEvent } from 'xstate';
+import { edgeIdOf } from '../machines/diagram/edge-id.ts';
+import type { GraphModel } from '../machines/diagram/graph-model.ts';
+import type { RunEvent } from '../runtime/run-events.ts';
+import { activeStateIds } from './active-states.ts';
+import { inferTransition } from './infer-transition.ts';
+import { defaultSanitize, type Sanitize } from './sanitize.ts';
+
+/** Where a run's inspection events came from. */
+export type RunSource = 'native' | 'stately';
+
+/**
+ * One line of a run's event log: a RunEvent (native runs), or an event sent to the actor and a
+ * state change (runs seen through `@statelyai/inspect`, which has no RunEvents).
+ */
+export interface LogEntry {
+  /** Increases by one per entry of the store, across runs: the order things were seen. */
+  seq: number;
+  at: number;
+  kind: 'run_event' | 'xstate_event' | 'state';
+  /** `run_started`, `await_clarification`, … ; the event type for `xstate_event`; `state_changed`. */
+  type: string;
+  /** The sanitized payload. */
+  data: unknown;
+}
+
+/** What the page shows of a run (sent over SSE as `run` messages). */
+export interface RunView {
+  /** Unique in the store: the runId, unless two sources report the same run. */
+  key: string;
+  runId: string;
+  source: RunSource;
+  machineId: string;
+  agentId?: string;
+  /** `running`, `awaiting`, `completed`, `failed`, `canceled` (or `done`/`error` for other machines). */
+  status: string;
+  startedAt: number;
+  updatedAt: number;
+  /** Active state ids, ancestors first: `['run', 'run.awaiting', 'run.awaiting.clarification']`. */
+  activeStates: string[];
+  /** The edges the last macrostep took, in order (several when it passed transient states). */
+  lastTransition: { edgeIds: string[]; event: string; at: number } | null;
+  /** The sanitized context of the latest snapshot. */
+  context: unknown;
+  logSize: number;
+  /** Log entries dropped to respect `maxLog`. */
+  dropped: number;
+}
+
+export type InspectorMessage =
+  | { type: 'run'; run: RunView }
+  | { type: 'log'; key: string; entry: LogEntry }
+  | { type: 'removed'; key: string };
+
+export interface InspectionStoreOptions {
+  /** The chart the page draws; transitions are matched to its edge ids. */
+  graph: GraphModel;
+  /** Applied to every context and payload before it is shown. Default {@link defaultSanitize}. */
+  sanitize?: Sanitize;
+  /** Runs kept, live and recent; the oldest finished ones go first. Default 100. */
+  maxRuns?: number;
+  /** Log entries kept per run. Default 1000. */
+  maxLog?: number;
+  now?: () => number;
+}
+
+interface RunRecord {
+  view: Omit<RunView, 'context' | 'logSize' | 'dropped'>;
+  log: LogEntry[];
+  dropped: number;
+  context: unknown;
+  cleanContext?: { of: unknown; value: unknown };
+  pendingEdges: string[];
+}
+
+const FINAL_STATUSES = new Set(['completed', 'failed', 'canceled', 'done', 'error', 'stopped']);
+
+/**
+ * The inspector's memory (issue 8 §3): runs seen through XState inspection events (native, from
+ * the runtime's observer, or from `@statelyai/inspect` over WebSocket) and RunEvents, with their
+ * active states, the transition just taken and their event log; listeners (the page's SSE
+ * streams) get every change as an {@link InspectorMessage}.
+ *
+ * Work per inspection event is a type check for all but root `@xstate.microstep` and
+ * `@xstate.snapshot` events; payloads are sanitized only when someone listens or reads.
+ */
+export class InspectionStore {
+  readonly graph: GraphModel;
+  private readonly sanitize: Sanitize;
+  private readonly maxRuns: number;
+  private readonly maxLog: number;
+  private readonly now: () => number;
+  private readonly records = new Map<string, RunRecord>();
+  private readonly actorKeys = new WeakMap<object, string>();
+  private readonly remoteKeys = new Map<string, string>();
+  private readonly listeners = new Set<(message: InspectorMessage) => void>();
+  private seq = 0;
+  private anonymous = 0;
+
+  constructor(options: InspectionStoreOptions) {
+    this.graph = options.graph;
+    this.sanitize = options.sanitize ?? defaultSanitize;
+    this.maxRuns = options.maxRuns ?? 100;
+    this.maxLog = options.maxLog ?? 1000;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** An XState inspection observer: pass as `createActor(m, { inspect: (e) => store.observe(e) })`. */
+  observe(event: InspectionEvent): void {
+    if (event.type !== '@xstate.microstep' && event.type !== '@xstate.snapshot') return;
+    const actor = event.actorRef as AnyActorRef;
+    if (event.rootId !== actor.sessionId) return;
+    const snapshot = event.snapshot as { value?: unknown; context?: unknown; status?: string };
+    const key = this.actorKeys.get(actor) ?? this.registerActor(actor, snapshot.context);
+    const record = this.records.get(key);
+    if (!record) return;
+    if (event.type === '@xstate.microstep') {
+      for (const transition of event._transitions) record.pendingEdges.push(edgeIdOf(transition));
+      return;
+    }
+    this.applySnapshot(record, snapshot, event.event.type, record.pendingEdges);
+    record.pendingEdges = [];
+  }
+
+  /** A RunEvent of a native run (the plugin's `onEvent`). */
+  recordRunEvent(event: RunEvent, agentId?: string): void {
+    const record =
+      this.records.get(event.runId) ?? this.create(event.runId, event.runId, 'native', this.graph.machineId);
+    if (event.type === 'run_started') {
+      record.view.agentId = event.agentId;
+      record.view.startedAt = Math.min(record.view.startedAt, event.at);
+    } else if (agentId && !record.view.agentId) {
+      record.view.agentId = agentId;
+    }
+    if (event.type === 'run_completed') record.view.status = 'completed';
+    if (event.type === 'run_failed') record.view.status = 'failed';
+    if (event.type === 'run_canceled') record.view.status = 'canceled';
+    // The run is listed (and its status settled) before its entry arrives.
+    if (event.type === 'run_started' || FINAL_STATUSES.has(record.view.status)) this.publishRun(record);
+    this.append(record, { at: event.at, kind: 'run_event', type: event.type, raw: event });
+  }
+
+  /**
+   * One event from `@statelyai/inspect`'s WebSocket inspector (`@xstate.actor`,
+   * `@xstate.snapshot`, `@xstate.event`, JSON-decoded). `connection` scopes its actor session
+   * ids (`x:0`), which every actor system reuses.
+   */
+  receiveStately(message: unknown, connection: string): void {
+    if (!message || typeof message !== 'object') return;
+    const event = message as {
+      type?: unknown;
+      sessionId?: unknown;
+      rootId?: unknown;
+      parentId?: unknown;
+      name?: unknown;
+      snapshot?: { value?: unknown; context?: unknown; status?: string };
+      event?: { type?: unknown };
+    };
+    if (typeof event.type !== 'string' || typeof event.sessionId !== 'string') return;
+    const scoped = `${connection}/${event.sessionId}`;
+    const isRoot = event.rootId === undefined || event.rootId === null || event.rootId === event.sessionId;
+    if (event.type === '@xstate.actor') {
+      if (!isRoot || event.parentId) return;
+      // A new root actor: a new run even when the session id was seen before.
+      const machineId = typeof event.name === 'string' ? event.name : 'machine';
+      const key = this.newRemoteRun(scoped, machineId, event.snapshot?.context);
+      const record = this.records.get(key)!;
+      if (event.snapshot && event.snapshot.value !== undefined)
+        this.applySnapshot(record, event.snapshot, 'xstate.init', []);
+      return;
+    }
+    if (!isRoot) return;
+    let key = this.remoteKeys.get(scoped);
+    if (event.type === '@xstate.snapshot') {
+      key ??= this.newRemoteRun(scoped, this.graph.machineId, event.snapshot?.context);
+      const record = this.records.get(key);
+      if (!record || !event.snapshot) return;
+      const type = typeof event.event?.type === 'string' ? event.event.type : '';
+      const before = record.view.activeStates;
+      const after = activeStateIds(record.view.machineId, event.snapshot.value, this.graph);
+      const edges =
+        record.view.machineId === this.graph.machineId && before.length > 0
+          ? inferTransition(this.graph, before, after, type)
+          : [];
+      const previous = leafName(before, record.view.machineId);
+      this.applySnapshot(record, event.snapshot, type, edges);
+      const state = leafName(record.view.activeStates, record.view.machineId);
+      if (state !== previous) {
+        this.append(record, {
+          at: this.now(),
+          kind: 'state',
+          type: 'state_changed',
+          raw: { state, previous },
+        });
+      }
+      return;
+    }
+    if (event.type === '@xstate.event' && key) {
+      const record = this.records.get(key);
+      const inner = event.event as { type?: unknown } | undefined;
+      if (!record || typeof inner?.type !== 'string') return;
+      this.append(record, { at: this.now(), kind: 'xstate_event', type: inner.type, raw: inner });
+    }
+  }
+
+  /** Every run, newest first. */
+  runs(): RunView[] {
+    return [...this.records.values()]
+      .map((record) => this.viewOf(record))
+      .sort((a, b) => b.startedAt - a.startedAt);
+  }
+
+  run(key: string): RunView | undefined {
+    const record = this.records.get(key);
+    return record ? this.viewOf(record) : undefined;
+  }
+
+  /** A run's log, oldest first (sanitized). */
+  log(key: string): LogEntry[] {
+    return [...(this.records.get(key)?.log ?? [])].map((entry) => this.cleanEntry(entry));
+  }
+
+  /** Calls `listener` with every change until the returned function is called. */
+  subscribe(listener: (message: InspectorMessage) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  get listening(): boolean {
+    return this.listeners.size > 0;
+  }
+
+  private registerActor(actor: AnyActorRef, context: unknown): string {
+    const logicId = (actor as unknown as { logic?: { id?: unknown } }).logic?.id;
+    const machineId = typeof logicId === 'string' ? logicId : this.graph.machineId;
+    const runId = runIdOf(context) ?? `${machineId}-${++this.anonymous}`;
+    const key = this.records.get(runId)?.view.source === 'stately' ? `${runId}@native` : runId;
+    this.actorKeys.set(actor, key);
+    if (!this.records.has(key)) this.create(key, runId, 'native', machineId);
+    else this.records.get(key)!.view.machineId = machineId;
+    return key;
+  }
+
+  private newRemoteRun(scoped: string, machineId: string, context: unknown): string {
+    const runId = runIdOf(context) ?? `${machineId}-${++this.anonymous}`;
+    const existing = this.records.get(runId);
+    const key = existing && existing.view.source !== 'stately' ? `${runId}@ws` : runId;
+    this.remoteKeys.set(scoped, key);
+    if (!this.records.has(key)) this.create(key, runId, 'stately', machineId);
+    return key;
+  }
+
+  private create(key: string, runId: string, source: RunSource, machineId: string): RunRecord {
+    const at = this.now();
+    const record: RunRecord = {
+      view: {
+        key,
+        runId,
+        source,
+        machineId,
+        status: 'running',
+        startedAt: at,
+        updatedAt: at,
+        activeStates: [],
+        lastTransition: null,
+      },
+      log: [],
+      dropped: 0,
+      context: undefined,
+      pendingEdges: [],
+    };
+    this.records.set(key, record);
+    this.evict();
+    return record;
+  }
+
+  private applySnapshot(
+    record: RunRecord,
+    snapshot: { value?: unknown; context?: unknown; status?: string },
+    eventType: string,
+    edges: string[],
+  ): void {
+    const view = record.view;
+    view.activeStates = activeStateIds(view.machineId, snapshot.value, this.graph);
+    if (edges.length > 0) view.lastTransition = { edgeIds: [...edges], event: eventType, at: this.now() };
+    view.status = statusOf(view, snapshot.status);
+    view.updatedAt = this.now();
+    record.context = snapshot.context;
+    this.publishRun(record);
+  }
+
+  private append(record: RunRecord, entry: Omit<LogEntry, 'seq' | 'data'> & { raw: unknown }): void {
+    const stored = {
+      seq: ++this.seq,
+      at: entry.at,
+      kind: entry.kind,
+      type: entry.type,
+      data: entry.raw,
+      raw: true,
+    };
+    record.log.push(stored);
+    if (record.log.length > this.maxLog) {
+      record.log.shift();
+      record.dropped++;
+    }
+    record.view.updatedAt = this.now();
+    if (this.listeners.size === 0) return;
+    const key = record.view.key;
+    this.emit({ type: 'log', key, entry: this.cleanEntry(stored) });
+  }
+
+  /** Sanitizes a stored entry once, in place (entries are stored raw until first shown). */
+  private cleanEntry(entry: LogEntry & { raw?: boolean }): LogEntry {
+    if (entry.raw) {
+      entry.data = this.sanitize(entry.data);
+      delete entry.raw;
+    }
+    return entry;
+  }
+
+  private viewOf(record: RunRecord): RunView {
+    if (record.cleanContext?.of !== record.context || record.cleanContext === undefined) {
+      record.cleanContext = {
+        of: record.context,
+        value: record.context === undefined ? null : this.sanitize(record.context),
+      };
+    }
+    return {
+      ...record.view,
+      context: record.cleanContext.value,
+      logSize: record.log.length,
+      dropped: record.dropped,
+    };
+  }
+
+  private publishRun(record: RunRecord): void {
+    if (this.listeners.size === 0) return;
+    this.emit({ type: 'run', run: this.viewOf(record) });
+  }
+
+  private emit(message: InspectorMessage): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(message);
+      } catch {
+        // A broken listener (a closed stream) must not stop the others or the run.
+      }
+    }
+  }
+
+  private evict(): void {
+    while (this.records.size > this.maxRuns) {
+      const all = [...this.records.values()].sort((a, b) => a.view.startedAt - b.view.startedAt);
+      const victim = all.find((record) => FINAL_STATUSES.has(record.view.status)) ?? all[0]!;
+      this.records.delete(victim.view.key);
+      this.emit({ type: 'removed', key: victim.view.key });
+    }
+  }
+}
+
+function runIdOf(context: unknown): string | undefined {
+  const runId = (context as { runId?: unknown } | undefined)?.runId;
+  return typeof runId === 'string' && runId.length > 0 ? runId : undefined;
+}
+
+/** `awaiting.clarification` from `['run', 'run.awaiting', 'run.awaiting.clarification']`. */
+function leafName(active: readonly string[], machineId: string): string {
+  const leaves = active.filter((id) => !active.some((other) => other.startsWith(`${id}.`)));
+  return leaves.map((id) => (id.startsWith(`${machineId}.`) ? id.slice(machineId.length + 1) : id)).join(',');
+}
+
+/** A run machine's status words (`RunStatus`), else the actor's snapshot status. */
+function statusOf(view: RunRecord['view'], status: string | undefined): string {
+  const root = view.machineId;
+  if (status === 'done') {
+    const final = ['completed', 'failed', 'canceled'].find((key) =>
+      view.activeStates.includes(`${root}.${key}`),
+    );
+    return final ?? 'done';
+  }
+  if (status === 'error') return 'failed';
+  if (status === 'stopped') return FINAL_STATUSES.has(view.status) ? view.status : 'stopped';
+  return view.activeStates.includes(`${root}.awaiting`) ? 'awaiting' : 'running';
+}

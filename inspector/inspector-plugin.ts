@@ -1,0 +1,111 @@
+import type { AnyStateMachine } from 'xstate';
+import { toGraphModel } from '../machines/diagram/graph-model.ts';
+import { definePlugin, type Plugin } from '../plugins/define-plugin.ts';
+import { InspectionStore } from './inspection-store.ts';
+import type { InspectorServer, InspectorServerOptions } from './inspector-server.ts';
+import type { Sanitize } from './sanitize.ts';
+
+/** Charts laid out in this process, by graph: ELK takes a second or two on the run machine. */
+const charts = new Map<string, Promise<string>>();
+
+/** What `inspectorPlugin` and the runtime's `inspector: { … }` option take. */
+export interface InspectorPluginOptions extends Pick<InspectorServerOptions, 'port' | 'host' | 'token'> {
+  /** The machine the page draws. Default: the run machine. */
+  machine?: AnyStateMachine;
+  /** Applied to contexts and event payloads before they are shown. Default: `defaultSanitize`. */
+  sanitize?: Sanitize;
+  /** Runs kept (live and recent). Default 100. */
+  maxRuns?: number;
+  /** Log entries kept per run. Default 1000. */
+  maxLog?: number;
+  /** Start the server at once (default true); when false, it starts on the first `start()`. */
+  serve?: boolean;
+  /** Called once the page is served. Default: prints the URL on stderr. */
+  onListening?: (server: InspectorServer) => void;
+}
+
+/** The inspector as a plugin: an inspection observer, an `onEvent` hook, a server. */
+export interface InspectorPlugin extends Plugin {
+  readonly store: InspectionStore;
+  /** Starts serving (once) and resolves with the server: its `url` carries the token. */
+  start(): Promise<InspectorServer>;
+  /** Stops serving; what was recorded stays in `store`. */
+  close(): Promise<void>;
+}
+
+/**
+ * The live state-chart inspector (issue 8 §3) as a plugin on the public hooks: `inspect` feeds
+ * XState inspection events (microsteps → the transition taken, snapshots → active states) and
+ * `onEvent` the run's RunEvents into an {@link InspectionStore}; the server (loaded on start,
+ * so hono, ws and elkjs cost nothing until then) serves the page.
+ *
+ * ```ts
+ * const inspector = inspectorPlugin({ port: 0 });
+ * const runtime = createRuntime({ agent, planner, plugins: [inspector] });
+ * console.log((await inspector.start()).url); // http://127.0.0.1:PORT/?token=…
+ * ```
+ *
+ * With none installed, the runtime installs no observer at all (zero cost when off).
+ */
+export function inspectorPlugin(options: InspectorPluginOptions = {}): InspectorPlugin {
+  const graph = toGraphModel(options.machine);
+  const store = new InspectionStore({
+    graph,
+    sanitize: options.sanitize,
+    maxRuns: options.maxRuns,
+    maxLog: options.maxLog,
+  });
+  let started: Promise<InspectorServer> | undefined;
+  let closed = false;
+  const onListening =
+    options.onListening ??
+    ((server: InspectorServer) => process.stderr.write(`[toolwarden] inspector: ${server.url}\n`));
+
+  const start = (): Promise<InspectorServer> => {
+    started ??= (async () => {
+      const [{ startInspectorServer }, { toSvg }] = await Promise.all([
+        import('./inspector-server.ts'),
+        import('../machines/diagram/svg.ts'),
+      ]);
+      const key = JSON.stringify(graph);
+      let svg = charts.get(key);
+      if (!svg) {
+        svg = toSvg(graph, { embedStyle: false });
+        charts.set(key, svg);
+        svg.catch(() => charts.delete(key));
+      }
+      const server = await startInspectorServer({
+        store,
+        svg: await svg,
+        port: options.port,
+        host: options.host,
+        token: options.token,
+      });
+      if (closed) {
+        await server.close();
+        throw new Error('The inspector was closed before it started');
+      }
+      onListening(server);
+      return server;
+    })();
+    return started;
+  };
+
+  const plugin = definePlugin({
+    name: 'inspector',
+    inspect: (event) => store.observe(event),
+    onEvent: (event, run) => store.recordRunEvent(event, run.agent.id),
+  });
+  if (options.serve !== false) {
+    start().catch((err) => process.stderr.write(`[toolwarden] inspector did not start: ${String(err)}\n`));
+  }
+  return Object.assign(plugin, {
+    store,
+    start,
+    async close() {
+      closed = true;
+      const server = await started?.catch(() => undefined);
+      await server?.close();
+    },
+  });
+}

@@ -1,0 +1,195 @@
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import { type WebSocket, WebSocketServer } from 'ws';
+import type { InspectionStore, InspectorMessage } from './inspection-store.ts';
+import { inspectorPage } from './inspector-page.ts';
+import { isLoopbackHost, isLoopbackOrigin, tokenMatches } from './request-guard.ts';
+
+export interface InspectorServerOptions {
+  store: InspectionStore;
+  /** The chart drawn on the page: `toSvg(graph, { embedStyle: false })`. */
+  svg: string;
+  /** TCP port; 0 (default) picks a free one. */
+  port?: number;
+  /** A loopback address: `127.0.0.1` (default), `::1` or `localhost`. */
+  host?: string;
+  /** The secret every request must carry as `?token=`. Default: 24 random bytes, base64url. */
+  token?: string;
+  /** Largest WebSocket message accepted, bytes. Default 4 MiB. */
+  maxWsPayload?: number;
+  /** SSE comment interval keeping idle streams open through proxies, ms. Default 15 000. */
+  heartbeatMs?: number;
+}
+
+export interface InspectorServer {
+  /** The page, token included: `http://127.0.0.1:PORT/?token=…`. */
+  url: string;
+  /** Where `@statelyai/inspect`'s `createWebSocketInspector({ url })` connects: `ws://…/ws?token=…`. */
+  wsUrl: string;
+  origin: string;
+  port: number;
+  token: string;
+  store: InspectionStore;
+  /** Ends open streams and sockets, then stops listening. */
+  close(): Promise<void>;
+}
+
+/** Thrown when the inspector is asked to listen on a non-loopback address. */
+export class InspectorHostError extends Error {
+  override readonly name = 'InspectorHostError';
+}
+
+/**
+ * Serves the inspector (issue 8 §3–4) on a loopback address:
+ *
+ * | path           | what                                                                 |
+ * |----------------|----------------------------------------------------------------------|
+ * | `/`            | the page (HTML/CSS/JS inline, CSP: nothing loads from elsewhere)      |
+ * | `/events`      | Server-Sent Events: `hello` (all runs and logs), then `run`, `log`, `removed` |
+ * | `/api/runs`    | the runs as JSON; `/api/runs/:key/log` one run's log                  |
+ * | `/api/graph`   | the chart's graph model (JSON)                                        |
+ * | `/ws` (upgrade)| `@statelyai/inspect` WebSocket inspector events, shown like native runs |
+ *
+ * Every request needs `?token=<token>` (else 403) and a loopback `Host` header (else 421, which
+ * defeats DNS rebinding); WebSocket upgrades with a non-loopback `Origin` are refused too.
+ */
+export async function startInspectorServer(options: InspectorServerOptions): Promise<InspectorServer> {
+  const host = options.host ?? '127.0.0.1';
+  if (!isLoopbackHost(host.includes(':') && !host.startsWith('[') ? `[${host}]` : host)) {
+    throw new InspectorHostError(`The inspector only listens on loopback addresses, not "${host}"`);
+  }
+  const token = options.token ?? randomBytes(24).toString('base64url');
+  const store = options.store;
+  const heartbeatMs = options.heartbeatMs ?? 15_000;
+  const closers = new Set<() => void>();
+
+  const app = new Hono();
+  app.use('*', async (c, next) => {
+    if (!isLoopbackHost(c.req.header('host'))) {
+      return c.text('Misdirected Request: the inspector answers to 127.0.0.1 and localhost only\n', 421);
+    }
+    if (!tokenMatches(c.req.query('token'), token)) {
+      return c.text('Forbidden: the inspector URL carries a token; use the URL it printed\n', 403);
+    }
+    await next();
+    c.header('Cache-Control', 'no-store');
+    c.header('X-Content-Type-Options', 'nosniff');
+    c.header('Referrer-Policy', 'no-referrer');
+    c.header('Cross-Origin-Resource-Policy', 'same-origin');
+    c.header('X-Frame-Options', 'DENY');
+  });
+
+  app.get('/', (c) => {
+    const nonce = randomBytes(16).toString('base64');
+    c.header(
+      'Content-Security-Policy',
+      [
+        "default-src 'none'",
+        `script-src 'nonce-${nonce}'`,
+        `style-src 'nonce-${nonce}'`,
+        "connect-src 'self'",
+        'img-src data:',
+        "base-uri 'none'",
+        "form-action 'none'",
+        "frame-ancestors 'none'",
+      ].join('; '),
+    );
+    return c.html(inspectorPage({ svg: options.svg, nonce, machineId: store.graph.machineId }));
+  });
+
+  app.get('/events', (c) =>
+    streamSSE(c, async (stream) => {
+      let chain = Promise.resolve();
+      const send = (event: string, data: unknown) => {
+        chain = chain
+          .then(() => stream.writeSSE({ event, data: JSON.stringify(data) }))
+          .catch(() => undefined);
+      };
+      // Subscribe and take the hello in the same tick: nothing can fall between them.
+      const unsubscribe = store.subscribe((message: InspectorMessage) => send(message.type, message));
+      const runs = store.runs();
+      send('hello', { runs, logs: Object.fromEntries(runs.map((run) => [run.key, store.log(run.key)])) });
+      const heartbeat = setInterval(() => {
+        chain = chain
+          .then(() => stream.write(': ping\n\n'))
+          .then(
+            () => undefined,
+            () => undefined,
+          );
+      }, heartbeatMs);
+      await new Promise<void>((resolve) => {
+        stream.onAbort(resolve);
+        closers.add(resolve);
+      });
+      clearInterval(heartbeat);
+      unsubscribe();
+      await chain;
+    }),
+  );
+
+  app.get('/api/runs', (c) => c.json({ runs: store.runs() }));
+  app.get('/api/runs/:key/log', (c) => {
+    const key = c.req.param('key');
+    return store.run(key) ? c.json({ key, log: store.log(key) }) : c.json({ error: 'no such run' }, 404);
+  });
+  app.get('/api/graph', (c) => c.json(store.graph));
+  app.notFound((c) => c.text('Not found\n', 404));
+
+  const server = await new Promise<Server>((resolve, reject) => {
+    const created = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: host }, () =>
+      resolve(created as Server),
+    ) as Server;
+    created.once('error', reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+  const origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+
+  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxWsPayload ?? 4 * 1024 * 1024 });
+  let connections = 0;
+  server.on('upgrade', (request, socket, head) => {
+    const reject = (status: number, reason: string) => {
+      socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    };
+    const url = new URL(request.url ?? '/', origin);
+    if (!isLoopbackHost(request.headers.host)) return reject(421, 'Misdirected Request');
+    if (!isLoopbackOrigin(request.headers.origin)) return reject(403, 'Forbidden');
+    if (!tokenMatches(url.searchParams.get('token'), token)) return reject(403, 'Forbidden');
+    if (url.pathname !== '/ws') return reject(404, 'Not Found');
+    wss.handleUpgrade(request, socket, head, (ws: WebSocket) => {
+      const connection = `ws${++connections}`;
+      ws.on('message', (data) => {
+        let message: unknown;
+        try {
+          message = JSON.parse(String(data));
+        } catch {
+          return; // not an inspection event
+        }
+        store.receiveStately(message, connection);
+      });
+      ws.on('error', () => ws.terminate());
+    });
+  });
+
+  return {
+    url: `${origin}/?token=${encodeURIComponent(token)}`,
+    wsUrl: `${origin.replace(/^http/, 'ws')}/ws?token=${encodeURIComponent(token)}`,
+    origin,
+    port,
+    token,
+    store,
+    async close() {
+      for (const close of closers) close();
+      closers.clear();
+      for (const client of wss.clients) client.terminate();
+      wss.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections?.();
+      });
+    },
+  };
+}

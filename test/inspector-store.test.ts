@@ -1,0 +1,200 @@
+import { firstValueFrom, toArray } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import { InspectionStore, type InspectorMessage } from '../inspector/inspection-store.ts';
+import { inspectorPlugin } from '../inspector/inspector-plugin.ts';
+import { toGraphModel } from '../machines/diagram/graph-model.ts';
+import { runMachine } from '../machines/run-machine.ts';
+import { createRuntime } from '../runtime/create-runtime.ts';
+import { scriptedPlanner } from '../runtime/planner.ts';
+
+const graph = toGraphModel(runMachine);
+const edgeTo = (source: string, guard: string) =>
+  graph.edges.find((edge) => edge.source === source && edge.guard === guard)!.id;
+
+function clarifyingRuntime(secret = 'sk-live-123') {
+  const inspector = inspectorPlugin({ serve: false });
+  const planner = scriptedPlanner([
+    { await: { clarification: { id: 'plan', question: 'Which plan?', missingFields: ['plan'] } } },
+    { finalResponse: { text: 'Done: pro' } },
+  ]);
+  const runtime = createRuntime({
+    agent: { id: 'support' },
+    planner,
+    plugins: [inspector],
+    telemetry: false,
+  });
+  const run = runtime.start({
+    runId: 'run-1',
+    messages: [{ role: 'user', content: 'hi' }],
+    labels: { apiKey: secret },
+  });
+  return { inspector, runtime, run };
+}
+
+const until = async (check: () => boolean, ms = 2000) => {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+};
+
+describe('InspectionStore fed by the inspector plugin (native inspection events)', () => {
+  it('tracks active states and matches the microstep just taken to its edge id', async () => {
+    const { inspector, run } = clarifyingRuntime();
+    await until(() => run.status === 'awaiting');
+    const view = inspector.store.run('run-1')!;
+    expect(view.source).toBe('native');
+    expect(view.status).toBe('awaiting');
+    expect(view.agentId).toBe('support');
+    expect(view.activeStates).toEqual(['run', 'run.awaiting', 'run.awaiting.clarification']);
+    expect(view.lastTransition).toMatchObject({
+      edgeIds: [edgeTo('run.planning', 'planAwaitsClarification')],
+      event: 'xstate.done.actor.0.run.planning',
+    });
+  });
+
+  it('lists a macrostep through transient states as a connected chain of edges', async () => {
+    const { inspector, run } = clarifyingRuntime();
+    await until(() => run.status === 'awaiting');
+    const seen: string[][] = [];
+    inspector.store.subscribe((message) => {
+      if (message.type === 'run' && message.run.lastTransition) seen.push(message.run.lastTransition.edgeIds);
+    });
+    await run.provideClarification({ id: 'plan', answer: 'pro' });
+    await run.result();
+    const edges = new Map(graph.edges.map((edge) => [edge.id, edge]));
+    const all = [...new Set(seen.flat())];
+    for (const id of all) expect(edges.has(id)).toBe(true);
+    expect(all[0]).toBe(edgeTo('run.awaiting.clarification', 'isClarificationAnswer'));
+    for (const chain of seen) {
+      for (let i = 1; i < chain.length; i++) {
+        const before = edges.get(chain[i - 1]!)!;
+        const source = edges.get(chain[i]!)!.source;
+        expect(before.targets.some((target) => source === target || source.startsWith(`${target}.`))).toBe(
+          true,
+        );
+      }
+    }
+    expect(inspector.store.run('run-1')).toMatchObject({
+      status: 'completed',
+      activeStates: ['run', 'run.completed'],
+    });
+  });
+
+  it('keeps the RunEvents as the log, in order, sanitized', async () => {
+    const { inspector, run } = clarifyingRuntime('sk-live-123');
+    const events = firstValueFrom(run.events$.pipe(toArray()));
+    await until(() => run.status === 'awaiting');
+    await run.provideClarification({ id: 'plan', answer: 'pro' });
+    const types = (await events).map((event) => event.type);
+    const log = inspector.store.log('run-1');
+    expect(log.map((entry) => entry.type)).toEqual(types);
+    expect(log.every((entry) => entry.kind === 'run_event')).toBe(true);
+    expect(log.map((entry) => entry.seq)).toEqual([...log.map((entry) => entry.seq)].sort((a, b) => a - b));
+    expect(JSON.stringify(log)).not.toContain('sk-live-123');
+    expect(JSON.stringify(inspector.store.run('run-1')!.context)).not.toContain('sk-live-123');
+  });
+});
+
+describe('InspectionStore fed by @statelyai/inspect events', () => {
+  const actor = (sessionId: string, runId: string) => ({
+    type: '@xstate.actor',
+    name: 'run',
+    sessionId,
+    rootId: sessionId,
+    snapshot: { status: 'active', value: 'planning', context: { runId } },
+  });
+  const snapshot = (sessionId: string, runId: string, value: unknown, event: string) => ({
+    type: '@xstate.snapshot',
+    sessionId,
+    rootId: sessionId,
+    event: { type: event },
+    snapshot: { status: 'active', value, context: { runId, password: 'p' } },
+  });
+
+  it('infers the transition taken from two snapshots and logs events and state changes', () => {
+    const store = new InspectionStore({ graph });
+    store.receiveStately(actor('x:0', 'r1'), 'ws1');
+    store.receiveStately(
+      {
+        type: '@xstate.event',
+        sessionId: 'x:0',
+        rootId: 'x:0',
+        event: { type: 'xstate.done.actor.0.run.planning' },
+      },
+      'ws1',
+    );
+    store.receiveStately(
+      snapshot('x:0', 'r1', { awaiting: 'clarification' }, 'xstate.done.actor.0.run.planning'),
+      'ws1',
+    );
+    const view = store.run('r1')!;
+    expect(view).toMatchObject({ source: 'stately', status: 'awaiting', machineId: 'run' });
+    expect(view.activeStates).toEqual(['run', 'run.awaiting', 'run.awaiting.clarification']);
+    expect(view.lastTransition?.edgeIds).toEqual([edgeTo('run.planning', 'planAwaitsClarification')]);
+    expect(view.context).toEqual({ runId: 'r1' });
+    expect(store.log('r1').map((entry) => [entry.kind, entry.type])).toEqual([
+      ['xstate_event', 'xstate.done.actor.0.run.planning'],
+      ['state', 'state_changed'],
+    ]);
+    expect(store.log('r1')[1]!.data).toEqual({ state: 'awaiting.clarification', previous: 'planning' });
+  });
+
+  it('follows always transitions through transient states', () => {
+    const store = new InspectionStore({ graph });
+    store.receiveStately(actor('x:0', 'r1'), 'ws1');
+    store.receiveStately(snapshot('x:0', 'r1', { awaiting: 'backoff' }, 'x'), 'ws1');
+    const done = graph.edges.find(
+      (edge) => edge.source === 'run.awaiting.backoff' && edge.kind === 'done.invoke',
+    )!;
+    store.receiveStately(snapshot('x:0', 'r1', 'planning', done.eventType), 'ws1');
+    expect(store.run('r1')!.lastTransition?.edgeIds).toEqual([done.id]);
+  });
+
+  it('tells runs apart when actor systems reuse session ids', () => {
+    const store = new InspectionStore({ graph });
+    store.receiveStately(actor('x:0', 'first'), 'ws1');
+    store.receiveStately(actor('x:0', 'second'), 'ws1');
+    store.receiveStately(snapshot('x:0', 'second', 'validating', 'e'), 'ws1');
+    expect(
+      store
+        .runs()
+        .map((run) => run.runId)
+        .sort(),
+    ).toEqual(['first', 'second']);
+    expect(store.run('first')!.activeStates).toEqual(['run', 'run.planning']);
+    expect(store.run('second')!.activeStates).toEqual(['run', 'run.validating']);
+  });
+
+  it('ignores child actors and malformed messages', () => {
+    const store = new InspectionStore({ graph });
+    store.receiveStately({ ...actor('x:1', 'child'), rootId: 'x:0', parentId: 'x:0' }, 'ws1');
+    for (const junk of [null, 42, 'text', { type: 1 }, { type: '@xstate.snapshot' }])
+      store.receiveStately(junk, 'ws1');
+    expect(store.runs()).toEqual([]);
+  });
+});
+
+describe('InspectionStore bounds', () => {
+  it('evicts the oldest finished run past maxRuns and tells listeners', () => {
+    let clock = 0;
+    const store = new InspectionStore({ graph, maxRuns: 2, now: () => ++clock });
+    const messages: InspectorMessage[] = [];
+    store.subscribe((message) => messages.push(message));
+    store.recordRunEvent({ type: 'run_started', runId: 'a', at: 1, agentId: 'x', labels: {} });
+    store.recordRunEvent({ type: 'run_started', runId: 'b', at: 2, agentId: 'x', labels: {} });
+    store.recordRunEvent({ type: 'run_canceled', runId: 'b', at: 3 });
+    store.recordRunEvent({ type: 'run_started', runId: 'c', at: 4, agentId: 'x', labels: {} });
+    expect(store.runs().map((run) => run.runId)).toEqual(['c', 'a']);
+    expect(messages).toContainEqual({ type: 'removed', key: 'b' });
+  });
+
+  it('keeps at most maxLog entries per run and counts the dropped ones', () => {
+    const store = new InspectionStore({ graph, maxLog: 3 });
+    for (let i = 0; i < 5; i++)
+      store.recordRunEvent({ type: 'planner_note', runId: 'a', at: i, turnId: 't', note: `n${i}` });
+    expect(store.log('a').map((entry) => (entry.data as { note: string }).note)).toEqual(['n2', 'n3', 'n4']);
+    expect(store.run('a')!.dropped).toBe(2);
+  });
+});
