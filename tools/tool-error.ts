@@ -17,15 +17,22 @@ export const ToolErrorJSONSchema: z.ZodType<ToolErrorJSON> = z.lazy(() =>
   }),
 );
 
-/** Longest cause chain kept; deeper (or cyclic) chains are cut so `toJSON` always terminates. */
-const MAX_CAUSE_DEPTH = 16;
+/**
+ * Most links of a cause chain kept, the error itself included; a longer chain keeps its first
+ * links and ends with a `(cause chain truncated)` link. Cycles end where they would repeat, so
+ * `from`, `toJSON` and `fromJSON` always terminate.
+ */
+export const MAX_CAUSE_DEPTH = 16;
+
+const TRUNCATED = '(cause chain truncated)';
 
 /**
  * A tool failure as the planner and UIs see it: a message, whether the planner can fix it, and
  * the chain of causes (seed `tool-validation-retry-hints`, "Core Types"; SPEC §2).
  *
  * JSON-serializable through {@link ToolError.toJSON}; {@link ToolError.fromJSON} rebuilds it, so
- * a ToolError survives a persisted snapshot.
+ * a ToolError survives a persisted snapshot. A non-ToolError `cause` (an `Error`, or anything
+ * thrown) is converted with {@link ToolError.from}.
  */
 export class ToolError extends Error {
   override readonly name: string = 'ToolError';
@@ -36,59 +43,139 @@ export class ToolError extends Error {
   constructor(message: string, options: { cause?: unknown; recoverable?: boolean } = {}) {
     super(message);
     this.recoverable = options.recoverable ?? false;
-    if (options.cause !== undefined) {
-      Object.defineProperty(this, 'cause', {
-        value: toCause(options.cause, 1),
-        enumerable: false,
-        writable: false,
-        configurable: true,
-      });
+    if (options.cause !== undefined && options.cause !== null) {
+      setCause(this, options.cause instanceof ToolError ? options.cause : toToolError(options.cause));
     }
   }
 
   /**
-   * Wraps anything thrown into a ToolError, keeping `Error.cause` chains (depth ≤ 16) and the
-   * original class name as `name`. A ToolError is returned as is. Never throws.
+   * Wraps anything thrown into a ToolError, keeping `Error.cause` chains (at most
+   * {@link MAX_CAUSE_DEPTH} links; a cycle ends at the first repeat), the original class name as
+   * `name`, and its stack. A ToolError is returned as is. Never throws.
    */
   static from(err: unknown): ToolError {
     if (err instanceof ToolError) return err;
-    return toCause(err, 0) ?? new ToolError('Unknown error');
+    return toToolError(err);
   }
 
-  /** Rebuilds a ToolError (with its causes) from its JSON form. */
+  /**
+   * Rebuilds a ToolError (with its causes, at most {@link MAX_CAUSE_DEPTH} deep) from its JSON
+   * form.
+   */
   static fromJSON(json: ToolErrorJSON): ToolError {
-    const error = new ToolError(json.message, {
-      recoverable: json.recoverable,
-      cause: json.cause ? ToolError.fromJSON(json.cause) : undefined,
-    });
-    if (json.name !== 'ToolError') Object.defineProperty(error, 'name', { value: json.name });
-    return error;
+    const links: ToolErrorJSON[] = [];
+    for (let at: ToolErrorJSON | undefined = json; at && links.length <= MAX_CAUSE_DEPTH; at = at.cause) {
+      links.push(at);
+    }
+    let cause: ToolError | undefined;
+    if (links.length > MAX_CAUSE_DEPTH) {
+      links.pop();
+      cause = new ToolError(TRUNCATED);
+    }
+    for (const link of links.reverse()) {
+      const error = new ToolError(link.message, { recoverable: link.recoverable, cause });
+      if (link.name !== 'ToolError') setName(error, link.name);
+      cause = error;
+    }
+    return cause as ToolError;
   }
 
+  /** The JSON form, causes included (cut as {@link MAX_CAUSE_DEPTH} says; cycles end). */
   toJSON(): ToolErrorJSON {
-    const json: ToolErrorJSON = { name: this.name, message: this.message, recoverable: this.recoverable };
-    if (this.cause) json.cause = this.cause.toJSON();
-    return json;
+    const links: ToolError[] = [];
+    const seen = new Set<ToolError>();
+    for (let at: ToolError | undefined = this; at && !seen.has(at); at = at.cause) {
+      if (links.length > MAX_CAUSE_DEPTH) break;
+      seen.add(at);
+      links.push(at);
+    }
+    let cause: ToolErrorJSON | undefined;
+    if (links.length > MAX_CAUSE_DEPTH) {
+      links.pop();
+      cause = { name: 'ToolError', message: TRUNCATED, recoverable: false };
+    }
+    for (const link of links.reverse()) {
+      const json: ToolErrorJSON = { name: link.name, message: link.message, recoverable: link.recoverable };
+      if (cause) json.cause = cause;
+      cause = json;
+    }
+    return cause as ToolErrorJSON;
   }
 }
 
-function toCause(err: unknown, depth: number): ToolError | undefined {
-  if (err === undefined || err === null) return undefined;
-  if (err instanceof ToolError) return err;
-  if (depth > MAX_CAUSE_DEPTH) return new ToolError('(cause chain truncated)');
-  if (err instanceof Error) {
-    const wrapped = new ToolError(err.message || err.name, {
-      recoverable: false,
-      cause: err.cause === err ? undefined : toCauseOrUndefined(err.cause, depth + 1),
-    });
-    if (err.name && err.name !== 'Error') Object.defineProperty(wrapped, 'name', { value: err.name });
-    return wrapped;
-  }
-  return new ToolError(describe(err));
+function setCause(error: ToolError, cause: ToolError): void {
+  Object.defineProperty(error, 'cause', {
+    value: cause,
+    enumerable: false,
+    writable: false,
+    configurable: true,
+  });
 }
 
-function toCauseOrUndefined(err: unknown, depth: number): ToolError | undefined {
-  return err === undefined ? undefined : toCause(err, depth);
+function setName(error: ToolError, name: string): void {
+  Object.defineProperty(error, 'name', {
+    value: name,
+    enumerable: false,
+    writable: false,
+    configurable: true,
+  });
+}
+
+/**
+ * Converts a thrown value and its `Error.cause` chain, innermost last. Stops at the first value
+ * seen before (a cycle), at a ToolError (kept as is, with its own chain), or after
+ * {@link MAX_CAUSE_DEPTH} links (a truncation marker ends the chain).
+ */
+function toToolError(err: unknown): ToolError {
+  const chain: unknown[] = [];
+  const seen = new Set<unknown>();
+  let tail: ToolError | undefined;
+  for (let at: unknown = err; at !== undefined && at !== null; at = causeOf(at)) {
+    if (at instanceof ToolError) {
+      tail = at;
+      break;
+    }
+    if (seen.has(at)) break;
+    if (chain.length >= MAX_CAUSE_DEPTH) {
+      tail = new ToolError(TRUNCATED);
+      break;
+    }
+    seen.add(at);
+    chain.push(at);
+  }
+  let cause = tail;
+  for (const link of chain.reverse()) cause = wrapOne(link, cause);
+  return cause ?? new ToolError('Unknown error');
+}
+
+function causeOf(value: unknown): unknown {
+  try {
+    return value instanceof Error ? value.cause : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function wrapOne(value: unknown, cause: ToolError | undefined): ToolError {
+  if (!(value instanceof Error)) return new ToolError(describe(value), { cause });
+  const { message, name, stack } = readError(value);
+  const wrapped = new ToolError(message || name || 'Error', { recoverable: false, cause });
+  if (name && name !== 'Error') setName(wrapped, name);
+  if (stack) wrapped.stack = stack;
+  return wrapped;
+}
+
+/** An Error's fields, read defensively: a hostile getter must not make `from` throw. */
+function readError(err: Error): { message: string; name: string; stack?: string } {
+  const read = (key: 'message' | 'name' | 'stack'): string | undefined => {
+    try {
+      const value = err[key];
+      return typeof value === 'string' ? value : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  return { message: read('message') ?? '', name: read('name') ?? 'Error', stack: read('stack') };
 }
 
 function describe(value: unknown): string {
@@ -96,7 +183,11 @@ function describe(value: unknown): string {
   try {
     return JSON.stringify(value) ?? String(value);
   } catch {
-    return String(value);
+    try {
+      return String(value);
+    } catch {
+      return Object.prototype.toString.call(value);
+    }
   }
 }
 
