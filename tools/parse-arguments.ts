@@ -8,9 +8,10 @@
  * | JSON text that parses                   | `ok` with the parsed value               |
  * | JSON text that does not parse           | `invalid_json` with the parser's message |
  * | text over `maxBytes` (UTF-8 bytes)      | `too_large`, nothing parsed              |
+ * | an object whose JSON is over `maxBytes` | `too_large` (size estimated from below)   |
  * | nesting deeper than `maxDepth`          | `too_deep`, nothing parsed               |
  * | a `__proto__`/`constructor`/`prototype` key | `ok`, the key listed in `forbiddenKeys` and left out of `value` |
- * | a value JSON cannot carry (function, bigint, symbol, cycle) | `not_json` |
+ * | a value JSON cannot carry (function, bigint, symbol, NaN, Infinity, cycle, Map, Set, RegExp, a getter that throws) | `not_json` |
  */
 export type ParsedArguments =
   | { ok: true; value: unknown; forbiddenKeys: string[] }
@@ -29,38 +30,39 @@ export const DEFAULT_MAX_INPUT_DEPTH = 64;
 /** Keys that would reach `Object.prototype` through careless assignment downstream. */
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
+/** Never throws: whatever `input` is, the outcome is a {@link ParsedArguments}. */
 export function parseArguments(input: unknown, limits: ParseLimits = {}): ParsedArguments {
   const maxBytes = limits.maxBytes ?? DEFAULT_MAX_INPUT_BYTES;
   const maxDepth = limits.maxDepth ?? DEFAULT_MAX_INPUT_DEPTH;
-  let value = input;
-  if (typeof input === 'string') {
-    const bytes = Buffer.byteLength(input, 'utf8');
-    if (bytes > maxBytes) {
-      return {
-        ok: false,
-        kind: 'too_large',
-        message: `Arguments are ${bytes} bytes; the limit is ${maxBytes} bytes`,
-      };
-    }
-    const depth = textNestingDepth(input);
-    if (depth > maxDepth) {
-      return {
-        ok: false,
-        kind: 'too_deep',
-        message: `Arguments nest ${depth} levels deep; the limit is ${maxDepth}`,
-      };
-    }
-    try {
-      value = JSON.parse(input);
-    } catch (err) {
-      return {
-        ok: false,
-        kind: 'invalid_json',
-        message: `Arguments are not valid JSON: ${(err as Error).message}`,
-      };
-    }
+  if (typeof input !== 'string') return sanitize(input, maxBytes, maxDepth);
+  const bytes = Buffer.byteLength(input, 'utf8');
+  if (bytes > maxBytes) {
+    return {
+      ok: false,
+      kind: 'too_large',
+      message: `Arguments are ${bytes} bytes; the limit is ${maxBytes} bytes`,
+    };
   }
-  return sanitize(value, maxBytes, maxDepth);
+  const depth = textNestingDepth(input);
+  if (depth > maxDepth) {
+    return {
+      ok: false,
+      kind: 'too_deep',
+      message: `Arguments nest ${depth} levels deep; the limit is ${maxDepth}`,
+    };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(input);
+  } catch (err) {
+    return {
+      ok: false,
+      kind: 'invalid_json',
+      message: `Arguments are not valid JSON: ${(err as Error).message}`,
+    };
+  }
+  // The text's exact size was checked above; the copy's estimate would only be a worse measure.
+  return sanitize(value, Number.POSITIVE_INFINITY, maxDepth);
 }
 
 /** Max bracket depth of JSON text, skipping string contents; O(n), no allocation. */
@@ -81,8 +83,12 @@ function textNestingDepth(text: string): number {
 }
 
 /**
- * Copies a value into fresh plain objects and arrays, checking depth, an estimate of its
- * encoded size, and keys. Iterative-free recursion is bounded by `maxDepth`.
+ * Copies a value into fresh plain objects and arrays, checking depth, a lower bound of its JSON
+ * size (UTF-16 units of strings and keys, digits of numbers), keys, and that it is JSON at all.
+ * Values with a `toJSON` method (Date) are replaced by its result, as `JSON.stringify` does; an
+ * `undefined` object member is dropped and an `undefined` array item becomes `null`, as in JSON.
+ * A getter or proxy that throws while being read makes the value `not_json`. Recursion is
+ * bounded by `maxDepth`.
  */
 function sanitize(root: unknown, maxBytes: number, maxDepth: number): ParsedArguments {
   const forbiddenKeys: string[] = [];
@@ -90,73 +96,72 @@ function sanitize(root: unknown, maxBytes: number, maxDepth: number): ParsedArgu
   const seen = new Set<object>();
   type Failure = { ok: false; kind: 'too_large' | 'too_deep' | 'not_json'; message: string };
   let failure: Failure | undefined;
+  const fail = (kind: Failure['kind'], message: string): undefined => {
+    failure ??= { ok: false, kind, message };
+    return undefined;
+  };
+  const count = (size: number): boolean => {
+    bytes += size;
+    if (bytes <= maxBytes) return true;
+    fail('too_large', `Arguments exceed the limit of ${maxBytes} bytes`);
+    return false;
+  };
 
-  const copy = (value: unknown, depth: number, path: string): unknown => {
+  const copy = (input: unknown, depth: number, path: string, key: string): unknown => {
     if (failure) return undefined;
+    const where = path || 'arguments';
+    let value = input;
+    if (
+      value !== null &&
+      typeof value === 'object' &&
+      typeof (value as { toJSON?: unknown }).toJSON === 'function'
+    ) {
+      value = (value as { toJSON(key: string): unknown }).toJSON(key);
+    }
     switch (typeof value) {
       case 'string':
-        bytes += value.length + 2;
-        break;
+        return count(value.length + 2) ? value : undefined;
       case 'number':
-        if (!Number.isFinite(value)) {
-          failure = {
-            ok: false,
-            kind: 'not_json',
-            message: `${path || 'arguments'}: ${value} is not a JSON number`,
-          };
-        }
-        bytes += 8;
-        return value;
+        if (!Number.isFinite(value)) return fail('not_json', `${where}: ${value} is not a JSON number`);
+        return count(String(value).length) ? value : undefined;
       case 'boolean':
-        bytes += 5;
-        return value;
+        return count(value ? 4 : 5) ? value : undefined;
       case 'undefined':
         return undefined;
       case 'object':
+        if (value === null) return count(4) ? null : undefined;
         break;
       default:
-        failure = {
-          ok: false,
-          kind: 'not_json',
-          message: `${path || 'arguments'}: a ${typeof value} is not JSON`,
-        };
-        return undefined;
+        return fail('not_json', `${where}: a ${typeof value} is not JSON`);
     }
-    if (bytes > maxBytes) {
-      failure = { ok: false, kind: 'too_large', message: `Arguments exceed the limit of ${maxBytes} bytes` };
-      return undefined;
-    }
-    if (typeof value === 'string' || value === null) return value;
     const object = value as object;
+    const tag = Object.prototype.toString.call(object);
+    if (tag !== '[object Object]' && tag !== '[object Array]') {
+      return fail('not_json', `${where}: a ${tag.slice(8, -1)} is not JSON`);
+    }
     if (depth >= maxDepth) {
-      failure = {
-        ok: false,
-        kind: 'too_deep',
-        message: `Arguments nest deeper than the limit of ${maxDepth} levels`,
-      };
-      return undefined;
+      return fail('too_deep', `Arguments nest deeper than the limit of ${maxDepth} levels`);
     }
-    if (seen.has(object)) {
-      failure = {
-        ok: false,
-        kind: 'not_json',
-        message: `${path || 'arguments'}: a cyclic value is not JSON`,
-      };
-      return undefined;
-    }
+    if (seen.has(object)) return fail('not_json', `${where}: a cyclic value is not JSON`);
+    if (!count(2)) return undefined;
     seen.add(object);
     let out: unknown;
     if (Array.isArray(object)) {
-      out = object.map((item, index) => copy(item, depth + 1, join(path, String(index))));
+      const items: unknown[] = [];
+      for (let index = 0; index < object.length && !failure; index++) {
+        const item = copy(object[index], depth + 1, join(path, String(index)), String(index));
+        items.push(item === undefined ? null : item);
+      }
+      out = items;
     } else {
       const record: Record<string, unknown> = {};
       for (const key of Object.keys(object)) {
-        bytes += key.length + 3;
+        if (failure || !count(key.length + 3)) break;
         if (FORBIDDEN_KEYS.has(key)) {
           forbiddenKeys.push(join(path, key));
           continue;
         }
-        const item = copy((object as Record<string, unknown>)[key], depth + 1, join(path, key));
+        const item = copy((object as Record<string, unknown>)[key], depth + 1, join(path, key), key);
         if (item !== undefined) record[key] = item;
       }
       out = record;
@@ -165,8 +170,22 @@ function sanitize(root: unknown, maxBytes: number, maxDepth: number): ParsedArgu
     return out;
   };
 
-  const value = copy(root, 0, '');
+  let value: unknown;
+  try {
+    value = copy(root, 0, '', '');
+  } catch (err) {
+    const reason = err instanceof RangeError ? 'it nests too deeply to copy' : describeError(err);
+    return { ok: false, kind: 'not_json', message: `Arguments could not be read: ${reason}` };
+  }
   return failure ?? { ok: true, value, forbiddenKeys };
+}
+
+function describeError(err: unknown): string {
+  try {
+    return err instanceof Error ? err.message : String(err);
+  } catch {
+    return 'unreadable error';
+  }
 }
 
 function join(path: string, key: string): string {
