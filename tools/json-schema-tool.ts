@@ -23,10 +23,15 @@ export interface JsonSchemaToolOptions extends Partial<Omit<ToolDefinition, 'inp
 
 /**
  * Builds a tool from a plain JSON Schema declaration (OpenAI / MCP style), validated by
- * `z.fromJSONSchema`. Objects that do not say otherwise get `additionalProperties: false`,
- * so an unknown argument is reported as `unknown_field` (SPEC §3).
+ * `z.fromJSONSchema`. Objects that declare `properties` and do not say otherwise get
+ * `additionalProperties: false`, so an unknown argument is reported as `unknown_field` (SPEC §3);
+ * `{ type: 'object' }` without `properties` stays a free-form map.
  *
  * The id is `name` when it already has the `toolset.tool` form, else `<toolset>.<name>`.
+ *
+ * The model-facing `inputSchema` is written back from the zod schema, so it says what is
+ * enforced: notably a `required` property that has a `default` becomes optional (zod applies the
+ * default when it is absent).
  *
  * @throws ToolDefinitionError when the schema cannot be converted or the id is malformed.
  */
@@ -52,24 +57,55 @@ export function toolFromJsonSchema(fn: JsonSchemaFunction, options: JsonSchemaTo
   });
 }
 
-/** Deep copy with `additionalProperties: false` on every object schema that leaves it unset. */
+/** Keywords whose value is one schema. */
+const SCHEMA_KEYWORDS = new Set([
+  'items',
+  'additionalItems',
+  'additionalProperties',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  'contains',
+  'propertyNames',
+  'not',
+  'if',
+  'then',
+  'else',
+]);
+/** Keywords whose value is a list of schemas. */
+const SCHEMA_LIST_KEYWORDS = new Set(['anyOf', 'oneOf', 'allOf', 'prefixItems']);
+/** Keywords whose value maps names to schemas: the keys are names, not keywords. */
+const SCHEMA_MAP_KEYWORDS = new Set([
+  'properties',
+  'patternProperties',
+  '$defs',
+  'definitions',
+  'dependentSchemas',
+]);
+
+/**
+ * Deep copy with `additionalProperties: false` on every object schema that declares `properties`
+ * and says nothing about other keys. An object schema without `properties` (`{ type: 'object' }`)
+ * is a free-form map and stays open. Only schema positions are visited: data keywords (`default`,
+ * `const`, `enum`, `examples`) are copied untouched even when their values look like schemas.
+ */
 function closeObjects(schema: JSONSchema, unknownFields: 'reject' | 'passthrough' | undefined): JSONSchema {
   if (unknownFields === 'passthrough') return schema;
   const visit = (node: unknown): unknown => {
-    if (Array.isArray(node)) return node.map(visit);
-    if (node === null || typeof node !== 'object') return node;
+    if (node === null || typeof node !== 'object' || Array.isArray(node)) return node;
     const out: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(node)) {
-      // `properties` maps names to schemas: its keys are field names, not keywords.
-      out[key] =
-        key === 'properties' && value && typeof value === 'object'
-          ? Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, visit(sub)]))
-          : visit(value);
+      if (SCHEMA_KEYWORDS.has(key)) out[key] = visit(value);
+      else if (SCHEMA_LIST_KEYWORDS.has(key) && Array.isArray(value)) out[key] = value.map(visit);
+      else if (SCHEMA_MAP_KEYWORDS.has(key) && value !== null && typeof value === 'object') {
+        out[key] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, visit(sub)]));
+      } else out[key] = value;
     }
-    const isObject = out.type === 'object' || (out.properties !== undefined && out.type === undefined);
-    if (isObject && out.additionalProperties === undefined && out.patternProperties === undefined) {
-      out.additionalProperties = false;
-    }
+    const declaresFields = out.properties !== undefined && (out.type === 'object' || out.type === undefined);
+    const saysNothingElse =
+      out.additionalProperties === undefined &&
+      out.patternProperties === undefined &&
+      out.unevaluatedProperties === undefined;
+    if (declaresFields && saysNothingElse) out.additionalProperties = false;
     return out;
   };
   return visit(schema) as JSONSchema;
