@@ -1,4 +1,4 @@
-import type { JSONSchema, Tool } from './define-tool.ts';
+import { type JSONSchema, type Tool, withoutFields } from './define-tool.ts';
 import { synthesizeExample } from './example-input.ts';
 import { allowedValues, schemaAtPath } from './json-schema-path.ts';
 import type { FieldIssue, RetryHint } from './retry-hint.ts';
@@ -6,15 +6,18 @@ import type { FieldIssue, RetryHint } from './retry-hint.ts';
 const exampleCache = new WeakMap<Tool, Record<string, unknown> | null>();
 
 /**
- * The `exampleInput` of a hint: the tool's first example, else one synthesized from its
- * model-facing JSON Schema that passes the input schema, else undefined (SPEC §3). Computed once
- * per tool.
+ * The `exampleInput` of a hint: the tool's first example (without injected fields, which a model
+ * must never send), else one synthesized from its model-facing JSON Schema that passes the input
+ * schema, else undefined (SPEC §3). Computed once per tool.
  */
 export function exampleInputFor(tool: Tool): Record<string, unknown> | undefined {
   let example = exampleCache.get(tool);
   if (example === undefined) {
-    const candidate = tool.examples?.[0] ?? synthesizeExample(tool.inputSchema);
-    example = isRecord(candidate) && tool.modelInput.safeParse(candidate).success ? candidate : null;
+    const passes = (candidate: unknown): candidate is Record<string, unknown> =>
+      isRecord(candidate) && tool.modelInput.safeParse(candidate).success;
+    const first = withoutFields(tool.examples?.[0], tool.inject ?? []);
+    const synthesized = passes(first) ? undefined : synthesizeExample(tool.inputSchema);
+    example = passes(first) ? first : passes(synthesized) ? synthesized : null;
     exampleCache.set(tool, example);
   }
   return example ?? undefined;
@@ -23,7 +26,8 @@ export function exampleInputFor(tool: Tool): Record<string, unknown> | undefined
 /**
  * A question a person can answer, naming up to three fields with their descriptions and
  * allowed values (SPEC §3), e.g. `I need more information to run crm.upsert_profile. Please
- * provide: email (Customer email); plan (one of: free, pro).`
+ * provide: email (Customer email); plan (one of: free, pro).` With no fields it asks for the
+ * arguments as a whole.
  */
 export function clarifyingQuestion(
   tool: Tool,
@@ -33,6 +37,7 @@ export function clarifyingQuestion(
   const named = [...new Set(fields)]
     .slice(0, 3)
     .map((field) => describeField(tool.inputSchema, field, issues));
+  if (named.length === 0) return `I need more information to run ${tool.id}. Please provide its arguments.`;
   return `I need more information to run ${tool.id}. Please provide: ${named.join('; ')}.`;
 }
 
@@ -60,7 +65,7 @@ export function validationHint(
   issues: FieldIssue[],
   message: string,
 ): RetryHint {
-  const fields = missingFields.length > 0 ? missingFields : issues.map((issue) => issue.path);
+  const fields = questionFields(tool, missingFields, issues);
   return {
     reason,
     tool: tool.id,
@@ -68,10 +73,26 @@ export function validationHint(
     missingFields,
     exampleInput: exampleInputFor(tool),
     priorInput,
-    clarifyingQuestion: clarifyingQuestion(tool, fields, issues),
+    clarifyingQuestion: fields.length > 0 ? clarifyingQuestion(tool, fields, issues) : undefined,
     message,
     issues,
   };
+}
+
+/**
+ * The fields a person could supply: the missing ones; else those with a wrong value (not the
+ * unknown or forbidden ones, which nobody should supply); else, when nothing could be read (bad
+ * JSON), the tool's required top-level fields.
+ */
+function questionFields(tool: Tool, missingFields: string[], issues: FieldIssue[]): string[] {
+  if (missingFields.length > 0) return missingFields;
+  if (issues.length > 0) {
+    return issues
+      .filter((issue) => issue.constraint !== 'unknown_field' && issue.constraint !== 'forbidden_key')
+      .map((issue) => issue.path);
+  }
+  const required = tool.inputSchema.required;
+  return Array.isArray(required) ? required.filter((field) => typeof field === 'string') : [];
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {

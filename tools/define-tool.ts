@@ -43,9 +43,15 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.Zod
   input: I;
   /** When set, a result that fails it becomes `malformed_response`. */
   output?: O;
-  /** Valid inputs; the first is the `exampleInput` of hints. Each must pass `input`. */
+  /**
+   * Valid inputs as a model would send them; the first is the `exampleInput` of hints. Each must
+   * pass `input` without its injected fields (which it may leave out).
+   */
   examples?: z.input<I>[];
-  /** Per-call execution limit in milliseconds; the runtime default applies when absent. */
+  /**
+   * Per-call execution limit in milliseconds, at most {@link MAX_TIMEOUT_MS} (~24.8 days); the
+   * runtime default applies when absent.
+   */
   timeoutMs?: number;
   tags?: string[];
   /** Absent for external tools, whose results the app provides while the run awaits. */
@@ -79,29 +85,45 @@ export class ToolDefinitionError extends Error {
   override readonly name = 'ToolDefinitionError';
 }
 
+/** Longest delay `setTimeout` honours; a longer one fires at once (Node clamps it to 1 ms). */
+export const MAX_TIMEOUT_MS = 2_147_483_647;
+
 /**
  * Defines a tool (SPEC §3). Checks the id (`toolset.tool`) and that every example passes the
- * input schema, and derives the model-facing JSON Schema (injected fields removed).
+ * model-facing input schema, and derives that schema (injected fields removed) and its JSON
+ * Schema.
  *
- * @throws ToolDefinitionError for a malformed id, an example that fails `input`, an injected
- *   field the input schema does not declare, or a schema `z.toJSONSchema` cannot represent.
+ * With `unknownFields: 'passthrough'` an object input that would strip unknown keys (zod's
+ * default) is made loose at the top level, so the unknown fields reach `execute`; nested objects
+ * keep their own setting (declare them `z.looseObject` to pass theirs too).
+ *
+ * Examples are what a model may send: an injected field in one is ignored, and it need not
+ * contain the injected fields.
+ *
+ * @throws ToolDefinitionError for a malformed id, a `timeoutMs` that is not a number of
+ *   milliseconds in (0, {@link MAX_TIMEOUT_MS}], an example that fails the input schema, an
+ *   injected field the input schema does not declare, or a schema `z.toJSONSchema` cannot
+ *   represent.
  */
 export function defineTool<I extends z.ZodType, O extends z.ZodType = z.ZodType>(
   definition: ToolDefinition<I, O>,
 ): Tool<I, O> {
-  if (!TOOL_ID_PATTERN.test(definition.id)) {
+  if (typeof definition.id !== 'string' || !TOOL_ID_PATTERN.test(definition.id)) {
     throw new ToolDefinitionError(
-      `Tool id "${definition.id}" must be "<toolset>.<tool>" (letters, digits, _ and -), e.g. "crm.upsert_profile"`,
+      `Tool id "${String(definition.id)}" must be "<toolset>.<tool>" (letters, digits, _ and -), e.g. "crm.upsert_profile"`,
     );
   }
-  if (definition.timeoutMs !== undefined && !(definition.timeoutMs > 0)) {
+  const { timeoutMs } = definition;
+  if (timeoutMs !== undefined && !(timeoutMs > 0 && timeoutMs <= MAX_TIMEOUT_MS)) {
     throw new ToolDefinitionError(
-      `Tool ${definition.id}: timeoutMs must be a positive number of milliseconds`,
+      `Tool ${definition.id}: timeoutMs must be a number of milliseconds in (0, ${MAX_TIMEOUT_MS}], got ${timeoutMs}`,
     );
   }
-  const modelInput = omitInjected(definition.id, definition.input, definition.inject ?? []);
+  const inject = definition.inject ?? [];
+  const input = definition.unknownFields === 'passthrough' ? loosen(definition.input) : definition.input;
+  const modelInput = omitInjected(definition.id, input, inject);
   definition.examples?.forEach((example, index) => {
-    const parsed = definition.input.safeParse(example);
+    const parsed = modelInput.safeParse(withoutFields(example, inject));
     if (!parsed.success) {
       throw new ToolDefinitionError(
         `Tool ${definition.id}: examples[${index}] does not pass the input schema: ${parsed.error.message}`,
@@ -110,11 +132,26 @@ export function defineTool<I extends z.ZodType, O extends z.ZodType = z.ZodType>
   });
   return {
     ...definition,
+    input: input as I,
     kind: 'tool',
     modelInput,
     inputSchema: toJSONSchema(definition.id, modelInput, 'input'),
     outputSchema: definition.output ? toJSONSchema(definition.id, definition.output, 'output') : undefined,
   };
+}
+
+/** A top-level object that strips unknown keys, made loose; anything else unchanged. */
+function loosen(input: z.ZodType): z.ZodType {
+  return input instanceof z.ZodObject && input._zod.def.catchall === undefined ? input.loose() : input;
+}
+
+/** A shallow copy of an object input without the given fields; other values unchanged. */
+export function withoutFields(value: unknown, fields: readonly string[]): unknown {
+  if (fields.length === 0 || value === null || typeof value !== 'object' || Array.isArray(value))
+    return value;
+  const copy = { ...(value as Record<string, unknown>) };
+  for (const field of fields) delete copy[field];
+  return copy;
 }
 
 function omitInjected(id: string, input: z.ZodType, inject: string[]): z.ZodType {
@@ -123,7 +160,7 @@ function omitInjected(id: string, input: z.ZodType, inject: string[]): z.ZodType
     throw new ToolDefinitionError(`Tool ${id}: injected fields need an object input schema`);
   }
   const shape = input.shape as Record<string, unknown>;
-  const unknown = inject.filter((field) => !(field in shape));
+  const unknown = inject.filter((field) => !Object.hasOwn(shape, field));
   if (unknown.length > 0) {
     throw new ToolDefinitionError(
       `Tool ${id}: injected fields not in the input schema: ${unknown.join(', ')}`,

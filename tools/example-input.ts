@@ -89,20 +89,37 @@ function synthString(node: JSONSchema): string {
   return value;
 }
 
+/**
+ * A number inside the bounds: 1 when allowed (a friendly default), else the lower bound (nudged
+ * past an exclusive one), else the upper bound, else the middle of both; then rounded to an
+ * integer or a `multipleOf` that still fits when one does.
+ */
 function synthNumber(node: JSONSchema, integer: boolean): number {
-  const min =
-    node.minimum ?? (node.exclusiveMinimum !== undefined ? Number(node.exclusiveMinimum) + 1 : undefined);
-  const max =
-    node.maximum ?? (node.exclusiveMaximum !== undefined ? Number(node.exclusiveMaximum) - 1 : undefined);
-  // zod writes safe-integer bounds (±2^53-1) for every int; those are limits, not examples.
-  const lower = min !== undefined && Number(min) > -Number.MAX_SAFE_INTEGER ? Number(min) : undefined;
-  const upper = max !== undefined && Number(max) < Number.MAX_SAFE_INTEGER ? Number(max) : undefined;
-  let value = lower ?? (upper !== undefined ? Math.min(1, upper) : 1);
-  if (lower !== undefined && lower <= 1 && (upper === undefined || upper >= 1)) value = 1;
-  if (integer) value = Math.ceil(value);
-  const multipleOf = Number(node.multipleOf ?? 0);
-  if (multipleOf > 0) value = Math.ceil(value / multipleOf) * multipleOf;
-  return value;
+  const bound = (inclusive: unknown, exclusive: unknown) => {
+    // zod writes safe-integer bounds (±2^53-1) for every int; those are limits, not examples.
+    const value = inclusive ?? exclusive;
+    return typeof value === 'number' && Math.abs(value) < Number.MAX_SAFE_INTEGER
+      ? { value, exclusive: inclusive === undefined }
+      : undefined;
+  };
+  const low = bound(node.minimum, node.exclusiveMinimum);
+  const high = bound(node.maximum, node.exclusiveMaximum);
+  const fits = (n: number) =>
+    (!low || (low.exclusive ? n > low.value : n >= low.value)) &&
+    (!high || (high.exclusive ? n < high.value : n <= high.value));
+  const step = typeof node.multipleOf === 'number' && node.multipleOf > 0 ? node.multipleOf : integer ? 1 : 0;
+  const candidates = [1];
+  if (low) candidates.push(low.exclusive ? low.value + (step || 1) : low.value);
+  if (high) candidates.push(high.exclusive ? high.value - (step || 1) : high.value);
+  if (low && high) candidates.push((low.value + high.value) / 2);
+  for (const candidate of candidates) {
+    const rounded = step
+      ? [Math.ceil(candidate / step) * step, Math.floor(candidate / step) * step]
+      : [candidate];
+    const found = rounded.find((n) => fits(n) && (!integer || Number.isInteger(n)));
+    if (found !== undefined) return found;
+  }
+  return candidates[candidates.length - 1]!;
 }
 
 function lookupRef(root: JSONSchema, ref: string): JSONSchema | undefined {
