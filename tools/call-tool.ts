@@ -1,6 +1,6 @@
 import { isRecord, validationHint } from './build-retry-hint.ts';
 import { closestIds } from './closest-ids.ts';
-import { type Tool, ToolOutput } from './define-tool.ts';
+import { MAX_TIMEOUT_MS, type Tool, ToolOutput } from './define-tool.ts';
 import { type ParseLimits, parseArguments } from './parse-arguments.ts';
 import type { RetryHint } from './retry-hint.ts';
 import type { ToolCallMeta } from './tool-call-meta.ts';
@@ -59,6 +59,8 @@ export function prepareToolCall(
   call: ToolCallRequest,
   options: PrepareOptions = {},
 ): PreparedCall {
+  // A planner decoding JSON may hand over a number or null where the name should be.
+  if (typeof call.name !== 'string') call = { ...call, name: safeText(call.name) };
   const tool = catalog.get(call.name);
   const enabled = (id: string) => options.isEnabled?.(id) ?? true;
   const parsed = parseArguments(call.input, options.limits);
@@ -110,7 +112,10 @@ export interface ExecuteOptions {
   labels?: Record<string, string>;
   /** Cancels the call (the run was canceled); the result is a non-recoverable ToolError. */
   signal?: AbortSignal;
-  /** Used when the tool declares no `timeoutMs`. Default 60 000 ms. */
+  /**
+   * Used when the tool declares no `timeoutMs`. Default 60 000 ms; values above
+   * {@link MAX_TIMEOUT_MS} are clamped to it, and a value that is not positive means the default.
+   */
   defaultTimeoutMs?: number;
 }
 
@@ -150,7 +155,9 @@ export async function executeToolCall(
     }
     input = full.data;
   }
-  const timeoutMs = tool.timeoutMs ?? options.defaultTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+  const requested = tool.timeoutMs ?? options.defaultTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+  // setTimeout fires at once for delays above 2^31-1 ms (Infinity included): clamp instead.
+  const timeoutMs = requested > 0 ? Math.min(requested, MAX_TIMEOUT_MS) : DEFAULT_TOOL_TIMEOUT_MS;
   const controller = new AbortController();
   const onParentAbort = () => controller.abort(options.signal?.reason ?? new Error('Run canceled'));
   if (options.signal?.aborted) onParentAbort();
@@ -289,17 +296,40 @@ function unavailable(
   return failure({ name, toolCallId: call.toolCallId }, message, hint, false);
 }
 
+const PREVIEW_CHARS = 4096;
+
+/** `{ $raw }` for input that is not usable JSON (SPEC §3 row 3): the text, or a preview of the value. */
 function rawPrior(input: unknown): Record<string, unknown> {
-  if (typeof input === 'string')
-    return { $raw: input.length > 4096 ? `${input.slice(0, 4096)}…(truncated)` : input };
-  return { $raw: safeText(input) };
+  return { $raw: typeof input === 'string' ? truncate(input) : safeText(input) };
 }
 
+/**
+ * A JSON-ish preview of any value, at most {@link PREVIEW_CHARS} characters. Stops descending
+ * once the budget is spent, so a value with many shared references (exponential as a tree)
+ * cannot stall it; cycles, BigInts and throwing getters fall back to `String`.
+ */
 function safeText(value: unknown): string {
+  let budget = PREVIEW_CHARS;
+  let text: string | undefined;
   try {
-    const text = JSON.stringify(value) ?? String(value);
-    return text.length > 4096 ? `${text.slice(0, 4096)}…(truncated)` : text;
+    text = JSON.stringify(value, (_key, item: unknown) => {
+      if (budget <= 0) return undefined;
+      budget -= typeof item === 'string' ? item.length + 3 : 8;
+      return typeof item === 'bigint' ? `${item}n` : item;
+    });
   } catch {
-    return String(value);
+    // cyclic, or a getter/toJSON threw
   }
+  if (text === undefined) {
+    try {
+      text = String(value);
+    } catch {
+      text = Object.prototype.toString.call(value);
+    }
+  }
+  return truncate(text);
+}
+
+function truncate(text: string): string {
+  return text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}…(truncated)` : text;
 }

@@ -9,7 +9,7 @@ import type { FieldIssue } from './retry-hint.ts';
  *
  * | finding                                       | reason              |
  * |-----------------------------------------------|---------------------|
- * | some required path absent (or `undefined`)    | `missing_fields`    |
+ * | some required field absent (or `undefined`)   | `missing_fields`    |
  * | anything else (type, enum, range, format, unknown field) | `invalid_arguments` |
  *
  * "Absent" is decided by looking the path up in the input, not by the zod issue code: zod
@@ -59,14 +59,22 @@ function toFieldIssues(tool: Tool, input: unknown, issue: z.core.$ZodIssue): Fie
     const allowed = Object.keys((node?.properties as object | undefined) ?? {});
     return issue.keys.map((key) => unknownField(path ? `${path}.${key}` : key, allowed));
   }
-  if (!received.present && (issue.code === 'invalid_type' || issue.code === 'invalid_value')) {
+  // Absent is absent whatever zod calls it (invalid_type, invalid_value, invalid_union, a custom
+  // refinement on the field): FACTS.md. The root is never "missing": no arguments at all is a
+  // type error of the whole call.
+  if (!received.present && issue.path.length > 0) {
     const allowed = issue.code === 'invalid_value' ? issue.values : allowedValues(node);
     return [
       {
         ...base,
         constraint: 'missing',
         message: `Required field "${path}" is missing`,
-        expected: issue.code === 'invalid_type' ? issue.expected : undefined,
+        expected:
+          issue.code === 'invalid_type' && issue.expected !== 'nonoptional'
+            ? issue.expected
+            : issue.code === 'invalid_union'
+              ? unionExpectation(issue)
+              : undefined,
         allowed,
       },
     ];
