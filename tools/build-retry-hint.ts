@@ -1,7 +1,8 @@
-import { type JSONSchema, type Tool, withoutFields } from './define-tool.ts';
+import type { JSONSchema, Tool } from './define-tool.ts';
 import { synthesizeExample } from './example-input.ts';
 import { allowedValues, schemaAtPath } from './json-schema-path.ts';
 import type { FieldIssue, RetryHint } from './retry-hint.ts';
+import { withoutFields } from './without-fields.ts';
 
 const exampleCache = new WeakMap<Tool, Record<string, unknown> | null>();
 

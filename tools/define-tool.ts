@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ToolCallMeta } from './tool-call-meta.ts';
 import type { Artifact, Bounds } from './tool-result.ts';
+import { withoutFields } from './without-fields.ts';
 
 /** A JSON Schema document (draft 2020-12, as `z.toJSONSchema` emits it). */
 export type JSONSchema = Record<string, unknown>;
@@ -143,15 +144,6 @@ export function defineTool<I extends z.ZodType, O extends z.ZodType = z.ZodType>
 /** A top-level object that strips unknown keys, made loose; anything else unchanged. */
 function loosen(input: z.ZodType): z.ZodType {
   return input instanceof z.ZodObject && input._zod.def.catchall === undefined ? input.loose() : input;
-}
-
-/** A shallow copy of an object input without the given fields; other values unchanged. */
-export function withoutFields(value: unknown, fields: readonly string[]): unknown {
-  if (fields.length === 0 || value === null || typeof value !== 'object' || Array.isArray(value))
-    return value;
-  const copy = { ...(value as Record<string, unknown>) };
-  for (const field of fields) delete copy[field];
-  return copy;
 }
 
 function omitInjected(id: string, input: z.ZodType, inject: string[]): z.ZodType {
