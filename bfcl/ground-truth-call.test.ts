@@ -1,10 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { prepareToolCall, ToolCatalog } from '../tools/index.ts';
+import { prepareToolCall } from '../tools/index.ts';
 import type { BfclEntry, BfclFunctionDoc } from './bfcl-types.ts';
+import { type EntryTool, entryTools, groundTruthToolCalls } from './entry-tools.ts';
 import { groundTruthToolCall, multiTurnToolCall, type OptionalArguments } from './ground-truth-call.ts';
 import { type GroundTruthQuirk, quirksFor } from './ground-truth-quirks.ts';
 import { loadCategory } from './load-entries.ts';
-import { type ArgumentForm, mapFunctionDoc, toolFromFunctionDoc } from './map-function-doc.ts';
+import { type ArgumentForm, mapFunctionDoc } from './map-function-doc.ts';
 import { sharedBfclDataDir } from './shared-data-suite.ts';
 
 const drink: BfclFunctionDoc = {
@@ -129,17 +130,8 @@ interface Acceptance {
   entryIds: Set<string>;
 }
 
-/** Tools are immutable: build each distinct doc once per form (multi-turn entries share docs). */
-const built = new Map<string, ReturnType<typeof toolFromFunctionDoc>>();
-const buildTool = (doc: BfclFunctionDoc, language: BfclEntry['language'], form: ArgumentForm) => {
-  const key = `${language}|${form}|${JSON.stringify(doc)}`;
-  let result = built.get(key);
-  if (!result) {
-    result = toolFromFunctionDoc(doc, { language, argumentForm: form });
-    built.set(key, result);
-  }
-  return result;
-};
+/** One tool cache per form: tools are immutable and the multi-turn entries share their docs. */
+const caches = { 'source-text': new Map<string, EntryTool>(), native: new Map<string, EntryTool>() };
 
 /** Validates every ground-truth call of a category through prepareToolCall. */
 async function acceptance(
@@ -151,36 +143,18 @@ async function acceptance(
   expect(problems).toEqual([]);
   const rejected = new Map<string, Rejection>();
   let total = 0;
-  const check = (key: string, catalog: ToolCatalog, call: { name: string; input: unknown }) => {
-    total++;
-    const prepared = prepareToolCall(catalog, { ...call, toolCallId: key });
-    if (!prepared.ok) {
-      const hint = prepared.result.retryHint!;
-      rejected.set(key, {
-        reason: hint.reason,
-        fields: [...new Set(hint.issues?.map((issue) => issue.path))].sort(),
-      });
-    }
-  };
   for (const entry of entries) {
-    const docs = [...entry.functions, ...entry.heldOutFunctions.flatMap((held) => held.functions)];
-    const tools = docs.map((doc) => buildTool(doc, entry.language, form));
-    const catalog = new ToolCatalog(tools.map((b) => b.tool));
-    const truth = entry.groundTruth;
-    if (truth?.kind === 'calls') {
-      truth.calls.forEach((gt, index) => {
-        const at = tools.findIndex((b) => b.mapping.name === gt.name);
-        check(
-          `${entry.id}#${index}`,
-          catalog,
-          groundTruthToolCall(gt, docs[at]!, tools[at]!.mapping, { optional }),
-        );
-      });
-    } else if (truth?.kind === 'turns') {
-      truth.turns.forEach((turn, t) => {
-        for (const [index, call] of turn.entries())
-          check(`${entry.id}@${t}.${index}`, catalog, multiTurnToolCall(call));
-      });
+    const tools = entryTools(entry, { argumentForm: form, cache: caches[form] });
+    for (const { key, call } of groundTruthToolCalls(entry, tools, { optional })) {
+      total++;
+      const prepared = prepareToolCall(tools.catalog, { ...call, toolCallId: key });
+      if (!prepared.ok) {
+        const hint = prepared.result.retryHint!;
+        rejected.set(key, {
+          reason: hint.reason,
+          fields: [...new Set(hint.issues?.map((issue) => issue.path))].sort(),
+        });
+      }
     }
   }
   return { total, rejected, entryIds: new Set(entries.map((entry: BfclEntry) => entry.id)) };

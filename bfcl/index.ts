@@ -5,6 +5,7 @@
 export * from './bfcl-tool-id.ts';
 export type * from './bfcl-types.ts';
 export * from './data-dir.ts';
+export * from './entry-tools.ts';
 export * from './ground-truth-call.ts';
 export * from './ground-truth-quirks.ts';
 export * from './load-entries.ts';

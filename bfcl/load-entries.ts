@@ -290,10 +290,8 @@ export function parseGroundTruth(
           if (typeof source !== 'string') throw new Error('a call must be a string');
           const call = parsePythonCall(source);
           const doc = functions.find((fn) => fn.name === call.name);
-          const names = Object.keys(doc?.parameters?.properties ?? {});
-          if (call.positional.length > 0 && !doc) {
-            throw new Error(`no doc for ${call.name} to name its positional arguments`);
-          }
+          if (!doc) throw new Error(`the entry has no function ${call.name} (in ${source})`);
+          const names = Object.keys(doc.parameters?.properties ?? {});
           return [{ name: call.name, args: bindPositional(call, names), source }];
         } catch (err) {
           problems.push(`turn ${turnIndex}: ${(err as Error).message}`);
@@ -304,6 +302,7 @@ export function parseGroundTruth(
     return { ok: true, value: { kind: 'turns', turns }, problems };
   }
   const calls: GroundTruthCall[] = [];
+  const problems: string[] = [];
   for (const item of value) {
     const keys = isRecord(item) ? Object.keys(item) : [];
     const args = keys.length === 1 ? (item as Record<string, unknown>)[keys[0]!] : undefined;
@@ -314,8 +313,9 @@ export function parseGroundTruth(
       };
     }
     calls.push({ name: keys[0]!, args: args as Record<string, unknown[]> });
+    if (!functions.some((fn) => fn.name === keys[0])) problems.push(`the entry has no function ${keys[0]}`);
   }
-  return { ok: true, value: { kind: 'calls', calls }, problems: [] };
+  return { ok: true, value: { kind: 'calls', calls }, problems };
 }
 
 function resolveClass(name: string, options: LoadCategoryOptions): string {

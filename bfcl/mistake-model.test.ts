@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { callTool, type Tool, type ToolCallMeta, ToolCatalog, type ToolResult } from '../tools/index.ts';
 import type { BfclFunctionDoc } from './bfcl-types.ts';
-import { groundTruthToolCall, multiTurnToolCall } from './ground-truth-call.ts';
+import { type EntryTool, entryTools, groundTruthToolCalls } from './entry-tools.ts';
 import { loadCategory } from './load-entries.ts';
 import { toolFromFunctionDoc } from './map-function-doc.ts';
 import {
@@ -176,16 +176,7 @@ describe('the mistake model on one call', () => {
 const dataDir = sharedBfclDataDir('bfcl/mistake-model (real BFCL ground truth)');
 
 /** Tools are immutable: build each distinct doc once (multi-turn entries share docs). */
-const builtTools = new Map<string, ReturnType<typeof toolFromFunctionDoc>>();
-const buildTool = (doc: BfclFunctionDoc, language: 'python' | 'java' | 'javascript') => {
-  const key = `${language}|${JSON.stringify(doc)}`;
-  let result = builtTools.get(key);
-  if (!result) {
-    result = toolFromFunctionDoc(doc, { language, timeoutMs: 5, execute: () => ({ ok: true }) });
-    builtTools.set(key, result);
-  }
-  return result;
-};
+const cache = new Map<string, EntryTool>();
 
 describe.skipIf(!dataDir)('hint-reason accuracy of the mistake model over real BFCL calls', () => {
   const tally = new Map<string, { right: number; total: number }>();
@@ -216,31 +207,18 @@ describe.skipIf(!dataDir)('hint-reason accuracy of the mistake model over real B
       const { entries } = await loadCategory(dataDir!, category);
       const outcomes: Promise<{ kind: MistakeKind; ok: boolean; why: string }>[] = [];
       for (const entry of entries) {
-        const docs = [...entry.functions, ...entry.heldOutFunctions.flatMap((held) => held.functions)];
-        const built = docs.map((doc) => buildTool(doc, entry.language));
-        const tools = built.map((b) => b.tool);
-        const toolIds = tools.map((tool) => tool.id);
-        const targets: MistakeTarget[] = [];
-        if (entry.groundTruth?.kind === 'calls') {
-          entry.groundTruth.calls.forEach((gt, index) => {
-            const at = built.findIndex((b) => b.mapping.name === gt.name);
-            const call = groundTruthToolCall(gt, docs[at]!, built[at]!.mapping);
-            targets.push({ key: `${entry.id}#${index}`, call, tool: tools[at]!, toolIds });
-          });
-        } else if (entry.groundTruth?.kind === 'turns') {
-          for (const [t, turn] of entry.groundTruth.turns.entries()) {
-            for (const [index, gt] of turn.entries()) {
-              const call = multiTurnToolCall(gt);
-              const tool = tools.find((candidate) => candidate.id === call.name)!;
-              targets.push({ key: `${entry.id}@${t}.${index}`, call, tool, toolIds });
-            }
-          }
-        }
+        const tools = entryTools(entry, { timeoutMs: 5, execute: () => ({ ok: true }), cache });
+        const targets: MistakeTarget[] = groundTruthToolCalls(entry, tools).map(({ key, call, tool }) => ({
+          key,
+          call,
+          tool: tool!,
+          toolIds: tools.catalog.ids,
+        }));
         for (const one of targets) {
           for (const kind of applicableMistakes(one)) {
             const mistake = applyMistake(one, kind, 20_240_601);
             outcomes.push(
-              throughBoundary(mistake, tools, one.tool.id).then((result) => {
+              throughBoundary(mistake, tools.catalog.list(), one.tool.id).then((result) => {
                 const reason = result.retryHint?.reason;
                 const ok =
                   reason === mistake.expectedReason && (reason !== undefined || result.error === undefined);
