@@ -1,7 +1,61 @@
-import type { Command } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { INSPECT_HELP } from '../inspector/inspect-command.ts';
 
-/** Adds every command to `program`. New commands register here. */
+/** Parses a non-negative integer option (ports, counts, milliseconds). */
+export function integerOption(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0)
+    throw new InvalidArgumentError(`"${value}" is not a non-negative integer`);
+  return n;
+}
+
+/**
+ * Adds every command to `program`. Each command's module is imported only when it runs, so
+ * `toolwarden --help` stays fast and a command never pays for another's dependencies.
+ */
 export function registerCommands(program: Command): void {
+  program
+    .command('diagram')
+    .description('Draw the run machine as Mermaid, SVG (ELK layout) or JSON (the graph model)')
+    .addOption(
+      new Option('-f, --format <format>', 'output format')
+        .choices(['mermaid', 'svg', 'json'])
+        .default('mermaid'),
+    )
+    .addOption(
+      new Option('-d, --direction <direction>', 'layout direction').choices(['TB', 'LR']).default('TB'),
+    )
+    .option('-o, --out <file>', 'write to FILE instead of standard output')
+    .action(async (options: { format: string; direction: 'TB' | 'LR'; out?: string }) => {
+      const { diagramCommand } = await import('../machines/diagram/diagram-command.ts');
+      const drawn = await diagramCommand(options);
+      if (drawn.out) console.error(`wrote ${drawn.format} to ${drawn.out}`);
+      else process.stdout.write(drawn.text);
+    });
+
+  program
+    .command('inspect')
+    .description('Serve the live state-chart inspector on 127.0.0.1 (with a demo agent)')
+    .option('-p, --port <port>', 'port to listen on (0: any free port)', integerOption, 0)
+    .option('--no-demo', 'serve the chart without the demo agent')
+    .option('--answer-after <ms>', 'the demo answers its clarification after this long', integerOption, 4000)
+    .option('--every <ms>', 'start a new demo run this often', integerOption, 15_000)
+    .addHelpText('after', INSPECT_HELP)
+    .action(async (options: { port: number; demo: boolean; answerAfter: number; every: number }) => {
+      const { inspectCommand } = await import('../inspector/inspect-command.ts');
+      const session = await inspectCommand({
+        port: options.port,
+        demo: options.demo,
+        answerAfterMs: options.answerAfter,
+        everyMs: options.every,
+      });
+      const stop = () => {
+        void session.close().finally(() => process.exit(0));
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+
   program
     .command('demo')
     .description('Run a short tool-boundary demo: a bad tool call repaired through its RetryHint')
