@@ -6,6 +6,11 @@ import type { Plugin, RunInfo } from '../plugins/define-plugin.ts';
 import type { Policy } from '../policies/define-policy.ts';
 import { createPolicyEngine } from '../policies/policy-engine.ts';
 import { noPolicies, type PolicyRunner } from '../policies/policy-runner.ts';
+import {
+  TELEMETRY_PLUGIN_NAME,
+  type TelemetryPluginOptions,
+  telemetryPlugin,
+} from '../telemetry/telemetry-plugin.ts';
 import type { JSONSchema, Tool } from '../tools/define-tool.ts';
 import type { ParseLimits } from '../tools/parse-arguments.ts';
 import { ToolCatalog } from '../tools/tool-catalog.ts';
@@ -51,6 +56,12 @@ export interface RuntimeOptions {
   finalizeGraceMs?: number;
   /** Where errors the runtime cannot hand to a caller go (a store write failing, a plugin hook throwing). */
   onError?: (error: unknown, where: string) => void;
+  /**
+   * Traces and metrics (SPEC §6) through `@opentelemetry/api`, by the telemetry plugin installed
+   * first (outermost) unless `plugins` has one: on by default, a no-op until an SDK is registered;
+   * `false` turns it off.
+   */
+  telemetry?: TelemetryPluginOptions | false;
 }
 
 /** What `runtime.start` takes. */
@@ -79,7 +90,7 @@ export type Runtime = ReturnType<typeof createRuntime>;
  * @throws ToolDefinitionError when two tools share an id; ZodError for invalid caps.
  */
 export function createRuntime(options: RuntimeOptions) {
-  const plugins = options.plugins ?? [];
+  const plugins = withTelemetry(options.plugins ?? [], options.telemetry);
   const catalog = new ToolCatalog([
     ...(options.tools ?? []),
     ...plugins.flatMap((plugin) => plugin.tools ?? []),
@@ -305,6 +316,12 @@ export function createRuntime(options: RuntimeOptions) {
       traceContext: context.traceContext,
     };
   }
+}
+
+/** The app's plugins, after the telemetry plugin unless telemetry is off or the app placed one itself. */
+function withTelemetry(plugins: Plugin[], telemetry: TelemetryPluginOptions | false | undefined): Plugin[] {
+  if (telemetry === false || plugins.some((plugin) => plugin.name === TELEMETRY_PLUGIN_NAME)) return plugins;
+  return [telemetryPlugin(telemetry), ...plugins];
 }
 
 /**

@@ -14,7 +14,9 @@
  * | planner turn | `plan {gen_ai.agent.name}` | INTERNAL | turn id, plan kind, plan result kind |
  * | tool call | `execute_tool {gen_ai.tool.name}` | INTERNAL | operation name, tool name/call id/type/description, ToolCallMeta, `error.type` on failure |
  *
- * Span events on the tool span: `toolwarden.retry_hint`, `toolwarden.policy_decision`.
+ * Span events: `toolwarden.retry_hint` on the tool span of the call that got the hint;
+ * `toolwarden.policy_decision` on the run segment's root span (a decision concerns the run: its
+ * caps, tools and next turn, even when a hint triggered it; the event names the call).
  */
 import { ATTR_ERROR_TYPE } from '@opentelemetry/semantic-conventions';
 import {
@@ -116,19 +118,51 @@ export const ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME = 'toolwarden.tool_call.outcome';
 export const ATTR_TOOLWARDEN_RETRY_HINT_REASON = 'toolwarden.retry_hint.reason';
 /** Name of the policy that decided, on `toolwarden.policy_decision` events and its metric. */
 export const ATTR_TOOLWARDEN_POLICY_NAME = 'toolwarden.policy.name';
-/** Kind of a policy decision (e.g. `restrict`, `disable`, `backoff`, `finalize`, `fail`). */
+/**
+ * Kind of a policy decision: the effects it has, as the decision record names them (`caps`,
+ * `disableTools`, `enableTools`, `restrictToTool`, `backoffMs`, `awaitClarification`, `finalize`,
+ * `fail`, `labels`), joined with `,` in that order when there are several (`caps,disableTools`);
+ * `note` for a decision that only explains itself. One value per decision, so
+ * `toolwarden.policy.decisions` counts decisions.
+ */
 export const ATTR_TOOLWARDEN_POLICY_DECISION_KIND = 'toolwarden.policy.decision.kind';
+
+/**
+ * What a run segment ended waiting for, on a root span whose status is `awaiting`:
+ * `clarification` | `external_tools` | `confirmation` | `backoff`.
+ */
+export const ATTR_TOOLWARDEN_RUN_AWAITING = 'toolwarden.run.awaiting';
+/** Why a completed run finalized (`tool_cap`, `failure_cap`, `time_budget`, `policy`, ...), on the root span. */
+export const ATTR_TOOLWARDEN_RUN_FINALIZE_REASON = 'toolwarden.run.finalize_reason';
+/** RetryHint.missingFields (string[]), on `toolwarden.retry_hint` events. */
+export const ATTR_TOOLWARDEN_RETRY_HINT_MISSING_FIELDS = 'toolwarden.retry_hint.missing_fields';
+/** RetryHint.restrictToTool (boolean), on `toolwarden.retry_hint` events. */
+export const ATTR_TOOLWARDEN_RETRY_HINT_RESTRICT_TO_TOOL = 'toolwarden.retry_hint.restrict_to_tool';
+/** RetryHint.message, on `toolwarden.retry_hint` events. */
+export const ATTR_TOOLWARDEN_RETRY_HINT_MESSAGE = 'toolwarden.retry_hint.message';
+/** RetryHint.retryAfterMs (int, ms; `rate_limited`), on `toolwarden.retry_hint` events. */
+export const ATTR_TOOLWARDEN_RETRY_HINT_RETRY_AFTER_MS = 'toolwarden.retry_hint.retry_after_ms';
+/** The policy hook that decided (`onRetryHint`, `onToolBatch`, `onToolResult`), on `toolwarden.policy_decision`. */
+export const ATTR_TOOLWARDEN_POLICY_HOOK = 'toolwarden.policy.hook';
+/** The decision's `note` (why), on `toolwarden.policy_decision` events. */
+export const ATTR_TOOLWARDEN_POLICY_NOTE = 'toolwarden.policy.note';
+/** The decision itself as JSON (`{"restrictToTool":"crm.upsert_profile"}`), on `toolwarden.policy_decision`. */
+export const ATTR_TOOLWARDEN_POLICY_DECISION_DETAIL = 'toolwarden.policy.decision.detail';
 
 /** Values of {@link ATTR_TOOLWARDEN_PLAN_KIND} (SPEC §6). */
 export type PlanKind = 'start' | 'resume' | 'finalize';
 /** Values of {@link ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME}: ran and succeeded, ran and failed, stopped before running. */
 export type ToolCallOutcome = 'success' | 'error' | 'rejected';
+/** Values of {@link ATTR_TOOLWARDEN_PLAN_RESULT_KIND}; `none` is a plan with nothing in it (the run fails). */
+export type PlanResultKind = 'tool_calls' | 'await' | 'final_response' | 'none';
+/** Values of {@link ATTR_TOOLWARDEN_RUN_STATUS} on a segment's root span. */
+export type RunSegmentStatus = 'awaiting' | 'completed' | 'failed' | 'canceled';
 
 // --- Span events ----------------------------------------------------------------------------------
 
-/** A RetryHint produced for the call (attributes: reason, tool). */
+/** A RetryHint produced for the call (attributes: reason, tool, missing fields, restrictToTool, message, retryAfterMs). */
 export const EVENT_TOOLWARDEN_RETRY_HINT = 'toolwarden.retry_hint';
-/** A policy decision taken on the call (attributes: policy name, decision kind). */
+/** A policy decision (attributes: policy name, hook, decision kind and detail, note, and the call and tool it concerns). */
 export const EVENT_TOOLWARDEN_POLICY_DECISION = 'toolwarden.policy_decision';
 
 // --- Metrics --------------------------------------------------------------------------------------
@@ -141,9 +175,12 @@ export const METRIC_TOOLWARDEN_TOOL_DURATION = 'toolwarden.tool.duration';
 export const METRIC_TOOLWARDEN_RETRY_HINTS = 'toolwarden.retry_hints';
 /** Counter of policy decisions; attributes `toolwarden.policy.name`, `toolwarden.policy.decision.kind`. */
 export const METRIC_TOOLWARDEN_POLICY_DECISIONS = 'toolwarden.policy.decisions';
-/** Counter of finished run segments; attribute `toolwarden.run.status`. */
+/**
+ * Counter of finished run segments; attribute `toolwarden.run.status`. A run that awaits once
+ * counts `awaiting` then its final status, so `status=completed` counts completed runs.
+ */
 export const METRIC_TOOLWARDEN_RUNS = 'toolwarden.runs';
-/** Up-down counter of runs in progress (no attributes). */
+/** Up-down counter of runs in progress in this process: segments open, not awaiting (no attributes). */
 export const METRIC_TOOLWARDEN_RUNS_ACTIVE = 'toolwarden.runs.active';
 
 /** How each metric is created: instrument kind, UCUM unit (OTel metric conventions), description. */

@@ -69,6 +69,40 @@ describe('telemetry names (SPEC §6)', () => {
     ]);
   });
 
+  it('names the span-event and run-end details the telemetry plugin adds under toolwarden.*', () => {
+    expect([
+      names.ATTR_TOOLWARDEN_PLAN_RESULT_KIND,
+      names.ATTR_TOOLWARDEN_RUN_AWAITING,
+      names.ATTR_TOOLWARDEN_RUN_FINALIZE_REASON,
+      names.ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME,
+      names.ATTR_TOOLWARDEN_RETRY_HINT_REASON,
+      names.ATTR_TOOLWARDEN_RETRY_HINT_MISSING_FIELDS,
+      names.ATTR_TOOLWARDEN_RETRY_HINT_RESTRICT_TO_TOOL,
+      names.ATTR_TOOLWARDEN_RETRY_HINT_MESSAGE,
+      names.ATTR_TOOLWARDEN_RETRY_HINT_RETRY_AFTER_MS,
+      names.ATTR_TOOLWARDEN_POLICY_NAME,
+      names.ATTR_TOOLWARDEN_POLICY_HOOK,
+      names.ATTR_TOOLWARDEN_POLICY_DECISION_KIND,
+      names.ATTR_TOOLWARDEN_POLICY_DECISION_DETAIL,
+      names.ATTR_TOOLWARDEN_POLICY_NOTE,
+    ]).toEqual([
+      'toolwarden.plan.result_kind',
+      'toolwarden.run.awaiting',
+      'toolwarden.run.finalize_reason',
+      'toolwarden.tool_call.outcome',
+      'toolwarden.retry_hint.reason',
+      'toolwarden.retry_hint.missing_fields',
+      'toolwarden.retry_hint.restrict_to_tool',
+      'toolwarden.retry_hint.message',
+      'toolwarden.retry_hint.retry_after_ms',
+      'toolwarden.policy.name',
+      'toolwarden.policy.hook',
+      'toolwarden.policy.decision.kind',
+      'toolwarden.policy.decision.detail',
+      'toolwarden.policy.note',
+    ]);
+  });
+
   it('describes the six SPEC metrics with their instrument and unit (durations in seconds)', () => {
     const summary = Object.values(names.TOOLWARDEN_METRICS).map((m) => `${m.name} ${m.instrument} ${m.unit}`);
     expect(summary).toEqual([

@@ -1,0 +1,9 @@
+/**
+ * `toolwarden/telemetry`: the telemetry plugin, its span/attribute/metric names and the trace
+ * context helpers (SPEC §6). Depends only on `@opentelemetry/api`; the SDK setup helper is the
+ * separate `toolwarden/telemetry/setup` entry.
+ */
+export * from './attributes.ts';
+export * from './metrics.ts';
+export * from './telemetry-plugin.ts';
+export * from './trace-context.ts';

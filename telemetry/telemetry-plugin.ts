@@ -1,0 +1,569 @@
+/**
+ * The telemetry plugin (SPEC §6): OpenTelemetry spans and metrics for every run, built on the
+ * public plugin hooks and `@opentelemetry/api` only. `createRuntime` installs it by default; with
+ * no SDK registered every call is a no-op.
+ *
+ * A run is one trace. Its work is cut into **segments**: a segment starts when the run starts or
+ * starts working again (an answer arrived, a backoff ended, `runtime.resume` restored it), and
+ * ends when the run awaits or ends. Each segment is a root-level `invoke_agent` span; the first
+ * segment's W3C trace context is kept in the run's snapshot (`RunInfo.traceContext`), and later
+ * segments, in this process or another, are its children.
+ *
+ * | span | opened by | parent | ends |
+ * |---|---|---|---|
+ * | `invoke_agent {agent}` (segment 1) | `onRunStart('start')` | the caller's active span, if any | the run awaits or ends |
+ * | `invoke_agent {agent}` (segment n) | the first hook or event of a working run with none open | segment 1 (stored context); links the caller's span | the run awaits or ends |
+ * | `plan {agent}` | `wrapPlan` | the segment | the planner returns or throws |
+ * | `execute_tool {tool}` | `wrapToolCall` (the tool's `execute` runs in its context) | the segment | the call returns |
+ * | `execute_tool {tool}` (instant) | a `tool_result` no `wrapToolCall` saw: rejected in validation, denied, refused, external | the segment | at once |
+ *
+ * | event | becomes |
+ * |---|---|
+ * | `state_changed` to `awaiting.*` | segment ends, `toolwarden.run.status=awaiting`, `toolwarden.run.awaiting` |
+ * | `state_changed` to a working state | a segment opens if none is |
+ * | `tool_result` | instant tool span (if needed); `toolwarden.tool.calls` |
+ * | `retry_hint` | `toolwarden.retry_hints` (the span event comes from the result's hint) |
+ * | `policy_decision` | `toolwarden.policy_decision` span event on the segment; `toolwarden.policy.decisions` |
+ * | `run_completed` / `run_failed` / `run_canceled` | segment ends with that status (failed: ERROR, `error.type`) |
+ *
+ * Errors: a hook of this plugin never throws and never changes a result; a `redact` hook that
+ * throws records `[redaction failed]` instead of the content.
+ */
+import {
+  type Attributes,
+  type Context,
+  context,
+  type Exception,
+  isSpanContextValid,
+  type Link,
+  type MeterProvider,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type TracerProvider,
+  trace,
+} from '@opentelemetry/api';
+import type { Plugin, RunInfo } from '../plugins/define-plugin.ts';
+import type { PlanResult } from '../runtime/planner.ts';
+import type { RunEvent } from '../runtime/run-events.ts';
+import type { RetryHint } from '../tools/retry-hint.ts';
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_GEN_AI_AGENT_ID,
+  ATTR_GEN_AI_AGENT_NAME,
+  ATTR_GEN_AI_CONVERSATION_ID,
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
+  ATTR_GEN_AI_TOOL_CALL_ID,
+  ATTR_GEN_AI_TOOL_CALL_RESULT,
+  ATTR_GEN_AI_TOOL_DESCRIPTION,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_GEN_AI_TOOL_TYPE,
+  ATTR_TOOLWARDEN_PLAN_KIND,
+  ATTR_TOOLWARDEN_PLAN_RESULT_KIND,
+  ATTR_TOOLWARDEN_POLICY_DECISION_DETAIL,
+  ATTR_TOOLWARDEN_POLICY_DECISION_KIND,
+  ATTR_TOOLWARDEN_POLICY_HOOK,
+  ATTR_TOOLWARDEN_POLICY_NAME,
+  ATTR_TOOLWARDEN_POLICY_NOTE,
+  ATTR_TOOLWARDEN_RETRY_HINT_MESSAGE,
+  ATTR_TOOLWARDEN_RETRY_HINT_MISSING_FIELDS,
+  ATTR_TOOLWARDEN_RETRY_HINT_REASON,
+  ATTR_TOOLWARDEN_RETRY_HINT_RESTRICT_TO_TOOL,
+  ATTR_TOOLWARDEN_RETRY_HINT_RETRY_AFTER_MS,
+  ATTR_TOOLWARDEN_RUN_AWAITING,
+  ATTR_TOOLWARDEN_RUN_FINALIZE_REASON,
+  ATTR_TOOLWARDEN_RUN_ID,
+  ATTR_TOOLWARDEN_RUN_STATUS,
+  ATTR_TOOLWARDEN_SESSION_ID,
+  ATTR_TOOLWARDEN_TOOL_CALL_ATTEMPT,
+  ATTR_TOOLWARDEN_TOOL_CALL_EXECUTED,
+  ATTR_TOOLWARDEN_TOOL_CALL_ID,
+  ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME,
+  ATTR_TOOLWARDEN_TOOL_CALL_PARENT_ID,
+  ATTR_TOOLWARDEN_TURN_ID,
+  EVENT_TOOLWARDEN_POLICY_DECISION,
+  EVENT_TOOLWARDEN_RETRY_HINT,
+  executeToolSpanName,
+  GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
+  GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
+  GEN_AI_TOOL_TYPE_VALUE_FUNCTION,
+  INSTRUMENTATION_SCOPE,
+  invokeAgentSpanName,
+  type PlanResultKind,
+  planSpanName,
+  type RunSegmentStatus,
+  type ToolCallOutcome,
+} from './attributes.ts';
+import { instrumentSource, type ToolwardenInstruments } from './metrics.ts';
+import { spanContextFromCarrier, traceContextCarrier } from './trace-context.ts';
+
+/** The name the telemetry plugin registers under; `createRuntime` skips its default when a plugin has it. */
+export const TELEMETRY_PLUGIN_NAME = 'toolwarden.telemetry';
+
+/**
+ * The value of `gen_ai.tool.name` on metrics for a tool id the runtime never advertised nor ran
+ * (a model's invented name): metric attributes must stay low-cardinality. Spans keep the name.
+ */
+export const OTHER_TOOL = '_OTHER';
+
+/** What a {@link RedactContent} hook is told about the value it may redact. */
+export interface ContentInfo {
+  kind: 'arguments' | 'result';
+  /** The tool id. */
+  tool: string;
+  toolCallId: string;
+  runId: string;
+}
+
+/**
+ * Returns what to record instead of `value` (strings as they are, anything else as JSON), or
+ * `undefined` to record nothing. Called only when content capture is on.
+ */
+export type RedactContent = (value: unknown, info: ContentInfo) => unknown;
+
+/** `createRuntime({ telemetry })` and {@link telemetryPlugin} options (SPEC §6). */
+export interface TelemetryPluginOptions {
+  /** Where spans go. Default: the global provider of `@opentelemetry/api` (a no-op until an SDK registers). */
+  tracerProvider?: TracerProvider;
+  /** Where metrics go. Default: the global provider, followed if it is registered later. */
+  meterProvider?: MeterProvider;
+  /**
+   * Record tool arguments and results (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`).
+   * Default: `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` in the environment (the
+   * GenAI instrumentations' switch), else off: they may hold personal data.
+   */
+  captureContent?: boolean;
+  /** Applied to every captured value before it is recorded. */
+  redact?: RedactContent;
+}
+
+/** `toolwarden.tool_call.outcome` of a result. */
+export function toolCallOutcome(result: { executed: boolean; error?: unknown }): ToolCallOutcome {
+  if (!result.executed) return 'rejected';
+  return result.error ? 'error' : 'success';
+}
+
+/** `toolwarden.plan.result_kind` of what a planner returned, by the run machine's precedence. */
+export function planResultKind(result: PlanResult | undefined): PlanResultKind {
+  if (Array.isArray(result?.toolCalls) && result.toolCalls.length > 0) return 'tool_calls';
+  const waits = result?.await;
+  if (waits && (waits.clarification || waits.externalTools || waits.confirmation)) return 'await';
+  if (result?.finalResponse) return 'final_response';
+  return 'none';
+}
+
+/** `toolwarden.policy.decision.kind`: the decision's effect kinds joined with `,`; `note` when none. */
+export function policyDecisionKind(kinds: readonly string[]): string {
+  return kinds.length === 0 ? 'note' : kinds.join(',');
+}
+
+const FINAL_STATES = new Set(['completed', 'failed', 'canceled']);
+const AWAIT_KINDS: Record<string, string> = {
+  clarification: 'clarification',
+  externalTools: 'external_tools',
+  confirmation: 'confirmation',
+  backoff: 'backoff',
+};
+const REDACTION_FAILED = '[redaction failed]';
+
+/** One open segment of a run: its root span and what the hooks of that segment share. */
+interface Segment {
+  span: Span;
+  /** The segment's parent context with its span set: the parent of plan and tool spans. */
+  context: Context;
+  /** The instruments it counted `runs.active` on (so +1 and −1 meet on one provider). */
+  instruments: ToolwardenInstruments;
+  /** Calls `wrapToolCall` opened a span for: their `tool_result` needs none. */
+  wrapped: Set<string>;
+  /** toolCallId → attempt, from `retry_hint` events (they come before a rejected call's result). */
+  attempts: Map<string, number>;
+  /** False until `run_started` confirms a segment opened by `onRunStart('start')`. */
+  started: boolean;
+}
+
+/**
+ * Creates the telemetry plugin (SPEC §6). `createRuntime` installs one by default (configured by
+ * its `telemetry` option); build one yourself to place it among your plugins, in which case the
+ * runtime adds no other.
+ */
+export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
+  const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(INSTRUMENTATION_SCOPE);
+  const instruments = instrumentSource(options.meterProvider);
+  const capture =
+    options.captureContent ??
+    globalThis.process?.env?.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT?.toLowerCase() === 'true';
+  const segments = new Map<string, Segment>();
+  /** Tool id → description, from advertised tools and executed calls; also "known tool ids". */
+  const descriptions = new Map<string, string>();
+
+  function open(run: RunInfo, first: boolean): Segment {
+    const active = context.active();
+    const stored = first ? undefined : spanContextFromCarrier(run.traceContext);
+    let parent = active;
+    let links: Link[] | undefined;
+    if (stored) {
+      parent = trace.setSpanContext(active, stored);
+      // The caller (e.g. the request that delivered an answer) is linked, not the parent.
+      const caller = trace.getSpanContext(active);
+      if (caller && isSpanContextValid(caller) && caller.traceId !== stored.traceId) {
+        links = [{ context: caller }];
+      }
+    }
+    const attributes: Attributes = {
+      [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
+      [ATTR_GEN_AI_AGENT_ID]: run.agent.id,
+      [ATTR_GEN_AI_AGENT_NAME]: run.agent.name,
+      [ATTR_TOOLWARDEN_RUN_ID]: run.runId,
+    };
+    if (run.sessionId !== undefined) attributes[ATTR_GEN_AI_CONVERSATION_ID] = run.sessionId;
+    const span = tracer.startSpan(
+      invokeAgentSpanName(run.agent.name),
+      { kind: SpanKind.INTERNAL, attributes, links },
+      parent,
+    );
+    const segment: Segment = {
+      span,
+      context: trace.setSpan(parent, span),
+      instruments: instruments(),
+      wrapped: new Set(),
+      attempts: new Map(),
+      started: !first,
+    };
+    segment.instruments.runsActive.add(1);
+    segments.set(run.runId, segment);
+    return segment;
+  }
+
+  function ensure(run: RunInfo): Segment {
+    return segments.get(run.runId) ?? open(run, false);
+  }
+
+  function close(runId: string, status: RunSegmentStatus, annotate?: (span: Span) => void): void {
+    const segment = segments.get(runId);
+    if (!segment) return;
+    segments.delete(runId);
+    segment.span.setAttribute(ATTR_TOOLWARDEN_RUN_STATUS, status);
+    annotate?.(segment.span);
+    segment.span.end();
+    segment.instruments.runsActive.add(-1);
+    segment.instruments.runs.add(1, { [ATTR_TOOLWARDEN_RUN_STATUS]: status });
+  }
+
+  /** The tool name metrics may carry: a known tool's id, else {@link OTHER_TOOL}. */
+  function metricTool(name: string, reason?: string): string {
+    return descriptions.has(name) || reason !== 'tool_unavailable' ? name : OTHER_TOOL;
+  }
+
+  function recordContent(span: Span, key: string, value: unknown, info: ContentInfo): void {
+    if (!capture || !span.isRecording()) return;
+    let shown = value;
+    if (options.redact) {
+      try {
+        shown = options.redact(value, info);
+      } catch {
+        span.setAttribute(key, REDACTION_FAILED);
+        return;
+      }
+    }
+    if (shown !== undefined) span.setAttribute(key, typeof shown === 'string' ? shown : toJson(shown));
+  }
+
+  /** Status, `error.type`, `executed` and the hint event of a finished tool span. */
+  function finishTool(
+    span: Span,
+    result: { executed: boolean; error?: { name: string; message: string }; retryHint?: RetryHint },
+  ): void {
+    span.setAttribute(ATTR_TOOLWARDEN_TOOL_CALL_EXECUTED, result.executed);
+    if (result.retryHint) span.addEvent(EVENT_TOOLWARDEN_RETRY_HINT, hintAttributes(result.retryHint));
+    if (result.error) {
+      span.setAttribute(ATTR_ERROR_TYPE, result.retryHint?.reason ?? (result.error.name || 'Error'));
+      span.setStatus({ code: SpanStatusCode.ERROR, message: result.error.message });
+    }
+  }
+
+  /** An instant span for a call no `wrapToolCall` saw (rejected, denied, refused, external). */
+  function toolSpanFromResult(event: Extract<RunEvent, { type: 'tool_result' }>, run: RunInfo): void {
+    const segment = ensure(run);
+    const { result } = event;
+    const attempt = segment.attempts.get(result.toolCallId);
+    segment.attempts.delete(result.toolCallId);
+    if (segment.wrapped.delete(result.toolCallId)) return;
+    const span = tracer.startSpan(
+      executeToolSpanName(result.name),
+      {
+        kind: SpanKind.INTERNAL,
+        attributes: toolAttributes({
+          tool: result.name,
+          description: descriptions.get(result.name),
+          runId: event.runId,
+          sessionId: run.sessionId,
+          turnId: event.turnId,
+          toolCallId: result.toolCallId,
+          attempt,
+        }),
+      },
+      segment.context,
+    );
+    const info = { tool: result.name, toolCallId: result.toolCallId, runId: event.runId };
+    const prior = result.retryHint?.priorInput;
+    if (prior) recordContent(span, ATTR_GEN_AI_TOOL_CALL_ARGUMENTS, prior, { kind: 'arguments', ...info });
+    finishTool(span, result);
+    if (result.executed && !result.error && 'result' in result) {
+      recordContent(span, ATTR_GEN_AI_TOOL_CALL_RESULT, result.result, { kind: 'result', ...info });
+    }
+    span.end();
+    segment.instruments.toolCalls.add(1, {
+      [ATTR_GEN_AI_TOOL_NAME]: metricTool(result.name, result.retryHint?.reason),
+      [ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME]: toolCallOutcome(result),
+    });
+  }
+
+  return {
+    name: TELEMETRY_PLUGIN_NAME,
+
+    onRunStart(run, how) {
+      // A resumed run opens its next segment when it works again: one restored while awaiting
+      // has nothing to trace until its answer arrives.
+      if (how !== 'start') return;
+      const segment = open(run, true);
+      run.traceContext = traceContextCarrier(segment.span.spanContext()) ?? run.traceContext;
+      // `runtime.start` is synchronous: if it threw after this hook (a policy failing the run
+      // at its start), no `run_started` came before this microtask, and the span is closed here.
+      queueMicrotask(() => {
+        if (segment.started || segments.get(run.runId) !== segment) return;
+        close(run.runId, 'failed', (span) => {
+          span.setAttribute(ATTR_ERROR_TYPE, 'RunStartError');
+          span.setStatus({ code: SpanStatusCode.ERROR, message: 'The run did not start' });
+        });
+      });
+    },
+
+    async wrapPlan(plan, next) {
+      const segment = ensure(plan.run);
+      for (const tool of plan.input.tools) descriptions.set(tool.name, tool.description);
+      const span = tracer.startSpan(
+        planSpanName(plan.run.agent.name),
+        {
+          kind: SpanKind.INTERNAL,
+          attributes: {
+            [ATTR_TOOLWARDEN_RUN_ID]: plan.run.runId,
+            [ATTR_TOOLWARDEN_TURN_ID]: plan.input.turnId,
+            [ATTR_TOOLWARDEN_PLAN_KIND]: plan.kind,
+          },
+        },
+        segment.context,
+      );
+      try {
+        // The planner (an LLM client, maybe instrumented itself) runs inside the plan span.
+        const result = await context.with(trace.setSpan(segment.context, span), next, undefined, plan);
+        span.setAttribute(ATTR_TOOLWARDEN_PLAN_RESULT_KIND, planResultKind(result));
+        return result;
+      } catch (err) {
+        failSpan(span, err);
+        throw err;
+      } finally {
+        span.end();
+      }
+    },
+
+    async wrapToolCall(call, next) {
+      const segment = ensure(call.run);
+      const { tool, meta } = call;
+      segment.wrapped.add(meta.toolCallId);
+      descriptions.set(tool.id, tool.description);
+      const span = tracer.startSpan(
+        executeToolSpanName(tool.id),
+        {
+          kind: SpanKind.INTERNAL,
+          attributes: toolAttributes({
+            tool: tool.id,
+            description: tool.description,
+            runId: meta.runId,
+            sessionId: meta.sessionId,
+            turnId: meta.turnId,
+            toolCallId: meta.toolCallId,
+            parentToolCallId: meta.parentToolCallId,
+            attempt: meta.attempt,
+          }),
+        },
+        segment.context,
+      );
+      const info = { tool: tool.id, toolCallId: meta.toolCallId, runId: meta.runId };
+      recordContent(span, ATTR_GEN_AI_TOOL_CALL_ARGUMENTS, call.input, { kind: 'arguments', ...info });
+      const started = performance.now();
+      const count = (outcome: ToolCallOutcome) => {
+        const attributes = { [ATTR_GEN_AI_TOOL_NAME]: tool.id, [ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME]: outcome };
+        segment.instruments.toolCalls.add(1, attributes);
+        segment.instruments.toolDuration.record((performance.now() - started) / 1000, attributes);
+      };
+      let result: Awaited<ReturnType<typeof next>>;
+      try {
+        // `execute` (and what it calls) sees the tool span as the active span.
+        result = await context.with(trace.setSpan(segment.context, span), next, undefined, call);
+      } catch (err) {
+        // An inner wrapper threw: the runtime records that as an executed call that failed.
+        span.setAttribute(ATTR_TOOLWARDEN_TOOL_CALL_EXECUTED, true);
+        failSpan(span, err);
+        span.end();
+        count('error');
+        throw err;
+      }
+      finishTool(span, result);
+      if (!result.error) {
+        recordContent(span, ATTR_GEN_AI_TOOL_CALL_RESULT, result.result, { kind: 'result', ...info });
+      }
+      span.end();
+      count(toolCallOutcome(result));
+      return result;
+    },
+
+    onEvent(event, run) {
+      switch (event.type) {
+        case 'run_started': {
+          const segment = segments.get(run.runId);
+          if (segment) segment.started = true;
+          return;
+        }
+        case 'state_changed': {
+          const [state, sub] = event.state.split('.');
+          if (state === 'awaiting') {
+            close(run.runId, 'awaiting', (span) => {
+              const kind = sub === undefined ? undefined : AWAIT_KINDS[sub];
+              if (kind) span.setAttribute(ATTR_TOOLWARDEN_RUN_AWAITING, kind);
+            });
+          } else if (!FINAL_STATES.has(event.state)) {
+            ensure(run);
+          }
+          return;
+        }
+        case 'tool_result':
+          toolSpanFromResult(event, run);
+          return;
+        case 'retry_hint': {
+          const segment = ensure(run);
+          const { hint } = event;
+          segment.attempts.set(hint.toolCallId, hint.attempt);
+          segment.instruments.retryHints.add(1, {
+            [ATTR_TOOLWARDEN_RETRY_HINT_REASON]: hint.reason,
+            [ATTR_GEN_AI_TOOL_NAME]: metricTool(hint.tool, hint.reason),
+          });
+          return;
+        }
+        case 'policy_decision': {
+          const segment = ensure(run);
+          const { decision } = event;
+          const kind = policyDecisionKind(decision.kinds);
+          const attributes: Attributes = {
+            [ATTR_TOOLWARDEN_POLICY_NAME]: decision.policy,
+            [ATTR_TOOLWARDEN_POLICY_HOOK]: decision.hook,
+            [ATTR_TOOLWARDEN_POLICY_DECISION_KIND]: kind,
+            [ATTR_TOOLWARDEN_POLICY_DECISION_DETAIL]: toJson(decision.decision),
+            [ATTR_TOOLWARDEN_TURN_ID]: event.turnId,
+          };
+          if (decision.toolCallId !== undefined)
+            attributes[ATTR_TOOLWARDEN_TOOL_CALL_ID] = decision.toolCallId;
+          if (decision.tool !== undefined) attributes[ATTR_GEN_AI_TOOL_NAME] = decision.tool;
+          if (decision.note) attributes[ATTR_TOOLWARDEN_POLICY_NOTE] = decision.note;
+          segment.span.addEvent(EVENT_TOOLWARDEN_POLICY_DECISION, attributes);
+          segment.instruments.policyDecisions.add(1, {
+            [ATTR_TOOLWARDEN_POLICY_NAME]: decision.policy,
+            [ATTR_TOOLWARDEN_POLICY_DECISION_KIND]: kind,
+          });
+          return;
+        }
+        case 'run_completed':
+          // A run canceled or ended while awaiting gets a (short) segment that says so.
+          ensure(run);
+          close(run.runId, 'completed', (span) => {
+            if (event.finalizeReason)
+              span.setAttribute(ATTR_TOOLWARDEN_RUN_FINALIZE_REASON, event.finalizeReason);
+          });
+          return;
+        case 'run_failed':
+          ensure(run);
+          close(run.runId, 'failed', (span) => {
+            span.setAttribute(ATTR_ERROR_TYPE, event.error.name || 'Error');
+            span.setStatus({ code: SpanStatusCode.ERROR, message: event.error.message });
+          });
+          return;
+        case 'run_canceled':
+          ensure(run);
+          close(run.runId, 'canceled');
+          return;
+        default:
+          return;
+      }
+    },
+  };
+}
+
+interface ToolSpanFields {
+  tool: string;
+  description?: string;
+  runId: string;
+  sessionId?: string;
+  turnId: string;
+  toolCallId: string;
+  parentToolCallId?: string;
+  attempt?: number;
+}
+
+/** The GenAI `execute_tool` attributes and ToolCallMeta of a tool span (SPEC §6). */
+function toolAttributes(fields: ToolSpanFields): Attributes {
+  const attributes: Attributes = {
+    [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
+    [ATTR_GEN_AI_TOOL_NAME]: fields.tool,
+    [ATTR_GEN_AI_TOOL_CALL_ID]: fields.toolCallId,
+    [ATTR_GEN_AI_TOOL_TYPE]: GEN_AI_TOOL_TYPE_VALUE_FUNCTION,
+    [ATTR_TOOLWARDEN_RUN_ID]: fields.runId,
+    [ATTR_TOOLWARDEN_TURN_ID]: fields.turnId,
+    [ATTR_TOOLWARDEN_TOOL_CALL_ID]: fields.toolCallId,
+  };
+  if (fields.description) attributes[ATTR_GEN_AI_TOOL_DESCRIPTION] = fields.description;
+  if (fields.sessionId !== undefined) attributes[ATTR_TOOLWARDEN_SESSION_ID] = fields.sessionId;
+  if (fields.parentToolCallId !== undefined) {
+    attributes[ATTR_TOOLWARDEN_TOOL_CALL_PARENT_ID] = fields.parentToolCallId;
+  }
+  if (fields.attempt !== undefined) attributes[ATTR_TOOLWARDEN_TOOL_CALL_ATTEMPT] = fields.attempt;
+  return attributes;
+}
+
+/** Attributes of a `toolwarden.retry_hint` span event. */
+function hintAttributes(hint: RetryHint): Attributes {
+  const attributes: Attributes = {
+    [ATTR_TOOLWARDEN_RETRY_HINT_REASON]: hint.reason,
+    [ATTR_GEN_AI_TOOL_NAME]: hint.tool,
+    [ATTR_TOOLWARDEN_RETRY_HINT_RESTRICT_TO_TOOL]: hint.restrictToTool,
+    [ATTR_TOOLWARDEN_RETRY_HINT_MISSING_FIELDS]: hint.missingFields,
+    [ATTR_TOOLWARDEN_RETRY_HINT_MESSAGE]: hint.message,
+  };
+  if (hint.retryAfterMs !== undefined)
+    attributes[ATTR_TOOLWARDEN_RETRY_HINT_RETRY_AFTER_MS] = hint.retryAfterMs;
+  return attributes;
+}
+
+/** ERROR status, `error.type` (the thrown class, `_OTHER` for a non-Error) and an `exception` event. */
+function failSpan(span: Span, err: unknown): void {
+  if (err instanceof Error) {
+    span.recordException(err as Exception);
+    span.setAttribute(ATTR_ERROR_TYPE, err.name || 'Error');
+    span.setStatus({ code: SpanStatusCode.ERROR, message: err.message });
+  } else {
+    span.setAttribute(ATTR_ERROR_TYPE, '_OTHER');
+    span.setStatus({ code: SpanStatusCode.ERROR, message: String(err) });
+  }
+}
+
+/** JSON text of a value; never throws (cycles and BigInts fall back to `String`). */
+function toJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    try {
+      return String(value);
+    } catch {
+      return Object.prototype.toString.call(value);
+    }
+  }
+}
