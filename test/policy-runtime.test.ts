@@ -55,6 +55,8 @@ function crmTools() {
 }
 
 const messages = [{ role: 'user' as const, content: 'Add ada as pro' }];
+/** Generous: the full suite runs files in parallel, some with database and browser peers. */
+const WAIT = { timeout: 10_000, interval: 10 };
 
 function events(run: RunHandle): Promise<RunEvent[]> {
   return firstValueFrom(run.events$.pipe(toArray()));
@@ -280,8 +282,8 @@ describe('policies in a run', () => {
     ]);
     const runtime = createRuntime({ agent: { id: 'a' }, planner, tools, policies: [askOnMissingFields()] });
     const run = runtime.start({ messages });
-    await vi.waitFor(() => expect(run.state).toBe('awaiting.clarification'));
-    expect(run.context.awaiting).toMatchObject({
+    await vi.waitFor(() => expect(run.state).toBe('awaiting.clarification'), WAIT);
+    expect(run.context.flow.awaiting).toMatchObject({
       kind: 'clarification',
       clarification: {
         missingFields: ['email'],
@@ -290,7 +292,7 @@ describe('policies in a run', () => {
         exampleInput: { email: 'ada@example.com', plan: 'pro' },
       },
     });
-    const id = (run.context.awaiting as { clarification: { id: string } }).clarification.id;
+    const id = (run.context.flow.awaiting as { clarification: { id: string } }).clarification.id;
     await run.provideClarification({ id, answer: 'ada@example.com' });
     const outcome = await run.result();
     expect(outcome.status).toBe('completed');
@@ -318,9 +320,11 @@ describe('policies in a run', () => {
       store,
     });
     const run = first.start({ messages, runId: 'run-restore' });
-    await vi.waitFor(() => expect(run.state).toBe('awaiting.clarification'));
-    await vi.waitFor(async () => expect((await store.load('run-restore'))?.status).toBe('awaiting'));
+    await vi.waitFor(() => expect(run.state).toBe('awaiting.clarification'), WAIT);
+    await vi.waitFor(async () => expect((await store.load('run-restore'))?.status).toBe('awaiting'), WAIT);
 
+    // The first process goes away (it releases the run; a live one would hold it: SPEC §7).
+    await first.close();
     const planner = scriptedPlanner([{ finalResponse: { text: 'after restart' } }]);
     const second = createRuntime({ agent: { id: 'a' }, planner, tools, policies, store });
     const restored = await second.resume('run-restore');
@@ -329,7 +333,7 @@ describe('policies in a run', () => {
     expect(restored.context.policyState).toMatchObject({
       memory: { tighten: { seen: 1 }, 'ask-on-missing-fields': { 'crm.upsert_profile': 1 } },
     });
-    const id = (restored.context.awaiting as { clarification: { id: string } }).clarification.id;
+    const id = (restored.context.flow.awaiting as { clarification: { id: string } }).clarification.id;
     await restored.provideClarification({ id, answer: 'ada@example.com' });
     expect((await restored.result()).status).toBe('completed');
     expect(toolNames(planner.calls[0]!)).toEqual([]);
