@@ -20,6 +20,7 @@ export {
 } from './run-store.ts';
 export {
   RunExistsError,
+  RunLeasedError,
   RunNotFoundError,
   RunStoreClosedError,
   RunStoreError,

@@ -22,6 +22,7 @@ import type {
 } from './run-store.ts';
 import {
   RunExistsError,
+  RunLeasedError,
   RunNotFoundError,
   RunStoreClosedError,
   RunStoreUnavailableError,
@@ -31,9 +32,12 @@ import {
   checkEvents,
   checkListFilter,
   checkNewRun,
+  checkOwner,
   checkReadEventsOptions,
   checkRunId,
   checkRunUpdate,
+  checkTtl,
+  FINISHED_STATUSES,
 } from './run-store-input.ts';
 
 export interface MemoryStoreOptions {
@@ -52,6 +56,8 @@ interface Entry {
 export function memoryStore(options: MemoryStoreOptions = {}): RunStore {
   const now = options.now ?? Date.now;
   const entries = new Map<string, Entry>();
+  /** Owner → epoch ms its lease is live until. */
+  const leases = new Map<string, number>();
   let touches = 0;
   let closed = false;
 
@@ -82,8 +88,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): RunStore {
         createdAt: at,
         updatedAt: at,
         ...(run.labels === undefined ? {} : { labels: { ...run.labels } }),
+        ...(run.owner === undefined ? {} : { owner: run.owner }),
       };
-      entries.set(run.runId, { run: stored, touch: ++touches, events: [] });
+      const events = records(run.runId, 1, run.events ?? []);
+      entries.set(run.runId, { run: stored, touch: ++touches, events });
       return structuredClone(stored);
     },
 
@@ -105,6 +113,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): RunStore {
       }
       // Copy first: if the snapshot cannot be cloned, the stored run is left as it was.
       const snapshot = structuredClone(update.snapshot);
+      const events = records(runId, entry.events.length + 1, update.events ?? []);
       const labels = update.labels === undefined ? entry.run.labels : { ...update.labels };
       const { labels: _previous, ...rest } = entry.run;
       entry.run = {
@@ -114,7 +123,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): RunStore {
         snapshot,
         updatedAt: now(),
         ...(labels === undefined ? {} : { labels }),
+        ...(entry.run.owner === undefined ? {} : { owner: entry.run.owner }),
       };
+      entry.events.push(...events);
       entry.touch = ++touches;
       return structuredClone(entry.run);
     },
@@ -137,14 +148,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): RunStore {
       ensureOpen('appendEvents', runId);
       const entry = entries.get(runId);
       if (entry === undefined) throw new RunNotFoundError(runId);
-      const first = entry.events.length + 1;
-      const records = events.map(({ event, at }, index) => ({
-        runId,
-        seq: first + index,
-        event: structuredClone(event),
-        at,
-      }));
-      entry.events.push(...records);
+      entry.events.push(...records(runId, entry.events.length + 1, events));
     },
 
     async readEvents(runId: string, options?: ReadEventsOptions): Promise<RunEventRecord[]> {
@@ -166,6 +170,53 @@ export function memoryStore(options: MemoryStoreOptions = {}): RunStore {
     async close(): Promise<void> {
       closed = true;
       entries.clear();
+      leases.clear();
+    },
+
+    async heartbeat(owner: string, ttlMs: number): Promise<void> {
+      checkOwner(owner);
+      checkTtl(ttlMs);
+      ensureOpen('heartbeat');
+      leases.set(owner, now() + ttlMs);
+    },
+
+    async claim(runId: string, owner: string): Promise<StoredRun> {
+      checkRunId(runId);
+      checkOwner(owner);
+      ensureOpen('claim', runId);
+      const entry = entries.get(runId);
+      if (entry === undefined) throw new RunNotFoundError(runId);
+      if (FINISHED_STATUSES.includes(entry.run.status)) return structuredClone(entry.run);
+      const at = now();
+      const holder = entry.run.owner;
+      const leaseUntil = holder === undefined ? undefined : leases.get(holder);
+      if (holder !== undefined && holder !== owner && leaseUntil !== undefined && leaseUntil > at) {
+        throw new RunLeasedError(runId, holder, leaseUntil);
+      }
+      entry.run = { ...entry.run, owner, version: entry.run.version + 1, updatedAt: at };
+      entry.touch = ++touches;
+      return structuredClone(entry.run);
+    },
+
+    async release(runId: string, owner: string): Promise<boolean> {
+      checkRunId(runId);
+      checkOwner(owner);
+      ensureOpen('release', runId);
+      const entry = entries.get(runId);
+      if (entry === undefined || entry.run.owner !== owner) return false;
+      const { owner: _released, ...rest } = entry.run;
+      entry.run = rest;
+      return true;
     },
   };
+}
+
+/** Log records numbered from `first`, deep-copied. */
+function records(runId: string, first: number, events: NewRunEvent[]): RunEventRecord[] {
+  return events.map(({ event, at }, index) => ({
+    runId,
+    seq: first + index,
+    event: structuredClone(event),
+    at,
+  }));
 }

@@ -12,7 +12,11 @@
  *   Under READ COMMITTED a concurrent writer waits for the row lock and then re-checks the
  *   version, so of two saves from version n exactly one matches.
  * - `appendEvents` is one statement: it advances the run's event counter (locking the run row)
- *   and inserts the events at the reserved numbers.
+ *   and inserts the events at the reserved numbers. `create`/`save` with `events` are one
+ *   statement too (data-modifying CTEs), so the events land exactly when the run row does.
+ * - Leases (migration 2): `run_owners` holds each owner's `lease_until`; a run's `owner` column
+ *   names who holds it. `claim` is one conditional `UPDATE ... RETURNING`; two claims at once
+ *   serialize on the row lock and the second re-checks the condition against the first's owner.
  * - `list` filters on status and session with indexes that also give the order
  *   (`updated_at DESC, touch_seq DESC`; `touch_seq` is a sequence value taken on each write).
  * - Times (`created_at`, `updated_at`, `at`) are epoch milliseconds as `double precision`.
@@ -35,6 +39,7 @@ import type {
 } from './run-store.ts';
 import {
   RunExistsError,
+  RunLeasedError,
   RunNotFoundError,
   RunStoreClosedError,
   RunStoreError,
@@ -45,15 +50,19 @@ import {
   checkEvents,
   checkListFilter,
   checkNewRun,
+  checkOwner,
   checkReadEventsOptions,
   checkRunId,
   checkRunUpdate,
+  checkTtl,
+  FINISHED_STATUSES,
 } from './run-store-input.ts';
 
 interface PostgresStoreCommonOptions {
   /** The schema holding the store's tables; created when absent. Default `toolwarden`. */
   schema?: string;
-  /** Clock for `createdAt`/`updatedAt`, epoch ms. Default `Date.now`. */
+  /** Clock for `createdAt`/`updatedAt` and leases, epoch ms. Default `Date.now`. Processes sharing a
+   * database must agree on it to well within their lease time. */
   now?: () => number;
 }
 
@@ -119,6 +128,17 @@ const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    version: 2,
+    description: 'run owners and leases',
+    statements: [
+      'ALTER TABLE {schema}.runs ADD COLUMN owner text',
+      `CREATE TABLE {schema}.run_owners (
+        owner text PRIMARY KEY,
+        lease_until double precision NOT NULL
+      )`,
+    ],
+  },
 ];
 
 /** The schema version this code reads and writes. */
@@ -128,7 +148,8 @@ export const POSTGRES_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.versio
 const MIGRATION_LOCK_CLASS = 0x74776172;
 
 const RUN_COLUMNS = `run_id, session_id, agent_id, status, version, labels::text AS labels,
-  created_at, updated_at`;
+  created_at, updated_at, owner`;
+const FINISHED = `('completed', 'failed', 'canceled')`;
 
 interface RunRow {
   run_id: string;
@@ -140,6 +161,7 @@ interface RunRow {
   labels: string | null;
   created_at: number | string;
   updated_at: number | string;
+  owner: string | null;
 }
 
 /** Opens (lazily, on first call) a {@link RunStore} on a PostgreSQL database. */
@@ -222,14 +244,35 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
       checkNewRun(run);
       const snapshot = toJsonbText(run.snapshot);
       const labels = run.labels === undefined ? null : toJsonbText(run.labels);
+      const events = run.events ?? [];
       return withDatabase('create', run.runId, async (db) => {
         const at = now();
         const result = await db.query(
-          `INSERT INTO ${schema}.runs (run_id, session_id, agent_id, status, version, snapshot, labels,
-             created_at, updated_at)
-           VALUES ($1, $2, $3, $4, 1, $5::jsonb, $6::jsonb, $7, $7)
-           ON CONFLICT (run_id) DO NOTHING`,
-          [run.runId, run.sessionId ?? null, run.agentId, run.status, snapshot, labels, at],
+          `WITH created AS (
+             INSERT INTO ${schema}.runs (run_id, session_id, agent_id, status, version, snapshot, labels,
+               created_at, updated_at, event_seq, owner)
+             VALUES ($1, $2, $3, $4, 1, $5::jsonb, $6::jsonb, $7, $7, $8, $9)
+             ON CONFLICT (run_id) DO NOTHING
+             RETURNING run_id
+           ), logged AS (
+             INSERT INTO ${schema}.run_events (run_id, seq, event, at)
+             SELECT created.run_id, e.ord::integer, e.event, e.at
+             FROM created, unnest($10::jsonb[], $11::double precision[]) WITH ORDINALITY AS e(event, at, ord)
+           )
+           SELECT run_id FROM created`,
+          [
+            run.runId,
+            run.sessionId ?? null,
+            run.agentId,
+            run.status,
+            snapshot,
+            labels,
+            at,
+            events.length,
+            run.owner ?? null,
+            events.map(({ event }) => toJsonbText(event)),
+            events.map(({ at: eventAt }) => eventAt),
+          ],
         );
         if (result.rowCount === 0) throw new RunExistsError(run.runId);
         return {
@@ -242,6 +285,7 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
           createdAt: at,
           updatedAt: at,
           ...(labels === null ? {} : { labels: fromJsonb(JSON.parse(labels)) as Record<string, string> }),
+          ...(run.owner === undefined ? {} : { owner: run.owner }),
         };
       });
     },
@@ -263,14 +307,33 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
       checkRunUpdate(update);
       const snapshot = toJsonbText(update.snapshot);
       const labels = update.labels === undefined ? null : toJsonbText(update.labels);
+      const events = update.events ?? [];
       return withDatabase('save', runId, async (db) => {
         const result = await db.query<RunRow>(
-          `UPDATE ${schema}.runs
-           SET status = $3, snapshot = $4::jsonb, labels = coalesce($5::jsonb, labels),
-               version = version + 1, updated_at = $6, touch_seq = nextval('${schema}.run_touch_seq')
-           WHERE run_id = $1 AND version = $2
-           RETURNING ${RUN_COLUMNS}`,
-          [runId, update.expectedVersion, update.status, snapshot, labels, now()],
+          `WITH saved AS (
+             UPDATE ${schema}.runs
+             SET status = $3, snapshot = $4::jsonb, labels = coalesce($5::jsonb, labels),
+                 version = version + 1, updated_at = $6, touch_seq = nextval('${schema}.run_touch_seq'),
+                 event_seq = event_seq + $7
+             WHERE run_id = $1 AND version = $2
+             RETURNING ${RUN_COLUMNS}, event_seq
+           ), logged AS (
+             INSERT INTO ${schema}.run_events (run_id, seq, event, at)
+             SELECT saved.run_id, saved.event_seq - $7 + e.ord::integer, e.event, e.at
+             FROM saved, unnest($8::jsonb[], $9::double precision[]) WITH ORDINALITY AS e(event, at, ord)
+           )
+           SELECT ${RUN_COLUMNS} FROM saved`,
+          [
+            runId,
+            update.expectedVersion,
+            update.status,
+            snapshot,
+            labels,
+            now(),
+            events.length,
+            events.map(({ event }) => toJsonbText(event)),
+            events.map(({ at }) => at),
+          ],
         );
         const row = result.rows[0];
         if (row !== undefined) return toStoredRun(row, parseJsonb(snapshot));
@@ -365,6 +428,68 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
       const db = await pending?.catch(() => undefined);
       if (db !== undefined && ownsPool) await db.end();
     },
+
+    async heartbeat(owner: string, ttlMs: number): Promise<void> {
+      checkOwner(owner);
+      checkTtl(ttlMs);
+      return withDatabase('heartbeat', undefined, async (db) => {
+        await db.query(
+          `INSERT INTO ${schema}.run_owners (owner, lease_until) VALUES ($1, $2)
+           ON CONFLICT (owner) DO UPDATE SET lease_until = excluded.lease_until`,
+          [owner, now() + ttlMs],
+        );
+      });
+    },
+
+    async claim(runId: string, owner: string): Promise<StoredRun> {
+      checkRunId(runId);
+      checkOwner(owner);
+      return withDatabase('claim', runId, async (db) => {
+        // A refusal read a moment after the UPDATE may find the lease just expired or the run
+        // just finished: then the claim is tried again.
+        for (let attempt = 0; ; attempt++) {
+          const at = now();
+          const claimed = await db.query<RunRow>(
+            `UPDATE ${schema}.runs r
+             SET owner = $2, version = version + 1, updated_at = $3,
+                 touch_seq = nextval('${schema}.run_touch_seq')
+             WHERE run_id = $1 AND status NOT IN ${FINISHED}
+               AND (owner IS NULL OR owner = $2 OR NOT EXISTS (
+                 SELECT 1 FROM ${schema}.run_owners o WHERE o.owner = r.owner AND o.lease_until > $3))
+             RETURNING ${RUN_COLUMNS}, snapshot::text AS snapshot`,
+            [runId, owner, at],
+          );
+          const row = claimed.rows[0];
+          if (row !== undefined) return toStoredRun(row, parseJsonb(row.snapshot!));
+          const current = await db.query<RunRow & { lease_until: number | string | null }>(
+            `SELECT ${RUN_COLUMNS}, snapshot::text AS snapshot,
+               (SELECT lease_until FROM ${schema}.run_owners o WHERE o.owner = r.owner) AS lease_until
+             FROM ${schema}.runs r WHERE run_id = $1`,
+            [runId],
+          );
+          const found = current.rows[0];
+          if (found === undefined) throw new RunNotFoundError(runId);
+          const run = toStoredRun(found, parseJsonb(found.snapshot!));
+          if (FINISHED_STATUSES.includes(run.status)) return run;
+          const leaseUntil = Number(found.lease_until);
+          if ((run.owner !== undefined && leaseUntil > now()) || attempt >= 2) {
+            throw new RunLeasedError(runId, run.owner ?? '(unknown)', leaseUntil);
+          }
+        }
+      });
+    },
+
+    async release(runId: string, owner: string): Promise<boolean> {
+      checkRunId(runId);
+      checkOwner(owner);
+      return withDatabase('release', runId, async (db) => {
+        const result = await db.query(
+          `UPDATE ${schema}.runs SET owner = NULL WHERE run_id = $1 AND owner = $2`,
+          [runId, owner],
+        );
+        return (result.rowCount ?? 0) > 0;
+      });
+    },
   };
 }
 
@@ -430,6 +555,7 @@ function toStoredRun(row: RunRow, snapshot: unknown): StoredRun {
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
     ...(row.labels === null ? {} : { labels: parseJsonb(row.labels) as Record<string, string> }),
+    ...(row.owner === null || row.owner === undefined ? {} : { owner: row.owner }),
   };
 }
 

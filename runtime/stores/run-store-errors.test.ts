@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  RunLeasedError,
   RunStoreClosedError,
   RunStoreError,
   RunStoreUnavailableError,
@@ -19,6 +20,16 @@ describe('run store errors', () => {
     expect(error.message).toBe(
       'Run "run-1" is at version 4, not 3: another writer saved it first. Load the run again before saving ' +
         '(optimistic concurrency, SPEC §7).',
+    );
+  });
+
+  it('name the owner holding a leased run and until when', () => {
+    const error = new RunLeasedError('run-1', 'pod-a', Date.UTC(2026, 0, 15, 9, 30, 30));
+    expect(error).toBeInstanceOf(RunStoreError);
+    expect(error).toMatchObject({ name: 'RunLeasedError', runId: 'run-1', owner: 'pod-a' });
+    expect(error.message).toBe(
+      'Run "run-1" is held by owner "pod-a", whose lease is live until 2026-01-15T09:30:30.000Z: only the ' +
+        'holder can advance it (SPEC §7).',
     );
   });
 

@@ -34,6 +34,30 @@ export class StaleRunVersionError extends RunStoreError {
   }
 }
 
+/**
+ * `claim` was refused: another owner holds the run and its lease is live (SPEC §7: only one
+ * process can advance a run). Wait for that owner to release the run or for its lease to run
+ * out (`leaseUntil`), or answer through the process that holds it.
+ */
+export class RunLeasedError extends RunStoreError {
+  override readonly name = 'RunLeasedError';
+  readonly runId: string;
+  /** Who holds the run. */
+  readonly owner: string;
+  /** Epoch ms (store clock) until which the holder's lease is live, unless it renews it. */
+  readonly leaseUntil: number;
+
+  constructor(runId: string, owner: string, leaseUntil: number) {
+    super(
+      `Run "${runId}" is held by owner "${owner}", whose lease is live until ` +
+        `${new Date(leaseUntil).toISOString()}: only the holder can advance it (SPEC §7).`,
+    );
+    this.runId = runId;
+    this.owner = owner;
+    this.leaseUntil = leaseUntil;
+  }
+}
+
 /** The run does not exist (never created, or deleted). */
 export class RunNotFoundError extends RunStoreError {
   override readonly name = 'RunNotFoundError';

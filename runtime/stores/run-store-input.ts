@@ -50,6 +50,8 @@ export function checkNewRun(run: {
   status: unknown;
   snapshot: unknown;
   labels?: unknown;
+  owner?: unknown;
+  events?: unknown;
 }): void {
   checkRunId(run.runId);
   if (typeof run.agentId !== 'string' || run.agentId === '') {
@@ -61,6 +63,8 @@ export function checkNewRun(run: {
   checkStatus(run.status);
   checkSnapshot(run.snapshot);
   checkLabels(run.labels);
+  if (run.owner !== undefined) checkOwner(run.owner);
+  if (run.events !== undefined) checkEvents(run.events);
 }
 
 export function checkRunUpdate(update: {
@@ -68,6 +72,7 @@ export function checkRunUpdate(update: {
   status: unknown;
   snapshot: unknown;
   labels?: unknown;
+  events?: unknown;
 }): void {
   const version = update.expectedVersion;
   if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1) {
@@ -76,7 +81,25 @@ export function checkRunUpdate(update: {
   checkStatus(update.status);
   checkSnapshot(update.snapshot);
   checkLabels(update.labels);
+  if (update.events !== undefined) checkEvents(update.events);
 }
+
+export function checkOwner(owner: unknown): string {
+  if (typeof owner !== 'string' || owner === '') {
+    throw new TypeError(`owner must be a non-empty string, got ${show(owner)}`);
+  }
+  return owner;
+}
+
+export function checkTtl(ttlMs: unknown): number {
+  if (typeof ttlMs !== 'number' || !Number.isSafeInteger(ttlMs) || ttlMs < 0) {
+    throw new RangeError(`ttlMs must be an integer >= 0, got ${show(ttlMs)}`);
+  }
+  return ttlMs;
+}
+
+/** The statuses a run never leaves; `claim` returns such a run unchanged. */
+export const FINISHED_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'canceled'];
 
 export function checkListFilter(filter: RunListFilter | undefined): CheckedRunListFilter {
   const checked: CheckedRunListFilter = {};

@@ -16,7 +16,21 @@
  * | `appendEvents`| nothing; events get seq `last + 1 ...`      | RunNotFoundError                            |
  * | `readEvents`  | events in seq order (`[]` for unknown runs) |                                             |
  * | `delete`      | `true` when the run existed (events go too) |                                             |
+ * | `heartbeat`   | nothing; the owner's lease runs to now + ttl |                                            |
+ * | `claim`       | the run, owned by the caller, version + 1 (a finished run: unchanged) | RunLeasedError, RunNotFoundError |
+ * | `release`     | `true` when the caller owned the run        |                                             |
  * | any, database dead or store closed |                        | RunStoreUnavailableError                    |
+ *
+ * `create` and `save` take the events that led to the snapshot (`events`) and append them in
+ * the same transaction: the log never holds events of a state the store does not have, and a
+ * stale or failed write appends nothing.
+ *
+ * Ownership (leases): a process that hosts runs is an *owner* with a lease it renews
+ * (`heartbeat`). It `claim`s a run before advancing it; a claim is refused while another owner
+ * with a live lease holds the run, and it advances the version, so a process that lost its lease
+ * (paused past its expiry, partitioned away) is fenced off: its next save is stale. A crashed
+ * owner's runs can be claimed once its lease runs out; an owner that comes back under the same
+ * name takes its runs back at once.
  *
  * Invalid arguments (an empty run id, an unknown status, a non-integer version, an `undefined`
  * snapshot) throw `TypeError`/`RangeError` before the database is touched.
@@ -56,10 +70,15 @@ export interface StoredRun {
   updatedAt: number;
   /** Run labels (SPEC §4 `labels`). Absent when never set. */
   labels?: Record<string, string>;
+  /** The owner that last claimed or created the run and has not released it. Absent when none. */
+  owner?: string;
 }
 
 /** What `create` takes: a run without the fields the store assigns. */
-export type NewRun = Omit<StoredRun, 'version' | 'createdAt' | 'updatedAt'>;
+export type NewRun = Omit<StoredRun, 'version' | 'createdAt' | 'updatedAt'> & {
+  /** Events to start the run's log with (seq 1, 2, ...), written in the same transaction. */
+  events?: NewRunEvent[];
+};
 
 /** A `save`: the next snapshot, and the version it was computed from. */
 export interface RunUpdate {
@@ -70,6 +89,11 @@ export interface RunUpdate {
   snapshot: unknown;
   /** Replaces the stored labels when given; when omitted the stored labels are kept. */
   labels?: Record<string, string>;
+  /**
+   * Events to append to the run's log in the same transaction as the save: appended only when
+   * the save is accepted, numbered after the last one.
+   */
+  events?: NewRunEvent[];
 }
 
 /** Filter for `list`. Conditions combine with AND. */
@@ -142,4 +166,24 @@ export interface RunStore {
   delete(runId: string): Promise<boolean>;
   /** Releases connections the store opened (a pool passed in by the caller is left open). */
   close(): Promise<void>;
+
+  // Ownership (leases). The three built-in stores implement these; a store without them gives
+  // optimistic versions only: two processes can then both resume a run, and the second one's
+  // first save fails instead of its resume.
+
+  /**
+   * Creates or renews `owner`'s lease: it is live until the store's clock passes `now + ttlMs`.
+   * `ttlMs` 0 ends it now (a clean shutdown), so others may claim its runs at once.
+   */
+  heartbeat?(owner: string, ttlMs: number): Promise<void>;
+  /**
+   * Takes an unfinished run for `owner` and advances its version by 1 (a fence: saves computed
+   * from earlier versions become stale), returning it with its snapshot. Refused with
+   * {@link RunLeasedError} while another owner whose lease is live holds it; an owner may always
+   * claim its own runs again. A finished run (`completed`, `failed`, `canceled`) cannot advance,
+   * so it is returned unchanged, whoever holds it. Throws {@link RunNotFoundError} for no run.
+   */
+  claim?(runId: string, owner: string): Promise<StoredRun>;
+  /** Gives up `owner`'s hold on the run (version unchanged). `false` when it did not hold it. */
+  release?(runId: string, owner: string): Promise<boolean>;
 }

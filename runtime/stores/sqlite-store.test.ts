@@ -75,13 +75,16 @@ describe('sqliteStore', () => {
     await open(path).load('x'); // a second store finds the schema in place
     const db = createClient({ url: `file:${path}` });
     try {
-      const migrations = await db.execute('SELECT version, description FROM toolwarden_schema_migrations');
-      expect(migrations.rows.map((row) => Number(row.version))).toEqual([SQLITE_SCHEMA_VERSION]);
+      const migrations = await db.execute(
+        'SELECT version, description FROM toolwarden_schema_migrations ORDER BY version',
+      );
+      expect(migrations.rows.map((row) => Number(row.version))).toEqual(allVersions(SQLITE_SCHEMA_VERSION));
       const mode = await db.execute('PRAGMA journal_mode');
       expect(String(mode.rows[0]?.[0])).toBe('wal');
       const tables = await db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
       expect(tables.rows.map((row) => String(row.name))).toEqual([
         'toolwarden_run_events',
+        'toolwarden_run_owners',
         'toolwarden_runs',
         'toolwarden_schema_migrations',
       ]);
@@ -116,8 +119,10 @@ describe('sqliteStore', () => {
     );
     const db = createClient({ url: `file:${path}` });
     try {
-      const migrations = await db.execute('SELECT version FROM toolwarden_schema_migrations');
-      expect(migrations.rows.map((row) => Number(row.version))).toEqual([SQLITE_SCHEMA_VERSION]);
+      const migrations = await db.execute(
+        'SELECT version FROM toolwarden_schema_migrations ORDER BY version',
+      );
+      expect(migrations.rows.map((row) => Number(row.version))).toEqual(allVersions(SQLITE_SCHEMA_VERSION));
       expect((await db.execute('SELECT count(*) AS n FROM toolwarden_runs')).rows[0]?.n).toBe(4);
     } finally {
       db.close();
@@ -174,3 +179,8 @@ describe('sqliteStore', () => {
     }
   });
 });
+
+/** Every migration, 1 to `latest`, each recorded once. */
+function allVersions(latest: number): number[] {
+  return Array.from({ length: latest }, (_, i) => i + 1);
+}

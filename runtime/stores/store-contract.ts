@@ -16,6 +16,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { NewRun, RunStatus, RunStore, StoredRun } from './run-store.ts';
 import {
   RunExistsError,
+  RunLeasedError,
   RunNotFoundError,
   RunStoreUnavailableError,
   StaleRunVersionError,
@@ -448,6 +449,225 @@ export function describeRunStoreContract(
       });
     });
 
+    describe('events written with the run', () => {
+      it('appends the events given to create and save in the same write, numbered after the log', async () => {
+        await store.create(
+          newRun('run-1', {
+            events: [
+              { event: { type: 'run_started' }, at: T0 },
+              { event: { type: 'state_changed', state: 'planning' }, at: T0 + 1 },
+            ],
+          }),
+        );
+        await store.appendEvents('run-1', [{ event: 'appended', at: T0 + 2 }]);
+        const saved = await store.save('run-1', {
+          expectedVersion: 1,
+          status: 'awaiting',
+          snapshot: { step: 2 },
+          events: [
+            { event: { type: 'state_changed', state: 'awaiting' }, at: T0 + 3 },
+            { event: { type: 'await_clarification' }, at: T0 + 4 },
+          ],
+        });
+        expect(saved.version).toBe(2);
+        expect((await store.readEvents('run-1')).map((e) => [e.seq, e.event, e.at])).toEqual([
+          [1, { type: 'run_started' }, T0],
+          [2, { type: 'state_changed', state: 'planning' }, T0 + 1],
+          [3, 'appended', T0 + 2],
+          [4, { type: 'state_changed', state: 'awaiting' }, T0 + 3],
+          [5, { type: 'await_clarification' }, T0 + 4],
+        ]);
+      });
+
+      it('appends nothing when the save is stale or the run unknown: events land exactly when the snapshot does', async () => {
+        await store.create(newRun('run-1', { events: [{ event: 'first', at: 1 }] }));
+        await store.save('run-1', { expectedVersion: 1, status: 'running', snapshot: { by: 'A' } });
+        const stale = await store
+          .save('run-1', {
+            expectedVersion: 1,
+            status: 'failed',
+            snapshot: { by: 'B' },
+            events: [{ event: 'from B', at: 2 }],
+          })
+          .catch((e: unknown) => e);
+        expect(stale).toBeInstanceOf(StaleRunVersionError);
+        expect((await store.readEvents('run-1')).map((e) => e.event)).toEqual(['first']);
+        await expect(
+          store.save('ghost', {
+            expectedVersion: 1,
+            status: 'running',
+            snapshot: {},
+            events: [{ event: 'lost', at: 3 }],
+          }),
+        ).rejects.toBeInstanceOf(RunNotFoundError);
+        expect(await store.readEvents('ghost')).toEqual([]);
+      });
+
+      it('keeps the first run and its log when a create with events finds the id taken', async () => {
+        await store.create(newRun('run-1', { events: [{ event: 'original', at: 1 }] }));
+        await expect(
+          store.create(newRun('run-1', { events: [{ event: 'intruder', at: 2 }] })),
+        ).rejects.toBeInstanceOf(RunExistsError);
+        expect((await store.readEvents('run-1')).map((e) => [e.seq, e.event])).toEqual([[1, 'original']]);
+      });
+
+      it('gives saves with events from two processes distinct, gapless numbers', async () => {
+        const second = await fixture!.openSecond();
+        await store.create(newRun('run-1'));
+        let version = 1;
+        for (let i = 0; i < 6; i++) {
+          const writer = i % 2 === 0 ? store : second;
+          const saved = await writer.save('run-1', {
+            expectedVersion: version,
+            status: 'running',
+            snapshot: { i },
+            events: [
+              { event: { i, part: 0 }, at: i },
+              { event: { i, part: 1 }, at: i },
+            ],
+          });
+          version = saved.version;
+        }
+        const events = await second.readEvents('run-1');
+        expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+        expect(events.map((e) => (e.event as { i: number }).i)).toEqual([0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]);
+      });
+    });
+
+    describe('ownership (leases)', () => {
+      const claim = (target: RunStore, runId: string, owner: string) => target.claim!(runId, owner);
+
+      it('implements heartbeat, claim and release', () => {
+        expect(store.heartbeat).toBeTypeOf('function');
+        expect(store.claim).toBeTypeOf('function');
+        expect(store.release).toBeTypeOf('function');
+      });
+
+      it('refuses to let a second process claim a run whose owner has a live lease', async () => {
+        const processB = await fixture!.openSecond();
+        await store.heartbeat!('process-a', 30_000);
+        const created = await store.create(newRun('run-1', { owner: 'process-a' }));
+        expect(created.owner).toBe('process-a');
+        clock += 29_999;
+        const error = await claim(processB, 'run-1', 'process-b').catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(RunLeasedError);
+        expect(error).toMatchObject({
+          name: 'RunLeasedError',
+          runId: 'run-1',
+          owner: 'process-a',
+          leaseUntil: T0 + 30_000,
+        });
+        expect((error as Error).message).toMatch(/held by owner "process-a"/);
+        expect(await processB.load('run-1')).toMatchObject({ version: 1, owner: 'process-a' });
+      });
+
+      it("claims a run once its owner's lease has run out, and fences the old owner off", async () => {
+        const processB = await fixture!.openSecond();
+        await store.heartbeat!('process-a', 1_000);
+        await processB.heartbeat!('process-b', 30_000);
+        await store.create(newRun('run-1', { owner: 'process-a', snapshot: { by: 'A' } }));
+        clock += 1_000;
+        const claimed = await claim(processB, 'run-1', 'process-b');
+        expect(claimed).toMatchObject({ version: 2, owner: 'process-b', snapshot: { by: 'A' } });
+        expect(claimed.updatedAt).toBe(T0 + 1_000);
+        // Process A was only paused; its save computed from version 1 is stale now.
+        await expect(
+          store.save('run-1', { expectedVersion: 1, status: 'running', snapshot: { by: 'A again' } }),
+        ).rejects.toMatchObject({ name: 'StaleRunVersionError', actualVersion: 2 });
+        // And it cannot claim the run back while B's lease is live.
+        await expect(claim(store, 'run-1', 'process-a')).rejects.toMatchObject({
+          name: 'RunLeasedError',
+          owner: 'process-b',
+        });
+      });
+
+      it('lets an owner claim its own run again at once (a process restarted under the same name)', async () => {
+        await store.heartbeat!('pod-7', 30_000);
+        await store.create(newRun('run-1', { owner: 'pod-7' }));
+        expect(await claim(store, 'run-1', 'pod-7')).toMatchObject({ version: 2, owner: 'pod-7' });
+      });
+
+      it('claims runs that are released, unowned, held by an owner that never beat, or whose owner ended its lease', async () => {
+        await store.heartbeat!('a', 30_000);
+        await store.create(newRun('released', { owner: 'a' }));
+        expect(await store.release!('released', 'a')).toBe(true);
+        expect((await store.load('released'))?.owner).toBeUndefined();
+        await store.create(newRun('unowned'));
+        await store.create(newRun('ghost-owner', { owner: 'never-beat' }));
+        await store.heartbeat!('leaving', 30_000);
+        await store.create(newRun('left', { owner: 'leaving' }));
+        await store.heartbeat!('leaving', 0);
+        for (const runId of ['released', 'unowned', 'ghost-owner', 'left']) {
+          expect(await claim(store, runId, 'b'), runId).toMatchObject({ owner: 'b', version: 2 });
+        }
+      });
+
+      it('returns a finished run unchanged to any claimer: nothing can advance it', async () => {
+        await store.heartbeat!('a', 30_000);
+        await store.create(newRun('run-1', { owner: 'a' }));
+        const done = await store.save('run-1', {
+          expectedVersion: 1,
+          status: 'completed',
+          snapshot: { done: 1 },
+        });
+        expect(await claim(store, 'run-1', 'b')).toStrictEqual(done);
+      });
+
+      it('releases only for the holder and leaves the version alone', async () => {
+        await store.create(newRun('run-1', { owner: 'a' }));
+        expect(await store.release!('run-1', 'b')).toBe(false);
+        expect(await store.release!('run-1', 'a')).toBe(true);
+        expect(await store.release!('run-1', 'a')).toBe(false);
+        expect(await store.release!('ghost', 'a')).toBe(false);
+        expect(await store.load('run-1')).toMatchObject({ version: 1 });
+      });
+
+      it('rejects a claim of an unknown run with RunNotFoundError', async () => {
+        await expect(claim(store, 'ghost', 'a')).rejects.toMatchObject({
+          name: 'RunNotFoundError',
+          runId: 'ghost',
+        });
+      });
+
+      it('lets exactly one of two processes claiming at once win', async () => {
+        const processB = await fixture!.openSecond();
+        await store.heartbeat!('a', 30_000);
+        await processB.heartbeat!('b', 30_000);
+        await store.create(newRun('run-1'));
+        const outcomes = await Promise.allSettled([
+          claim(store, 'run-1', 'a'),
+          claim(processB, 'run-1', 'b'),
+          claim(store, 'run-1', 'a'),
+          claim(processB, 'run-1', 'b'),
+        ]);
+        const winners = new Set(
+          outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value.owner] : [])),
+        );
+        expect(winners.size).toBe(1);
+        for (const outcome of outcomes) {
+          if (outcome.status === 'rejected') expect(outcome.reason).toBeInstanceOf(RunLeasedError);
+        }
+        expect((await store.load('run-1'))?.owner).toBe([...winners][0]);
+      });
+
+      it('rejects a malformed owner or ttl with TypeError or RangeError', async () => {
+        await store.create(newRun('run-1'));
+        await expect(claim(store, 'run-1', '')).rejects.toBeInstanceOf(TypeError);
+        await expect(store.heartbeat!('a', -1)).rejects.toBeInstanceOf(RangeError);
+        await expect(store.heartbeat!('a', 1.5)).rejects.toBeInstanceOf(RangeError);
+        await expect(store.create(newRun('run-2', { owner: '' }))).rejects.toBeInstanceOf(TypeError);
+        await expect(
+          store.save('run-1', {
+            expectedVersion: 1,
+            status: 'running',
+            snapshot: {},
+            events: [{ event: 'x', at: Number.NaN }],
+          }),
+        ).rejects.toBeInstanceOf(TypeError);
+        expect(await store.load('run-1')).toMatchObject({ version: 1 });
+      });
+    });
+
     describe('delete', () => {
       it('deletes the run and its events, and reports whether it existed', async () => {
         await store.create(newRun('run-1'));
@@ -569,6 +789,9 @@ export function describeRunStoreContract(
           ['appendEvents', () => store.appendEvents('run-1', [{ event: 'e', at: 1 }])],
           ['readEvents', () => store.readEvents('run-1')],
           ['delete', () => store.delete('run-1')],
+          ['heartbeat', () => store.heartbeat!('a', 1000)],
+          ['claim', () => store.claim!('run-1', 'a')],
+          ['release', () => store.release!('run-1', 'a')],
         ];
         for (const [operation, call] of calls) {
           const error = await call().catch((e: unknown) => e);
