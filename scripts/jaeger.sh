@@ -2,31 +2,33 @@
 # Jaeger v2 as a local test peer for toolwarden's telemetry (SPEC §6: "verified against a real
 # Jaeger, OTLP in, Jaeger's query API out").
 #
-#   bash scripts/jaeger.sh install        build Jaeger v2.20.0 with Go into $JAEGER_BIN (cached)
+#   bash scripts/jaeger.sh install        build Jaeger v2 with Go from the Go module proxy (cached)
 #   bash scripts/jaeger.sh start [dir]    start it on 127.0.0.1 with in-memory storage; wait healthy
 #   bash scripts/jaeger.sh stop [dir]     stop the instance started from [dir]
 #   bash scripts/jaeger.sh status         exit 0 when the query API answers
 #
-# Why a Go build: Jaeger has no npm or Debian package (FACTS.md "Test peers"). Its v2 tags are
-# not valid Go module versions (module path has no /v2), so the build is pinned to the commit of
-# v2.20.0, whose go.mod has no replace directive (needs Go >= 1.26.0).
+# Why a Go build: Jaeger has no npm or Debian package (FACTS.md "Test peers"). Everything comes
+# from the Go module proxy; nothing of Jaeger is copied into this repository (builds happen in a
+# temp dir) and there is no other source.
 #
-# Where the source comes from, in order:
-#   1. the Go module proxy: a throwaway module `go get`s github.com/jaegertracing/jaeger@<commit>
-#      and builds its ./cmd/jaeger from the module cache. (`go install .../cmd/jaeger@<commit>`
-#      cannot work: the proxy answers 403, not 404, for the non-module path cmd/jaeger, so go
-#      never falls back to the root module.)
-#   2. if the proxy refuses the module version itself -- the filtered proxy on our build machines
-#      answers `403 Forbidden: This module version is not available.` for this commit, by hash
-#      and as pseudo-version v1.76.1-0.20260720033334-798e4b0fcf22; it serves only tagged v1
-#      releases -- git: $JAEGER_GIT, a local clone/mirror directory (read with `git archive`) or
-#      a URL (shallow fetch of the commit), default the upstream GitHub repository. Dependencies
-#      still come from the module proxy, checked against Jaeger's go.sum.
-# Nothing of Jaeger is copied into this repository; builds happen in a temp dir.
+# Which version, in order:
+#   1. the commit of release v2.20.0 (798e4b0f...), whose go.mod has no replace directive. Its v2
+#      tags are not valid module versions (the module path has no /v2), so it is fetched by
+#      commit. The module proxy of our build machines refuses it: `403 Forbidden: This module
+#      version is not available.` (by hash and as v1.76.1-0.20260720033334-798e4b0fcf22).
+#   2. module version v1.76.0, the newest the proxy serves (its @v/list: v1.42.0, v1.61.0,
+#      v1.62.0, v1.76.0). Jaeger tags each release twice; v1.76.0's cmd/jaeger is the same
+#      "Jaeger backend v2" (OTel-collector based, all-in-one, OTLP in, /api/traces out). Its
+#      go.mod has a replace directive (sarama), which `go install pkg@version` refuses; built as a
+#      dependency of a throwaway module the directive does not apply, and the build needs none.
+# In both cases a throwaway module `go get`s the version and builds ./cmd/jaeger from the module
+# cache (`go install .../cmd/jaeger@...` cannot work: the proxy answers 403, not 404, for the
+# non-module path cmd/jaeger, so go never falls back to the root module). Jaeger's own go.sum is
+# copied in first: the dependencies' checksums come from it (Jaeger itself is checked against
+# the checksum database), because the checksum database here does not know every one of them.
 #
 # Environment (all optional):
 #   JAEGER_BIN               binary path                      default $HOME/go/bin/jaeger
-#   JAEGER_GIT               git source for fallback 2         default https://github.com/jaegertracing/jaeger.git
 #   JAEGER_DIR               state dir (pid, log, config)      default $TMPDIR/toolwarden-jaeger, or [dir]
 #   JAEGER_OTLP_GRPC_PORT    OTLP/gRPC receiver                default 4317
 #   JAEGER_OTLP_HTTP_PORT    OTLP/HTTP receiver                default 4318
@@ -40,14 +42,15 @@
 # Every listener binds 127.0.0.1 (the generated config lists them all; nothing binds 0.0.0.0).
 set -euo pipefail
 
-readonly JAEGER_VERSION=v2.20.0
-readonly JAEGER_COMMIT=798e4b0fcf22609e381df764a01461affd813e1e
-readonly JAEGER_COMMIT_DATE=2026-07-20T03:33:34Z # committer date of JAEGER_COMMIT, UTC
+# Candidates, preferred first: "<module version or commit> <version reported by the binary>".
+readonly JAEGER_CANDIDATES=(
+  "798e4b0fcf22609e381df764a01461affd813e1e v2.20.0"
+  "v1.76.0 v1.76.0"
+)
 readonly JAEGER_MODULE=github.com/jaegertracing/jaeger
 readonly HOST=127.0.0.1
 
 JAEGER_BIN=${JAEGER_BIN:-$HOME/go/bin/jaeger}
-JAEGER_GIT=${JAEGER_GIT:-https://github.com/jaegertracing/jaeger.git}
 OTLP_GRPC_PORT=${JAEGER_OTLP_GRPC_PORT:-4317}
 OTLP_HTTP_PORT=${JAEGER_OTLP_HTTP_PORT:-4318}
 QUERY_PORT=${JAEGER_QUERY_PORT:-16686}
@@ -68,68 +71,49 @@ die() {
 
 # --- install -------------------------------------------------------------------------------------
 
-# True when $JAEGER_BIN exists and reports the pinned version and commit (set through -ldflags).
-binary_is_current() {
+# The version $JAEGER_BIN reports when it is one of the candidates we build, else nothing.
+installed_version() {
   [[ -x $JAEGER_BIN ]] || return 1
-  local info
+  local info candidate
   info=$("$JAEGER_BIN" version 2>/dev/null) || return 1
-  [[ $info == *"\"gitCommit\":\"$JAEGER_COMMIT\""* && $info == *"\"gitVersion\":\"$JAEGER_VERSION\""* ]]
+  for candidate in "${JAEGER_CANDIDATES[@]}"; do
+    local ref=${candidate% *} version=${candidate#* }
+    if [[ $info == *"\"gitCommit\":\"$ref\""* && $info == *"\"gitVersion\":\"$version\""* ]]; then
+      printf '%s' "$version"
+      return 0
+    fi
+  done
+  return 1
 }
 
-# go build flags matching upstream's Makefile (scripts/makefiles/BuildInfo.mk, BuildBinaries.mk).
-go_build() {
-  local out=$1 pkg=$2
-  local v=$JAEGER_MODULE/internal/version
-  CGO_ENABLED=0 GOFLAGS=-buildvcs=false go build -trimpath \
-    -ldflags "-X $v.commitSHA=$JAEGER_COMMIT -X $v.latestVersion=$JAEGER_VERSION -X $v.date=$JAEGER_COMMIT_DATE" \
-    -o "$out" "$pkg"
-}
-
-# The two build functions run where `set -e` does not apply (callers test their status), so every
-# step checks its own status.
-
-# Source 1: the module proxy. Prints go's error and returns 1 when the proxy refuses the module.
-build_from_proxy() {
-  local work=$1 out=$2
-  mkdir -p "$work/mod" && cd "$work/mod" || return 1
+# Builds one candidate through the module proxy into $3. Prints go's error and returns 1 when the
+# proxy refuses it. Runs where `set -e` does not apply, so every step checks its own status.
+build_candidate() {
+  local work=$1 ref=$2 out=$3 version=$4
+  rm -rf "$work/mod" && mkdir -p "$work/mod" && cd "$work/mod" || return 1
   go mod init toolwarden.local/jaeger-build >/dev/null 2>&1 || return 1
-  log "go get $JAEGER_MODULE@$JAEGER_COMMIT (module proxy: $(go env GOPROXY))"
-  if ! go get "$JAEGER_MODULE@$JAEGER_COMMIT" 2>"$work/proxy.err"; then
-    log "the module proxy did not serve $JAEGER_MODULE@$JAEGER_COMMIT:"
+  log "go get $JAEGER_MODULE@$ref (module proxy: $(go env GOPROXY))"
+  if ! GOFLAGS=-mod=mod go get "$JAEGER_MODULE@$ref" 2>"$work/proxy.err"; then
+    log "the module proxy did not serve $JAEGER_MODULE@$ref:"
     sed 's/^/    /' "$work/proxy.err" >&2
     return 1
   fi
-  log "building $JAEGER_MODULE/cmd/jaeger from the module cache (several minutes on 2 cores)"
-  go_build "$out" "$JAEGER_MODULE/cmd/jaeger"
-}
-
-# Source 2: git at the pinned commit; dependencies from the module proxy, checked by go.sum.
-build_from_git() {
-  local work=$1 out=$2 src=$1/src
-  mkdir -p "$src" || return 1
-  if [[ -d $JAEGER_GIT ]]; then
-    log "reading $JAEGER_COMMIT from the git directory $JAEGER_GIT"
-    git -C "$JAEGER_GIT" archive "$JAEGER_COMMIT" >"$work/src.tar" || return 1
-    tar -x -C "$src" -f "$work/src.tar" || return 1
-  else
-    log "fetching $JAEGER_COMMIT from $JAEGER_GIT"
-    git -C "$src" init -q &&
-      git -C "$src" fetch -q --depth 1 "$JAEGER_GIT" "$JAEGER_COMMIT" &&
-      git -C "$src" checkout -q FETCH_HEAD &&
-      rm -rf "$src/.git" || return 1
-  fi
-  if ! head -n 1 "$src/go.mod" | grep -qx "module $JAEGER_MODULE"; then
-    log "$src/go.mod is not module $JAEGER_MODULE"
-    return 1
-  fi
-  log "building ./cmd/jaeger (dependencies from $(go env GOPROXY); several minutes on 2 cores)"
-  cd "$src" && go mod download && go_build "$out" ./cmd/jaeger
+  local dir
+  dir=$(go list -m -f '{{.Dir}}' "$JAEGER_MODULE") || return 1
+  # Jaeger's go.sum vouches for its dependencies (see the header).
+  cat "$dir/go.sum" >>go.sum || return 1
+  log "building $JAEGER_MODULE/cmd/jaeger $version from the module cache (minutes on 2 cores)"
+  local v=$JAEGER_MODULE/internal/version
+  CGO_ENABLED=0 GOFLAGS="-buildvcs=false -mod=mod" go build -trimpath \
+    -ldflags "-X $v.commitSHA=$ref -X $v.latestVersion=$version" \
+    -o "$out" "$JAEGER_MODULE/cmd/jaeger"
 }
 
 cmd_install() {
-  command -v go >/dev/null || die "go not found on PATH; Jaeger $JAEGER_VERSION needs Go >= 1.26.0"
-  if binary_is_current; then
-    log "$JAEGER_BIN is already $JAEGER_VERSION ($JAEGER_COMMIT); nothing to do"
+  command -v go >/dev/null || die "go not found on PATH; install Go (Debian golang or go.dev) first"
+  local current
+  if current=$(installed_version); then
+    log "$JAEGER_BIN is already Jaeger $current; nothing to do"
     return 0
   fi
   local work started=$SECONDS
@@ -137,18 +121,20 @@ cmd_install() {
   # shellcheck disable=SC2064 # expand $work now
   trap "rm -rf '$work'" EXIT
   mkdir -p "$(dirname "$JAEGER_BIN")"
-  local tmp_bin=$JAEGER_BIN.build.$$
-  # Subshells: the build functions cd.
-  if ! (build_from_proxy "$work" "$tmp_bin"); then
-    log "falling back to git source $JAEGER_GIT (set JAEGER_GIT to a local clone when offline)"
-    if ! (build_from_git "$work" "$tmp_bin"); then
-      rm -f "$tmp_bin"
-      die "could not build Jaeger $JAEGER_VERSION ($JAEGER_COMMIT): see the errors above"
+  local tmp_bin=$JAEGER_BIN.build.$$ candidate
+  for candidate in "${JAEGER_CANDIDATES[@]}"; do
+    local ref=${candidate% *} version=${candidate#* }
+    # Subshell: build_candidate cds.
+    if (build_candidate "$work" "$ref" "$tmp_bin" "$version"); then
+      mv -f "$tmp_bin" "$JAEGER_BIN"
+      current=$(installed_version) || die "$JAEGER_BIN was built but does not report $version ($ref)"
+      log "installed $JAEGER_BIN (Jaeger $current) in $((SECONDS - started)) s"
+      return 0
     fi
-  fi
-  mv -f "$tmp_bin" "$JAEGER_BIN"
-  binary_is_current || die "$JAEGER_BIN was built but does not report $JAEGER_VERSION/$JAEGER_COMMIT"
-  log "installed $JAEGER_BIN ($("$JAEGER_BIN" version 2>/dev/null)) in $((SECONDS - started)) s"
+    rm -f "$tmp_bin"
+    log "Jaeger $version ($ref) could not be built from the module proxy; trying the next candidate"
+  done
+  die "no Jaeger candidate could be built from the Go module proxy: see the errors above"
 }
 
 # --- start / stop --------------------------------------------------------------------------------
@@ -176,10 +162,6 @@ service:
       receivers: [otlp]
       exporters: [nop]
   telemetry:
-    resource:
-      attributes:
-        - name: service.name
-          value: jaeger
     metrics:
       level: detailed
       readers:
@@ -303,7 +285,7 @@ cmd_start() {
     fi
     sleep 0.3
   done
-  log "Jaeger $JAEGER_VERSION healthy (pid $pid): OTLP http://$HOST:$OTLP_HTTP_PORT," \
+  log "Jaeger $(installed_version || echo '(unknown version)') healthy (pid $pid): OTLP http://$HOST:$OTLP_HTTP_PORT," \
     "grpc $HOST:$OTLP_GRPC_PORT, query http://$HOST:$QUERY_PORT/api/traces"
 }
 
