@@ -1,6 +1,7 @@
 import { fromPromise } from 'xstate';
 import type { PolicyEffects } from '../policies/policy-effects.ts';
 import type { PlanResult } from '../runtime/planner.ts';
+import { waitUntil } from '../runtime/steps/wait-until.ts';
 import type { PolicyRetryHint } from '../tools/retry-hint.ts';
 import type { ToolCallMeta } from '../tools/tool-call-meta.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
@@ -11,13 +12,18 @@ import type { PendingCall, RunContext } from './run-context.ts';
  * these placeholder implementations; the runtime supplies real ones with `machine.provide()`
  * (SPEC §4), so the same definition serves the runtime, diagrams and other engines.
  *
- * | actor           | state       | does                                                     |
- * |-----------------|-------------|----------------------------------------------------------|
- * | `plan`          | planning, finalizing | asks the planner, bounded by the time budget    |
- * | `validateBatch` | validating  | tool known/enabled, input valid, retry cap, `onToolBatch` |
- * | `executeTool`   | executing   | one child per admitted call: `execute` with its timeout  |
- * | `reviewResults` | resuming    | `onToolResult` / `onRetryHint` policies on the batch     |
- * | `sleepUntil`    | awaiting.backoff | waits until a stored deadline (restorable)          |
+ * | actor           | state                | does                                                 |
+ * |-----------------|----------------------|------------------------------------------------------|
+ * | `plan`          | planning, finalizing | asks the planner, bounded by the time budget         |
+ * | `validateBatch` | validating.policies  | `onToolBatch`, then the checks of `validateCalls`    |
+ * | `executeTool`   | executing            | one child per admitted call: `execute` with its timeout |
+ * | `reviewResults` | resuming.policies    | `onToolResult` / `onRetryHint` on `batch.newResults`, `batch.newHints` |
+ * | `sleepUntil`    | awaiting.backoff     | waits until a stored deadline (restorable)           |
+ *
+ * Two more ports are not actors. The guard `consultsPolicies` says whether the runtime has
+ * policies; when it has none, `validating` and `resuming` invoke nothing (an actor per step costs
+ * ~13 µs in XState 5.33) and the action `validateCalls` checks the batch synchronously instead.
+ * Both paths give the same results; only the states a snapshot can be taken in differ.
  */
 export interface PlanActorInput {
   kind: 'start' | 'resume' | 'finalize';
@@ -51,6 +57,7 @@ export interface ExecuteToolOutput {
   hint?: PolicyRetryHint;
 }
 
+/** The batch to review is `context.batch.newResults`, its hints `context.batch.newHints`. */
 export interface ReviewResultsInput {
   context: RunContext;
 }
@@ -69,14 +76,14 @@ export const runActors = {
   validateBatch: fromPromise<ValidateBatchOutput, ValidateBatchInput>(notProvided('validateBatch')),
   executeTool: fromPromise<ExecuteToolOutput, ExecuteToolInput>(notProvided('executeTool')),
   reviewResults: fromPromise<PolicyEffects, ReviewResultsInput>(notProvided('reviewResults')),
-  sleepUntil: fromPromise<void, SleepUntilInput>(async ({ input, signal }) => {
-    const ms = Math.max(0, input.until - Date.now());
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      signal.addEventListener('abort', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-  }),
+  sleepUntil: fromPromise<void, SleepUntilInput>(
+    ({ input, signal }) =>
+      new Promise<void>((resolve) => {
+        const stop = waitUntil(input.until, resolve);
+        signal.addEventListener('abort', () => {
+          stop();
+          resolve();
+        });
+      }),
+  ),
 };

@@ -1,11 +1,16 @@
-import { type ActorRefFrom, assign, type DoneActorEvent, emit, enqueueActions, setup } from 'xstate';
+import {
+  type ActorRefFrom,
+  assign,
+  type DoneActorEvent,
+  emit,
+  enqueueActions,
+  type ParameterizedObject,
+  type ProvidedActor,
+  setup,
+} from 'xstate';
 import type { PolicyEffects } from '../policies/policy-effects.ts';
-import { tightenCaps } from '../runtime/caps.ts';
-import type { Message } from '../runtime/message.ts';
-import { AwaitClarificationSchema, PlanResultSchema } from '../runtime/planner.ts';
+import { AwaitClarificationSchema, type ParsedPlanResult, PlanResultSchema } from '../runtime/planner.ts';
 import type { RunEvent } from '../runtime/run-events.ts';
-import type { PolicyRetryHint } from '../tools/retry-hint.ts';
-import type { ToolErrorJSON } from '../tools/tool-error.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
 import {
   type ExecuteToolOutput,
@@ -13,7 +18,20 @@ import {
   runActors,
   type ValidateBatchOutput,
 } from './run-actors.ts';
-import { type PendingCall, type RunContext, type RunInput, type ToolStats, turnId } from './run-context.ts';
+import { type PendingCall, type RunContext, type RunInput, turnId } from './run-context.ts';
+import {
+  deadlineAt,
+  foldResults,
+  hintEvents,
+  notRunResult,
+  now,
+  reviewUpdate,
+  runError,
+  toolResultEvent,
+  uniqueIds,
+  validationUpdate,
+  withFlow,
+} from './run-updates.ts';
 
 /**
  * Events an app (through the run handle) sends to a run actor. Answers are checked by the handle
@@ -28,104 +46,54 @@ export type RunMachineEvent =
   | { type: `xstate.done.actor.tool.${string}`; output: ExecuteToolOutput; actorId: string }
   | { type: `xstate.error.actor.tool.${string}`; error: unknown; actorId: string };
 
-type AnyDone = DoneActorEvent<unknown, string>;
-
-const now = () => Date.now();
-
-function fail(message: string, name = 'RunError'): ToolErrorJSON {
-  return { name, message, recoverable: false };
-}
-
 function planOutput(event: unknown): PlanActorOutput {
   return (event as DoneActorEvent<PlanActorOutput>).output;
 }
 
-function parsedPlan(event: unknown) {
-  const parsed = PlanResultSchema.safeParse(planOutput(event).result ?? {});
-  return parsed.success ? parsed.data : undefined;
-}
+/**
+ * Parses of plan outputs, by output object: the guards and actions of one `onDone` all read one
+ * parse instead of re-running the schema (up to nine times per turn).
+ */
+const parsedPlans = new WeakMap<object, { plan?: ParsedPlanResult; error?: string }>();
 
-function deadlineAt(context: RunContext): number {
-  return context.startedAt + context.caps.timeBudgetMs;
-}
-
-/** Updates counters, stats and the transcript with one finished batch, in call order. */
-function foldResults(context: RunContext, results: ToolResultJSON[]): Partial<RunContext> {
-  const messages: Message[] = [...context.messages];
-  const toolStats: Record<string, ToolStats> = { ...context.toolStats };
-  let consecutiveFailures = context.consecutiveFailures;
-  for (const result of results) {
-    messages.push({
-      role: 'tool',
-      toolCallId: result.toolCallId,
-      toolName: result.name,
-      content: result.error ? { error: result.error, retryHint: result.retryHint } : (result.result ?? null),
-    });
-    const stats = { ...(toolStats[result.name] ?? { calls: 0, failures: 0, consecutiveFailures: 0 }) };
-    stats.calls += 1;
-    if (result.error) {
-      stats.failures += 1;
-      stats.consecutiveFailures += 1;
-      consecutiveFailures += 1;
-    } else {
-      stats.consecutiveFailures = 0;
-      consecutiveFailures = 0;
-    }
-    const hint = [...context.newHints].reverse().find((h) => h.toolCallId === result.toolCallId);
-    if (hint) stats.lastHint = hint;
-    toolStats[result.name] = stats;
+function planParse(event: unknown): { plan?: ParsedPlanResult; error?: string } {
+  const output = planOutput(event);
+  let entry = parsedPlans.get(output);
+  if (!entry) {
+    const parsed = PlanResultSchema.safeParse(output.result ?? {});
+    entry = parsed.success ? { plan: parsed.data } : { error: parsed.error.message };
+    parsedPlans.set(output, entry);
   }
-  return { messages, toolStats, consecutiveFailures, lastResults: results, pending: [], results: [] };
+  return entry;
 }
 
-/** Applies merged policy effects to the context (SPEC §5: caps only tighten, never above ceilings). */
-function applyEffects(context: RunContext, effects: PolicyEffects): Partial<RunContext> {
-  const caps = tightenCaps(context.caps, effects.caps);
-  return {
-    caps,
-    disabledTools: effects.disabledTools
-      ? { ...effects.disabledTools, ...appDisabled(context) }
-      : context.disabledTools,
-    restrictTo: effects.restrictTo ?? context.restrictTo,
-    labels: effects.labels ? { ...context.labels, ...effects.labels } : context.labels,
-    policyState: effects.policyState === undefined ? context.policyState : effects.policyState,
-    effects: {
-      fail: effects.fail,
-      finalize: effects.finalize,
-      awaitClarification: effects.awaitClarification,
-      backoffUntil: effects.backoffMs && effects.backoffMs > 0 ? now() + effects.backoffMs : undefined,
-    },
-  };
+function parsedPlan(event: unknown): ParsedPlanResult | undefined {
+  return planParse(event).plan;
 }
 
-/** Tools the app disabled stay disabled whatever a policy says (SPEC §5). */
-function appDisabled(context: RunContext): Record<string, string> {
-  return Object.fromEntries(Object.entries(context.disabledTools).filter(([, by]) => by === 'app'));
+/** The plan of an `onDone` whose guard already matched it. */
+function planOf(event: unknown): ParsedPlanResult {
+  return parsedPlan(event)!;
 }
 
-function decisionEvents(context: RunContext, effects: PolicyEffects): RunEvent[] {
-  return effects.decisions.map((decision) => ({
-    type: 'policy_decision',
-    runId: context.runId,
-    at: now(),
-    turnId: turnId(context),
-    decision,
-  }));
-}
-
-function hintEvents(context: RunContext, hints: PolicyRetryHint[]): RunEvent[] {
-  return hints.map((hint) => ({ type: 'retry_hint', runId: context.runId, at: hint.at, hint }));
+function doneOutput<T>(event: unknown): T {
+  return (event as DoneActorEvent<T>).output;
 }
 
 /**
  * The run machine (SPEC §4): one XState v5 actor per agent run.
  *
  * ```
- * planning ─▶ validating ─▶ executing ─▶ resuming ─▶ planning … ─▶ completed
- *    │            │  └──────────▶ awaiting.confirmation ─┘   │
- *    ├──▶ awaiting.{clarification, externalTools, confirmation, backoff} ─▶ resuming / planning
- *    └──▶ finalizing (caps, time budget, policy) ─▶ completed | failed      any ─cancel─▶ canceled
+ * planning ─▶ validating ─▶ admitting ─▶ executing ─▶ resuming ─▶ routing ─▶ planning … ─▶ completed
+ *    │            │             └──▶ awaiting.confirmation ─▶ awaiting.approved ─┘   │
+ *    ├──▶ awaiting.{clarification, externalTools, confirmation} ─▶ resuming          ├──▶ awaiting.backoff ─▶ planning
+ *    └──────────────────────────────────────────▶ finalizing ◀───────────────────────┘
+ *                        (caps, time budget, policy) ─▶ completed | failed        any ─cancel─▶ canceled
  * ```
+ *
+ * `admitting`, `routing`, `awaiting.approved` and the `checking` substates are transient (only
+ * `always` transitions). With no policies (guard `consultsPolicies` false) `validating` and
+ * `resuming` invoke nothing and a step is planning → executing → planning: two actors per step.
  *
  * The work is done by the named actors of {@link runActors}, supplied with `provide()`. Context is
  * JSON; deadlines are timestamps and every wait is an invoked actor computed from them, so a
@@ -140,6 +108,8 @@ export const runMachine = setup({
   },
   actors: runActors,
   guards: {
+    /** Whether the host has policies to consult; the runtime provides it (default: consult). */
+    consultsPolicies: () => true,
     planTimedOut: ({ event }) => planOutput(event).timedOut === true,
     planInvalid: ({ event }) => parsedPlan(event) === undefined,
     planHasToolCalls: ({ event }) => (parsedPlan(event)?.toolCalls?.length ?? 0) > 0,
@@ -148,36 +118,37 @@ export const runMachine = setup({
     planAwaitsConfirmation: ({ event }) => parsedPlan(event)?.await?.confirmation !== undefined,
     planHasFinalResponse: ({ event }) => parsedPlan(event)?.finalResponse !== undefined,
     batchExceedsToolCap: ({ context }) =>
-      context.toolCalls + context.pending.length > context.caps.maxToolCalls,
+      context.toolCalls + context.batch.pending.length > context.caps.maxToolCalls,
     timeBudgetSpent: ({ context }) => now() >= deadlineAt(context),
-    policyFailed: ({ context }) => context.effects?.fail !== undefined,
-    policyFinalized: ({ context }) => context.effects?.finalize !== undefined,
-    policyAwaitsClarification: ({ context }) => context.effects?.awaitClarification !== undefined,
-    policyBacksOff: ({ context }) => context.effects?.backoffUntil !== undefined,
-    needsConfirmation: ({ context }) => context.pending.some((call) => call.status === 'confirm'),
-    hasAdmittedCalls: ({ context }) => context.pending.some((call) => call.status === 'admitted'),
-    batchComplete: ({ context }) => context.results.length > 0 && context.results.every((r) => r !== null),
+    policyFailed: ({ context }) => context.flow.effects?.fail !== undefined,
+    policyFinalized: ({ context }) => context.flow.effects?.finalize !== undefined,
+    policyAwaitsClarification: ({ context }) => context.flow.effects?.awaitClarification !== undefined,
+    policyBacksOff: ({ context }) => context.flow.effects?.backoffUntil !== undefined,
+    needsConfirmation: ({ context }) => context.batch.pending.some((call) => call.status === 'confirm'),
+    hasAdmittedCalls: ({ context }) => context.batch.pending.some((call) => call.status === 'admitted'),
+    batchComplete: ({ context }) =>
+      context.batch.results.length > 0 && context.batch.results.every((r) => r !== null),
     failureCapReached: ({ context }) =>
       context.consecutiveFailures >= context.caps.maxConsecutiveFailedToolCalls,
     toolCapReached: ({ context }) => context.toolCalls >= context.caps.maxToolCalls,
     isClarificationAnswer: ({ context, event }) =>
       event.type === 'provide.clarification' &&
-      context.awaiting?.kind === 'clarification' &&
-      context.awaiting.clarification.id === event.id,
+      context.flow.awaiting?.kind === 'clarification' &&
+      context.flow.awaiting.clarification.id === event.id,
     isExternalResults: ({ context, event }) =>
       event.type === 'provide.toolResults' &&
-      context.awaiting?.kind === 'external_tools' &&
-      context.awaiting.externalTools.id === event.id,
+      context.flow.awaiting?.kind === 'external_tools' &&
+      context.flow.awaiting.externalTools.id === event.id,
     isToolApproval: ({ context, event }) =>
       event.type === 'confirm' &&
-      context.awaiting?.kind === 'confirmation' &&
-      context.awaiting.confirmation.id === event.id &&
-      context.awaiting.toolCallIds !== undefined,
+      context.flow.awaiting?.kind === 'confirmation' &&
+      context.flow.awaiting.confirmation.id === event.id &&
+      context.flow.awaiting.toolCallIds !== undefined,
     isPlannerConfirmation: ({ context, event }) =>
       event.type === 'confirm' &&
-      context.awaiting?.kind === 'confirmation' &&
-      context.awaiting.confirmation.id === event.id &&
-      context.awaiting.toolCallIds === undefined,
+      context.flow.awaiting?.kind === 'confirmation' &&
+      context.flow.awaiting.confirmation.id === event.id &&
+      context.flow.awaiting.toolCallIds === undefined,
   },
   actions: {
     startTurn: assign({ turn: ({ context }) => context.turn + 1 }),
@@ -193,46 +164,58 @@ export const runMachine = setup({
       }
     }),
     /** The planner turn consumed what was handed to it. */
-    clearTurnInputs: assign({ lastResults: [], answer: null, restrictTo: null }),
+    clearTurnInputs: assign(({ context }) => ({
+      restrictTo: null,
+      batch: { ...context.batch, lastResults: [] },
+      ...withFlow(context, { answer: null }),
+    })),
     recordToolCalls: assign(({ context, event }) => {
-      const plan = parsedPlan(event)!;
+      const plan = planOf(event);
       const calls = plan.toolCalls ?? [];
+      const ids = uniqueIds(
+        calls.map((call, index) => call.toolCallId ?? `${turnId(context)}:c${index + 1}`),
+      );
       const pending: PendingCall[] = calls.map((call, index) => ({
-        toolCallId: call.toolCallId ?? `${turnId(context)}:c${index + 1}`,
+        toolCallId: ids[index]!,
         name: call.name,
         input: call.input,
         attempt: (context.toolStats[call.name]?.consecutiveFailures ?? 0) + 1,
         status: 'proposed',
       }));
-      const message: Message = {
-        role: 'assistant',
-        content: plan.finalResponse?.text,
-        toolCalls: pending.map((call) => ({
-          toolCallId: call.toolCallId,
-          toolName: call.name,
-          input: call.input,
-        })),
+      return {
+        batch: { ...context.batch, pending, results: pending.map(() => null) },
+        messages: [
+          ...context.messages,
+          {
+            role: 'assistant' as const,
+            content: plan.finalResponse?.text,
+            toolCalls: pending.map((call) => ({
+              toolCallId: call.toolCallId,
+              toolName: call.name,
+              input: call.input,
+            })),
+          },
+        ],
       };
-      return { pending, results: pending.map(() => null), messages: [...context.messages, message] };
     }),
     recordClarificationRequest: assign(({ context, event }) => {
-      const clarification = AwaitClarificationSchema.parse(parsedPlan(event)!.await!.clarification);
+      const clarification = AwaitClarificationSchema.parse(planOf(event).await!.clarification);
       return {
-        awaiting: { kind: 'clarification' as const, clarification },
         messages: [...context.messages, { role: 'assistant' as const, content: clarification.question }],
+        ...withFlow(context, { awaiting: { kind: 'clarification', clarification } }),
       };
     }),
     recordExternalToolsRequest: assign(({ context, event }) => {
-      const externalTools = parsedPlan(event)!.await!.externalTools!;
+      const externalTools = planOf(event).await!.externalTools!;
       const pending: PendingCall[] = externalTools.calls.map((call) => ({
         ...call,
         attempt: (context.toolStats[call.name]?.consecutiveFailures ?? 0) + 1,
         status: 'admitted',
       }));
       return {
-        awaiting: { kind: 'external_tools' as const, externalTools },
-        pending,
-        results: pending.map(() => null),
+        // External calls are tool calls too: they count against maxToolCalls.
+        toolCalls: context.toolCalls + pending.length,
+        batch: { ...context.batch, pending, results: pending.map(() => null) },
         messages: [
           ...context.messages,
           {
@@ -244,171 +227,156 @@ export const runMachine = setup({
             })),
           },
         ],
+        ...withFlow(context, { awaiting: { kind: 'external_tools', externalTools } }),
       };
     }),
     recordConfirmationRequest: assign(({ context, event }) => {
-      const confirmation = parsedPlan(event)!.await!.confirmation!;
+      const confirmation = planOf(event).await!.confirmation!;
       return {
-        awaiting: { kind: 'confirmation' as const, confirmation },
         messages: [...context.messages, { role: 'assistant' as const, content: confirmation.prompt }],
+        ...withFlow(context, { awaiting: { kind: 'confirmation', confirmation } }),
       };
     }),
     recordFinalResponse: assign(({ context, event }) => {
-      const finalResponse = parsedPlan(event)!.finalResponse!;
+      const finalResponse = planOf(event).finalResponse!;
       return {
-        finalResponse,
         messages: [...context.messages, { role: 'assistant' as const, content: finalResponse.text }],
+        ...withFlow(context, { finalResponse }),
       };
     }),
-    failInvalidPlan: assign({
-      error: ({ event }) => {
-        const parsed = PlanResultSchema.safeParse(planOutput(event).result ?? {});
-        return fail(
-          `Planner returned an invalid PlanResult: ${parsed.error?.message ?? 'unknown'}`,
-          'PlannerError',
-        );
-      },
-    }),
-    failEmptyPlan: assign({
-      error: () => fail('Planner returned no tool calls, no await and no final response', 'PlannerError'),
-    }),
-    failNoFinalResponse: assign({
-      error: ({ context }) =>
-        fail(
-          `Planner gave no final response while finalizing (reason: ${context.finalize?.reason ?? 'unknown'})`,
+    failInvalidPlan: assign(({ context, event }) =>
+      withFlow(context, {
+        error: runError(`Planner returned an invalid PlanResult: ${planParse(event).error}`, 'PlannerError'),
+      }),
+    ),
+    failEmptyPlan: assign(({ context }) =>
+      withFlow(context, {
+        error: runError('Planner returned no tool calls, no await and no final response', 'PlannerError'),
+      }),
+    ),
+    failNoFinalResponse: assign(({ context }) =>
+      withFlow(context, {
+        error: runError(
+          `Planner gave no final response while finalizing (reason: ${context.flow.finalize?.reason ?? 'unknown'})`,
           'PlannerError',
         ),
+      }),
+    ),
+    failFinalizeTimedOut: assign(({ context }) =>
+      withFlow(context, {
+        error: runError(
+          'The time budget ran out and the planner gave no final response in time',
+          'TimeBudgetError',
+        ),
+      }),
+    ),
+    recordPlannerError: assign(({ context, event }) => {
+      const err = (event as { error?: unknown }).error;
+      const name = err instanceof Error ? err.name : 'PlannerError';
+      const message = err instanceof Error ? err.message : String(err);
+      return withFlow(context, {
+        error: { name, message: `Planner failed: ${message}`, recoverable: false },
+      });
     }),
-    failFinalizeTimedOut: assign({
-      error: () =>
-        fail('The time budget ran out and the planner gave no final response in time', 'TimeBudgetError'),
+    recordActorError: assign(({ context, event }) => {
+      const err = (event as { error?: unknown }).error;
+      return withFlow(context, {
+        error: runError(
+          `Run step failed: ${err instanceof Error ? err.message : String(err)}`,
+          'RunStepError',
+        ),
+      });
     }),
-    recordPlannerError: assign({
-      error: ({ event }) => {
-        const err = (event as { error?: unknown }).error;
-        const name = err instanceof Error ? err.name : 'PlannerError';
-        const message = err instanceof Error ? err.message : String(err);
-        return { name, message: `Planner failed: ${message}`, recoverable: false };
-      },
-    }),
-    recordActorError: assign({
-      error: ({ event }) => {
-        const err = (event as { error?: unknown }).error;
-        return fail(`Run step failed: ${err instanceof Error ? err.message : String(err)}`, 'RunStepError');
-      },
-    }),
-    finalizeWith: assign({
-      finalize: (_, params: { reason: string }) => ({ reason: params.reason }),
-    }),
-    finalizeFromPolicy: assign({
-      finalize: ({ context }) => ({ reason: context.effects?.finalize?.reason ?? 'policy' }),
-    }),
-    failFromPolicy: assign({
-      error: ({ context }) =>
-        fail(`A policy failed the run: ${context.effects?.fail?.reason ?? 'unknown'}`, 'PolicyError'),
-    }),
+    finalizeWith: assign(({ context }, params: { reason: string }) =>
+      withFlow(context, { finalize: { reason: params.reason, at: now() } }),
+    ),
+    finalizeFromPolicy: assign(({ context }) =>
+      withFlow(context, {
+        finalize: { reason: context.flow.effects?.finalize?.reason ?? 'policy', at: now() },
+      }),
+    ),
+    failFromPolicy: assign(({ context }) =>
+      withFlow(context, {
+        error: runError(
+          `A policy failed the run: ${context.flow.effects?.fail?.reason ?? 'unknown'}`,
+          'PolicyError',
+        ),
+      }),
+    ),
     /** A refused batch is answered with results, so the transcript pairs every tool call. */
-    refuseBatch: assign(({ context }) => {
-      const results: ToolResultJSON[] = context.pending.map((call) => ({
-        name: call.name,
-        toolCallId: call.toolCallId,
-        executed: false,
-        error: {
-          name: 'ToolError',
-          message: `Batch refused: ${context.pending.length} more calls would pass maxToolCalls (${context.caps.maxToolCalls}; ${context.toolCalls} used)`,
-          recoverable: false,
-        },
-      }));
-      return { ...foldResults(context, results), finalize: { reason: 'tool_cap' } };
+    refuseBatch: enqueueActions(({ context, enqueue }) => {
+      const { pending } = context.batch;
+      const message = `Batch refused: ${pending.length} more calls would pass maxToolCalls (${context.caps.maxToolCalls}; ${context.toolCalls} used)`;
+      const results = pending.map((call) => notRunResult(call, message));
+      const folded = foldResults(context, results);
+      enqueue.assign({ ...folded, ...withFlow(context, { finalize: { reason: 'tool_cap', at: now() } }) });
+      for (const result of results) enqueue.emit(toolResultEvent(context, result));
     }),
     applyValidation: enqueueActions(({ context, event, enqueue }) => {
-      const output = (event as unknown as DoneActorEvent<ValidateBatchOutput>).output;
-      const updated = { ...context, ...applyEffects(context, output.effects) };
-      enqueue.assign({
-        ...applyEffects(context, output.effects),
-        pending: output.pending,
-        results: output.results,
-        toolCalls: context.toolCalls + output.pending.length,
-        newHints: [...context.newHints, ...output.hints],
-        hints: [...context.hints, ...output.hints],
-      });
-      for (const e of hintEvents(context, output.hints)) enqueue.emit(e);
-      for (const e of decisionEvents(updated, output.effects)) enqueue.emit(e);
-      output.results.forEach((result) => {
-        if (result)
-          enqueue.emit({
-            type: 'tool_result',
-            runId: context.runId,
-            at: now(),
-            turnId: turnId(context),
-            result,
-          });
-      });
+      const { update, events } = validationUpdate(context, doneOutput<ValidateBatchOutput>(event));
+      enqueue.assign(update);
+      for (const e of events) enqueue.emit(e);
+    }),
+    /** Placeholder: the runtime provides it with {@link validateCallsAction}. */
+    validateCalls: enqueueActions(() => {
+      throw new Error(
+        'The run machine\'s "validateCalls" action was not provided; use machine.provide({ actions }) or consult policies',
+      );
     }),
     requestToolConfirmation: assign(({ context }) => {
-      const toolCallIds = context.pending
-        .filter((call) => call.status === 'confirm')
-        .map((call) => call.toolCallId);
-      const names = context.pending.filter((call) => call.status === 'confirm').map((call) => call.name);
-      return {
+      const waiting = context.batch.pending.filter((call) => call.status === 'confirm');
+      const toolCallIds = waiting.map((call) => call.toolCallId);
+      const names = [...new Set(waiting.map((call) => call.name))].join(', ');
+      return withFlow(context, {
         awaiting: {
-          kind: 'confirmation' as const,
+          kind: 'confirmation',
           toolCallIds,
           confirmation: {
             id: `${turnId(context)}:confirm`,
-            prompt: `Approve ${toolCallIds.length === 1 ? 'the call' : `${toolCallIds.length} calls`} to ${[...new Set(names)].join(', ')}?`,
-            details: context.pending
-              .filter((call) => call.status === 'confirm')
-              .map((call) => ({ toolCallId: call.toolCallId, tool: call.name, input: call.preparedInput })),
+            prompt: `Approve ${toolCallIds.length === 1 ? 'the call' : `${toolCallIds.length} calls`} to ${names}?`,
+            details: waiting.map((call) => ({
+              toolCallId: call.toolCallId,
+              tool: call.name,
+              input: call.preparedInput,
+            })),
           },
         },
-      };
-    }),
-    applyToolApproval: assign(({ context, event }) => {
-      if (event.type !== 'confirm') return {};
-      const ids = new Set(context.awaiting?.kind === 'confirmation' ? context.awaiting.toolCallIds : []);
-      const pending = context.pending.map((call) =>
-        ids.has(call.toolCallId) && call.status === 'confirm'
-          ? { ...call, status: event.approved ? ('admitted' as const) : ('rejected' as const) }
-          : call,
-      );
-      const results = context.results.map((result, index) => {
-        const call = context.pending[index]!;
-        if (event.approved || !ids.has(call.toolCallId)) return result;
-        return {
-          name: call.name,
-          toolCallId: call.toolCallId,
-          executed: false,
-          error: {
-            name: 'ToolConfirmationDenied',
-            message: `The call to ${call.name} was not approved${event.by ? ` by ${event.by}` : ''}${event.reason ? `: ${event.reason}` : ''}`,
-            recoverable: true,
-          },
-        } satisfies ToolResultJSON;
       });
-      return { pending, results, awaiting: null };
     }),
-    emitDenials: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'confirm' || event.approved) return;
-      context.results.forEach((result, index) => {
-        if (
-          result &&
-          context.pending[index]?.status === 'rejected' &&
-          result.error?.name === 'ToolConfirmationDenied'
-        ) {
-          enqueue.emit({
-            type: 'tool_result',
-            runId: context.runId,
-            at: now(),
-            turnId: turnId(context),
-            result,
-          });
-        }
+    /** Approval admits the waiting calls; a denial answers each with a result the planner sees. */
+    applyToolApproval: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'confirm') return;
+      const awaiting = context.flow.awaiting;
+      const ids = new Set(awaiting?.kind === 'confirmation' ? awaiting.toolCallIds : []);
+      const { pending, results } = context.batch;
+      const decided = (call: PendingCall) => ids.has(call.toolCallId) && call.status === 'confirm';
+      const denial = `The call to %s was not approved${event.by ? ` by ${event.by}` : ''}${event.reason ? `: ${event.reason}` : ''}`;
+      const denied: ToolResultJSON[] = [];
+      const nextResults = results.map((result, index) => {
+        const call = pending[index]!;
+        if (event.approved || !decided(call)) return result;
+        const refused = notRunResult(call, denial.replace('%s', call.name), 'ToolConfirmationDenied', true);
+        denied.push(refused);
+        return refused;
       });
+      enqueue.assign({
+        batch: {
+          ...context.batch,
+          pending: pending.map((call) =>
+            decided(call)
+              ? { ...call, status: event.approved ? ('admitted' as const) : ('rejected' as const) }
+              : call,
+          ),
+          results: nextResults,
+        },
+        ...withFlow(context, { awaiting: null }),
+      });
+      for (const result of denied) enqueue.emit(toolResultEvent(context, result));
     }),
     spawnToolCalls: enqueueActions(({ context, enqueue }) => {
-      context.pending.forEach((call, index) => {
-        if (call.status !== 'admitted' || context.results[index] !== null) return;
+      const { pending, results } = context.batch;
+      pending.forEach((call, index) => {
+        if (call.status !== 'admitted' || results[index] !== null) return;
         enqueue.emit({
           type: 'tool_call_scheduled',
           runId: context.runId,
@@ -436,34 +404,34 @@ export const runMachine = setup({
         });
       });
     }),
+    /** A finished tool actor is stopped, so done children do not pile up in every snapshot. */
     recordToolResult: enqueueActions(({ context, event, enqueue }) => {
-      const output = (event as unknown as AnyDone).output as ExecuteToolOutput;
-      const results = [...context.results];
+      const output = doneOutput<ExecuteToolOutput>(event);
+      const call = context.batch.pending[output.index];
+      if (!call || context.batch.results[output.index] !== null) return;
+      const results = context.batch.results.slice();
       results[output.index] = output.result;
       const hints = output.hint ? [output.hint] : [];
       enqueue.assign({
-        results,
-        newHints: [...context.newHints, ...hints],
-        hints: [...context.hints, ...hints],
+        hints: hints.length > 0 ? [...context.hints, ...hints] : context.hints,
+        batch: {
+          ...context.batch,
+          results,
+          newHints: hints.length > 0 ? [...context.batch.newHints, ...hints] : context.batch.newHints,
+        },
       });
-      enqueue.emit({
-        type: 'tool_result',
-        runId: context.runId,
-        at: now(),
-        turnId: turnId(context),
-        result: output.result,
-      });
+      enqueue.stopChild(`tool.${call.toolCallId}`);
+      enqueue.emit(toolResultEvent(context, output.result));
       for (const e of hintEvents(context, hints)) enqueue.emit(e);
     }),
-    recordToolCrash: assign(({ context, event }) => {
-      // executeTool never rejects by contract; a rejection is a bug in a wrapper, kept as a result.
+    /** `executeTool` never rejects by contract; a rejection (a bug in a wrapper) is kept as a result. */
+    recordToolCrash: enqueueActions(({ context, event, enqueue }) => {
       const id = (event as { type: string }).type.replace('xstate.error.actor.tool.', '');
-      const index = context.pending.findIndex((call) => call.toolCallId === id);
-      if (index < 0) return {};
+      const index = context.batch.pending.findIndex((call) => call.toolCallId === id);
+      if (index < 0 || context.batch.results[index] !== null) return;
       const err = (event as { error?: unknown }).error;
-      const results = [...context.results];
-      results[index] = {
-        name: context.pending[index]!.name,
+      const result: ToolResultJSON = {
+        name: context.batch.pending[index]!.name,
         toolCallId: id,
         executed: true,
         error: {
@@ -472,56 +440,49 @@ export const runMachine = setup({
           recoverable: false,
         },
       };
-      return { results };
+      const results = context.batch.results.slice();
+      results[index] = result;
+      enqueue.assign({ batch: { ...context.batch, results } });
+      enqueue.stopChild(`tool.${id}`);
+      enqueue.emit(toolResultEvent(context, result));
     }),
     recordExternalResults: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'provide.toolResults') return;
       const byId = new Map(event.results.map((result) => [result.toolCallId, result]));
-      const results = context.pending.map((call) => byId.get(call.toolCallId) ?? null);
-      enqueue.assign({ results, awaiting: null });
-      for (const result of results) {
-        if (result)
-          enqueue.emit({
-            type: 'tool_result',
-            runId: context.runId,
-            at: now(),
-            turnId: turnId(context),
-            result,
-          });
-      }
+      const results = context.batch.pending.map((call) => byId.get(call.toolCallId) ?? null);
+      enqueue.assign({ batch: { ...context.batch, results }, ...withFlow(context, { awaiting: null }) });
+      for (const result of results) if (result) enqueue.emit(toolResultEvent(context, result));
     }),
-    /** Calls left unrun (the batch was abandoned by a policy) are answered so every call pairs a result. */
-    foldBatch: assign(({ context }) =>
-      foldResults(
+    /**
+     * Folds the batch in flight into the transcript and counters. Calls left unrun (a policy
+     * abandoned the batch) are answered, so every call pairs a result. Resuming from an answer
+     * folds nothing: the last batch's results stay for the next `planResume`.
+     */
+    foldBatch: assign(({ context }) => {
+      const { pending, results } = context.batch;
+      if (pending.length === 0) return {};
+      return foldResults(
         context,
-        context.results.map(
-          (result, index): ToolResultJSON =>
-            result ?? {
-              name: context.pending[index]!.name,
-              toolCallId: context.pending[index]!.toolCallId,
-              executed: false,
-              error: {
-                name: 'ToolError',
-                message: 'Not executed: the run stopped this batch',
-                recoverable: false,
-              },
-            },
+        results.map(
+          (result, index) =>
+            result ?? notRunResult(pending[index]!, 'Not executed: the run stopped this batch'),
         ),
-      ),
-    ),
+      );
+    }),
     recordClarificationAnswer: assign(({ context, event }) => {
       if (event.type !== 'provide.clarification') return {};
       return {
-        answer: { ...context.answer, clarification: { id: event.id, answer: event.answer } },
         messages: [...context.messages, { role: 'user' as const, content: event.answer }],
-        awaiting: null,
+        ...withFlow(context, {
+          answer: { ...context.flow.answer, clarification: { id: event.id, answer: event.answer } },
+          awaiting: null,
+        }),
       };
     }),
     recordPlannerConfirmation: assign(({ context, event }) => {
       if (event.type !== 'confirm') return {};
       const { id, approved, by, reason } = event;
       return {
-        answer: { ...context.answer, confirmation: { id, approved, by, reason } },
         messages: [
           ...context.messages,
           {
@@ -529,28 +490,35 @@ export const runMachine = setup({
             content: approved ? `Approved${by ? ` by ${by}` : ''}.` : `Denied${reason ? `: ${reason}` : ''}.`,
           },
         ],
-        awaiting: null,
+        ...withFlow(context, {
+          answer: { ...context.flow.answer, confirmation: { id, approved, by, reason } },
+          awaiting: null,
+        }),
       };
     }),
     applyReview: enqueueActions(({ context, event, enqueue }) => {
-      const effects = (event as unknown as DoneActorEvent<PolicyEffects>).output;
-      enqueue.assign({ ...applyEffects(context, effects), newHints: [] });
-      for (const e of decisionEvents(context, effects)) enqueue.emit(e);
+      const { update, events } = reviewUpdate(context, doneOutput<PolicyEffects>(event));
+      enqueue.assign(update);
+      for (const e of events) enqueue.emit(e);
     }),
+    /** No policies to consult: the batch counts as reviewed. */
+    skipReview: assign(({ context }) => ({ batch: { ...context.batch, newResults: [], newHints: [] } })),
     enterPolicyClarification: assign(({ context }) => {
-      const clarification = AwaitClarificationSchema.parse(context.effects!.awaitClarification);
+      const clarification = AwaitClarificationSchema.parse(context.flow.effects!.awaitClarification);
       return {
-        awaiting: { kind: 'clarification' as const, clarification },
         messages: [...context.messages, { role: 'assistant' as const, content: clarification.question }],
+        ...withFlow(context, { awaiting: { kind: 'clarification', clarification } }),
       };
     }),
-    enterBackoff: assign({
-      awaiting: ({ context }) => ({ kind: 'backoff' as const, until: context.effects!.backoffUntil! }),
-    }),
-    clearEffects: assign({ effects: null }),
-    clearAwaiting: assign({ awaiting: null }),
+    enterBackoff: assign(({ context }) =>
+      withFlow(context, { awaiting: { kind: 'backoff', until: context.flow.effects!.backoffUntil! } }),
+    ),
+    clearEffects: assign(({ context }) =>
+      context.flow.effects === null ? {} : withFlow(context, { effects: null }),
+    ),
+    clearAwaiting: assign(({ context }) => withFlow(context, { awaiting: null })),
     emitAwait: enqueueActions(({ context, enqueue }) => {
-      const awaiting = context.awaiting;
+      const awaiting = context.flow.awaiting;
       const base = { runId: context.runId, at: now() };
       if (awaiting?.kind === 'clarification') {
         enqueue.emit({ type: 'await_clarification', ...base, clarification: awaiting.clarification });
@@ -564,38 +532,40 @@ export const runMachine = setup({
         });
       }
     }),
-    recordCancel: assign({
-      cancelReason: ({ event }) => (event.type === 'cancel' ? (event.reason ?? null) : null),
-    }),
+    recordCancel: assign(({ context, event }) =>
+      withFlow(context, { cancelReason: event.type === 'cancel' ? (event.reason ?? null) : null }),
+    ),
     emitCompleted: emit(({ context }) => ({
       type: 'run_completed' as const,
       runId: context.runId,
       at: now(),
-      finalResponse: context.finalResponse ?? { text: '' },
-      finalizeReason: context.finalize?.reason,
+      finalResponse: context.flow.finalResponse ?? { text: '' },
+      finalizeReason: context.flow.finalize?.reason,
     })),
     emitFailed: emit(({ context }) => ({
       type: 'run_failed' as const,
       runId: context.runId,
       at: now(),
-      error: context.error ?? fail('Run failed'),
+      error: context.flow.error ?? runError('Run failed'),
     })),
     emitCanceled: emit(({ context }) => ({
       type: 'run_canceled' as const,
       runId: context.runId,
       at: now(),
-      reason: context.cancelReason ?? undefined,
+      reason: context.flow.cancelReason ?? undefined,
     })),
   },
 }).createMachine({
   id: 'run',
+  // Nineteen keys at most: see RunContext.
   context: ({ input }) => ({
     runId: input.runId,
     agent: { id: input.agent.id, name: input.agent.name ?? input.agent.id },
     sessionId: input.sessionId,
     labels: input.labels ?? {},
     startedAt: input.startedAt ?? now(),
-    messages: input.messages,
+    // The app's messages are copied: the run freezes its transcript's messages (see the plan step).
+    messages: structuredClone(input.messages),
     turn: 0,
     ceilings: input.caps,
     caps: input.caps,
@@ -604,20 +574,19 @@ export const runMachine = setup({
     toolStats: {},
     disabledTools: input.disabledTools ?? {},
     restrictTo: null,
-    pending: [],
-    results: [],
-    lastResults: [],
-    newHints: [],
     hints: [],
-    awaiting: null,
-    answer: null,
-    finalize: null,
-    effects: null,
-    finalResponse: null,
-    error: null,
-    cancelReason: null,
     policyState: null,
     traceContext: input.traceContext ?? null,
+    batch: { pending: [], results: [], lastResults: [], newResults: [], newHints: [] },
+    flow: {
+      awaiting: null,
+      answer: null,
+      finalize: null,
+      effects: null,
+      finalResponse: null,
+      error: null,
+      cancelReason: null,
+    },
   }),
   initial: 'planning',
   on: {
@@ -666,13 +635,30 @@ export const runMachine = setup({
         onError: { target: 'failed', actions: 'recordPlannerError' },
       },
     },
+    /**
+     * Checks the proposed batch: the tool cap first (a batch that would pass it is refused
+     * whole), then `onToolBatch` policies and the tool boundary (`validateBatch`), or, with no
+     * policies, the boundary alone, synchronously (`validateCalls`).
+     */
     validating: {
-      always: { guard: 'batchExceedsToolCap', target: 'finalizing', actions: 'refuseBatch' },
-      invoke: {
-        src: 'validateBatch',
-        input: ({ context }) => ({ context }),
-        onDone: { target: 'admitting', actions: 'applyValidation' },
-        onError: { target: 'failed', actions: 'recordActorError' },
+      initial: 'checking',
+      states: {
+        /** Transient. */
+        checking: {
+          always: [
+            { guard: 'batchExceedsToolCap', target: '#run.finalizing', actions: 'refuseBatch' },
+            { guard: 'consultsPolicies', target: 'policies' },
+            { target: '#run.admitting', actions: 'validateCalls' },
+          ],
+        },
+        policies: {
+          invoke: {
+            src: 'validateBatch',
+            input: ({ context }) => ({ context }),
+            onDone: { target: '#run.admitting', actions: 'applyValidation' },
+            onError: { target: '#run.failed', actions: 'recordActorError' },
+          },
+        },
       },
     },
     /** Routes a validated batch; transient (only `always` transitions). */
@@ -722,11 +708,7 @@ export const runMachine = setup({
           entry: 'emitAwait',
           on: {
             confirm: [
-              {
-                guard: 'isToolApproval',
-                target: '#run.awaiting.approved',
-                actions: ['applyToolApproval', 'emitDenials'],
-              },
+              { guard: 'isToolApproval', target: 'approved', actions: 'applyToolApproval' },
               {
                 guard: 'isPlannerConfirmation',
                 target: '#run.resuming',
@@ -743,20 +725,33 @@ export const runMachine = setup({
           invoke: {
             src: 'sleepUntil',
             input: ({ context }) => ({
-              until: context.awaiting?.kind === 'backoff' ? context.awaiting.until : now(),
+              until: context.flow.awaiting?.kind === 'backoff' ? context.flow.awaiting.until : now(),
             }),
             onDone: { target: '#run.planning', actions: 'clearAwaiting' },
           },
         },
       },
     },
+    /** Folds the batch into the transcript, then has policies review it (when there are any). */
     resuming: {
       entry: 'foldBatch',
-      invoke: {
-        src: 'reviewResults',
-        input: ({ context }) => ({ context }),
-        onDone: { target: 'routing', actions: 'applyReview' },
-        onError: { target: 'failed', actions: 'recordActorError' },
+      initial: 'checking',
+      states: {
+        /** Transient. */
+        checking: {
+          always: [
+            { guard: 'consultsPolicies', target: 'policies' },
+            { target: '#run.routing', actions: 'skipReview' },
+          ],
+        },
+        policies: {
+          invoke: {
+            src: 'reviewResults',
+            input: ({ context }) => ({ context }),
+            onDone: { target: '#run.routing', actions: 'applyReview' },
+            onError: { target: '#run.failed', actions: 'recordActorError' },
+          },
+        },
       },
     },
     /** Decides where a resumed run goes; transient. Order is precedence (SPEC §5). */
@@ -813,3 +808,35 @@ export const runMachine = setup({
 
 export type RunMachine = typeof runMachine;
 export type RunActorRef = ActorRefFrom<RunMachine>;
+
+type ValidateCallsAction = NonNullable<
+  NonNullable<Parameters<RunMachine['provide']>[0]['actions']>['validateCalls']
+>;
+
+/**
+ * The `validateCalls` action: checks the batch with `validate` (no policies consulted) and
+ * records the outcome as `validateBatch`'s output would be. The runtime provides it with its tool
+ * catalog; the machine's own placeholder throws, as the placeholder actors do.
+ */
+export function validateCallsAction(
+  validate: (context: RunContext) => ValidateBatchOutput,
+): ValidateCallsAction {
+  const action = enqueueActions<
+    RunContext,
+    RunMachineEvent,
+    undefined,
+    RunMachineEvent,
+    ProvidedActor,
+    ParameterizedObject,
+    ParameterizedObject,
+    never,
+    RunEvent
+  >(({ context, enqueue }) => {
+    const { update, events } = validationUpdate(context, validate(context));
+    enqueue.assign(update);
+    for (const event of events) enqueue.emit(event);
+  });
+  // The same action the machine declares, built outside `setup()`, whose inferred actor and
+  // action unions it cannot name.
+  return action as unknown as ValidateCallsAction;
+}

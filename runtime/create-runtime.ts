@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createActor, type InspectionEvent, type Observer } from 'xstate';
 import type { RunInput } from '../machines/run-context.ts';
-import { type RunActorRef, runMachine } from '../machines/run-machine.ts';
+import { type RunActorRef, runMachine, validateCallsAction } from '../machines/run-machine.ts';
 import type { Plugin, RunInfo } from '../plugins/define-plugin.ts';
 import type { Policy } from '../policies/define-policy.ts';
 import { createPolicyEngine } from '../policies/policy-engine.ts';
+import { NO_EFFECTS } from '../policies/policy-effects.ts';
 import { noPolicies, type PolicyRunner } from '../policies/policy-runner.ts';
 import {
   TELEMETRY_PLUGIN_NAME,
@@ -23,7 +24,7 @@ import { createExecuteToolActor } from './steps/execute-tool.ts';
 import { createPlanActor } from './steps/plan-step.ts';
 import { createReviewResultsActor } from './steps/review-results.ts';
 import type { RunDeps } from './steps/run-deps.ts';
-import { createValidateBatchActor } from './steps/validate-batch.ts';
+import { createValidateBatchActor, validateCalls } from './steps/validate-batch.ts';
 import { memoryStore } from './stores/memory-store.ts';
 import type { RunListFilter, RunStore, StoredRun } from './stores/run-store.ts';
 
@@ -127,6 +128,9 @@ export function createRuntime(options: RuntimeOptions) {
       executeTool: createExecuteToolActor(deps, infoOf),
       reviewResults: createReviewResultsActor(deps),
     },
+    actions: { validateCalls: validateCallsAction((context) => validateCalls(deps, context, NO_EFFECTS)) },
+    // Without policies, validating and resuming invoke no actor (see runActors).
+    guards: { consultsPolicies: () => deps.policies !== noPolicies },
   });
   const inspectors = [options.inspect, ...plugins.map((plugin) => plugin.inspect)].filter(
     (observer): observer is InspectObserver => observer !== undefined,

@@ -52,6 +52,8 @@ export const PlanResultSchema = z.object({
   notes: z.array(z.string()).optional(),
 });
 export type PlanResult = z.input<typeof PlanResultSchema>;
+/** A PlanResult after {@link PlanResultSchema} parsed it (defaults filled). */
+export type ParsedPlanResult = z.output<typeof PlanResultSchema>;
 
 /** What the planner is given (SPEC §4). `tools` is `[]` when finalizing. */
 export interface PlanInput {

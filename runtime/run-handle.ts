@@ -208,7 +208,7 @@ export class RunHandle {
   }
 
   private awaiting(kind: string) {
-    const awaiting = this.context.awaiting;
+    const awaiting = this.context.flow.awaiting;
     if (
       this.actor.getSnapshot().status !== 'active' ||
       !awaiting ||
@@ -251,7 +251,7 @@ export class RunHandle {
     const context = snapshot.context;
     const status = runStatusOf(snapshot) as RunOutcome['status'];
     const error =
-      context.error ??
+      context.flow.error ??
       (snapshot.status === 'error'
         ? {
             name: 'RunError',
@@ -262,8 +262,8 @@ export class RunHandle {
     return {
       runId: context.runId,
       status,
-      finalResponse: context.finalResponse ?? undefined,
-      finalizeReason: context.finalize?.reason,
+      finalResponse: context.flow.finalResponse ?? undefined,
+      finalizeReason: context.flow.finalize?.reason,
       toolResults: [...this.toolResults],
       transcript: context.messages,
       caps: capsState(context),
@@ -273,7 +273,7 @@ export class RunHandle {
 }
 
 function describeAwait(context: RunContext): string {
-  const awaiting = context.awaiting;
+  const awaiting = context.flow.awaiting;
   if (!awaiting) return 'nothing';
   if (awaiting.kind === 'clarification') return `clarification "${awaiting.clarification.id}"`;
   if (awaiting.kind === 'confirmation') return `confirmation "${awaiting.confirmation.id}"`;

@@ -39,7 +39,7 @@ export function createExecuteToolActor(deps: RunDeps, runInfoFor: (runId: string
       try {
         result = await invoke({
           tool,
-          input: structuredClone(call.preparedInput ?? {}),
+          input: ownCopy(call.preparedInput ?? {}),
           meta,
           labels,
           droppedFields: call.droppedFields ?? [],
@@ -56,4 +56,17 @@ export function createExecuteToolActor(deps: RunDeps, runInfoFor: (runId: string
       hint: result.retryHint ? toPolicyRetryHint(result.retryHint, meta) : undefined,
     };
   });
+}
+
+/**
+ * A copy of the validated input the tool and `wrapToolCall` hooks may change (plugins fill
+ * injected fields in place) without changing the run's context. Flat inputs, the common case,
+ * are copied by spreading; nested ones are cloned.
+ */
+function ownCopy(input: Record<string, unknown>): Record<string, unknown> {
+  for (const key in input) {
+    const value = input[key];
+    if (typeof value === 'object' && value !== null) return structuredClone(input);
+  }
+  return { ...input };
 }

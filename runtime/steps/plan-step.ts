@@ -4,14 +4,23 @@ import { type RunContext, turnId } from '../../machines/run-context.ts';
 import { composeWrappers, type PlanInvocation } from '../../plugins/define-plugin.ts';
 import { toolResultFromJSON } from '../../tools/tool-result.ts';
 import type { CapsState } from '../caps.ts';
+import type { Message } from '../message.ts';
 import type { PlanInput, PlanResult, PlanResumeInput } from '../planner.ts';
 import { advertisedTools, type RunDeps, runInfo } from './run-deps.ts';
+import { waitUntil } from './wait-until.ts';
 
 /**
  * The `plan` actor: builds the planner's input from the run context, asks the planner through
  * the plugins' `wrapPlan` hooks, and bounds the call by the time budget (SPEC §4: the budget
- * "also bounds a planner call in flight"). The deadline is recomputed from the stored
- * timestamp, so a restored run waits only for what is left.
+ * "also bounds a planner call in flight"). The deadline is recomputed from stored timestamps, so
+ * a restored run waits only for what is left. The planner's `signal` aborts when the budget runs
+ * out or the run is canceled; either way the actor settles at once, holding no timer.
+ *
+ * | kind       | planner call  | deadline                                                       |
+ * |------------|---------------|----------------------------------------------------------------|
+ * | `start`    | `planStart`   | `startedAt + timeBudgetMs`                                     |
+ * | `resume`   | `planResume`  | `startedAt + timeBudgetMs`                                     |
+ * | `finalize` | `planResume` with `finalize`, `tools: []` | the later of that and when finalizing began, plus `finalizeGraceMs` |
  */
 export function createPlanActor(deps: RunDeps) {
   const invoke = composeWrappers(
@@ -21,31 +30,57 @@ export function createPlanActor(deps: RunDeps) {
         ? deps.planner.planStart(plan.input)
         : deps.planner.planResume(plan.input as PlanResumeInput),
   );
-  return fromPromise<PlanActorOutput, PlanActorInput>(async ({ input, signal }) => {
+  return fromPromise<PlanActorOutput, PlanActorInput>(({ input, signal }) => {
     const { context, kind } = input;
-    const deadline =
-      context.startedAt + context.caps.timeBudgetMs + (kind === 'finalize' ? deps.finalizeGraceMs : 0);
-    const remaining = deadline - Date.now();
-    if (remaining <= 0) return { timedOut: true };
+    const deadline = planDeadline(context, kind, deps.finalizeGraceMs);
+    if (Date.now() >= deadline) return Promise.resolve({ timedOut: true });
     const controller = new AbortController();
-    signal.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
-    const planInput = buildPlanInput(deps, context, kind, controller.signal);
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<PlanActorOutput>((resolve) => {
-      timer = setTimeout(() => {
-        controller.abort(new Error('Time budget exhausted'));
-        resolve({ timedOut: true });
-      }, remaining);
+    return new Promise<PlanActorOutput>((resolve, reject) => {
+      let settled = false;
+      const settle = (done: () => void) => {
+        if (settled) return;
+        settled = true;
+        stopWaiting();
+        signal.removeEventListener('abort', onAbort);
+        done();
+      };
+      const onAbort = () =>
+        settle(() => {
+          controller.abort(signal.reason);
+          reject(signal.reason);
+        });
+      const stopWaiting = waitUntil(deadline, () =>
+        settle(() => {
+          controller.abort(new Error('Time budget exhausted'));
+          resolve({ timedOut: true });
+        }),
+      );
+      if (settled) return;
+      signal.addEventListener('abort', onAbort, { once: true });
+      let planInput: PlanInput | PlanResumeInput;
+      try {
+        planInput = buildPlanInput(deps, context, kind, controller.signal);
+      } catch (err) {
+        settle(() => reject(err));
+        return;
+      }
+      invoke({ kind, input: planInput, run: runInfo(context) }).then(
+        (result) => settle(() => resolve({ result })),
+        (err: unknown) => settle(() => reject(err)),
+      );
     });
-    try {
-      const planned = invoke({ kind, input: planInput, run: runInfo(context) }).then((result) => ({
-        result,
-      }));
-      return await Promise.race([planned, timedOut]);
-    } finally {
-      clearTimeout(timer);
-    }
   });
+}
+
+/** When a planner call of `kind` must have answered by, epoch ms (see the table above). */
+export function planDeadline(
+  context: RunContext,
+  kind: PlanActorInput['kind'],
+  finalizeGraceMs: number,
+): number {
+  const budgetEnd = context.startedAt + context.caps.timeBudgetMs;
+  if (kind !== 'finalize') return budgetEnd;
+  return Math.max(budgetEnd, context.flow.finalize?.at ?? 0) + finalizeGraceMs;
 }
 
 export function capsState(context: RunContext): CapsState {
@@ -69,7 +104,7 @@ function buildPlanInput(
     turnId: turnId(context),
     agentId: context.agent.id,
     sessionId: context.sessionId,
-    messages: structuredClone(context.messages),
+    messages: readonlyTranscript(context.messages),
     tools: kind === 'finalize' ? [] : advertisedTools(deps, context),
     caps: capsState(context),
     labels: { ...context.labels },
@@ -78,9 +113,27 @@ function buildPlanInput(
   if (kind === 'start') return base;
   return {
     ...base,
-    toolResults: context.lastResults.map(toolResultFromJSON),
-    clarification: context.answer?.clarification,
-    confirmation: context.answer?.confirmation,
-    finalize: kind === 'finalize' ? { reason: context.finalize?.reason ?? 'policy' } : undefined,
+    toolResults: context.batch.lastResults.map(toolResultFromJSON),
+    clarification: context.flow.answer?.clarification,
+    confirmation: context.flow.answer?.confirmation,
+    finalize: kind === 'finalize' ? { reason: context.flow.finalize?.reason ?? 'policy' } : undefined,
   };
+}
+
+/**
+ * The transcript as the planner gets it: its own array (push away), holding the run's message
+ * objects frozen, so a planner cannot rewrite the run's history. Nested content (a tool's
+ * result, a call's input) is shared, not copied: deep-cloning the transcript every turn cost
+ * O(transcript) per step (~30 µs at 20 messages); treat it as read-only.
+ */
+function readonlyTranscript(messages: Message[]): Message[] {
+  for (const message of messages) {
+    if (Object.isFrozen(message)) continue;
+    if (message.role === 'assistant' && message.toolCalls) {
+      for (const call of message.toolCalls) Object.freeze(call);
+      Object.freeze(message.toolCalls);
+    }
+    Object.freeze(message);
+  }
+  return messages.slice();
 }

@@ -4,12 +4,13 @@ import type { PolicyEffects } from '../../policies/policy-effects.ts';
 import type { RunDeps } from './run-deps.ts';
 
 /**
- * The `reviewResults` actor (SPEC §4 `resuming`): the batch's results and every hint since the
- * policies were last consulted go through `onToolResult` / `onRetryHint`; the merged effects
- * decide whether the run plans again, waits, finalizes or fails.
+ * The `reviewResults` actor (SPEC §4 `resuming`, when the runtime has policies): the results
+ * folded and the hints produced since the policies were last consulted go through
+ * `onToolResult` / `onRetryHint`; the merged effects decide whether the run plans again, waits,
+ * finalizes or fails. Resuming from an answer reviews no results (they were reviewed already).
  */
 export function createReviewResultsActor(deps: RunDeps) {
   return fromPromise<PolicyEffects, ReviewResultsInput>(async ({ input }) =>
-    deps.policies.onResults(input.context, input.context.lastResults, input.context.newHints),
+    deps.policies.onResults(input.context, input.context.batch.newResults, input.context.batch.newHints),
   );
 }

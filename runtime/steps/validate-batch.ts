@@ -1,74 +1,121 @@
 import { fromPromise } from 'xstate';
 import type { ValidateBatchInput, ValidateBatchOutput } from '../../machines/run-actors.ts';
 import { type PendingCall, type RunContext, turnId } from '../../machines/run-context.ts';
-import { prepareToolCall } from '../../tools/call-tool.ts';
+import type { PolicyEffects } from '../../policies/policy-effects.ts';
+import { type PreparedCall, prepareToolCall } from '../../tools/call-tool.ts';
 import { type PolicyRetryHint, toPolicyRetryHint } from '../../tools/retry-hint.ts';
 import { ToolError } from '../../tools/tool-error.ts';
 import { type ToolResultJSON, toolResultToJSON } from '../../tools/tool-result.ts';
 import type { RunDeps } from './run-deps.ts';
 
 /**
- * The `validateBatch` actor (SPEC §4 `validating`): for each proposed call, in order —
- *
- * 1. `onToolBatch` policies see the whole batch first (they may disable tools, finalize, fail);
- * 2. the tool must be known and enabled (`tool_unavailable` otherwise);
- * 3. a tool past `maxRetriesPerTool` repairs in a row is refused and disabled for the run;
- * 4. the input must pass the tool's schema (`missing_fields` / `invalid_arguments`);
- * 5. a tool declared `requiresConfirmation` waits for approval.
- *
- * Rejected calls get their ToolResult (with hint) here; admitted calls carry the validated input.
+ * The `validateBatch` actor (SPEC §4 `validating`, when the runtime has policies): `onToolBatch`
+ * policies see the whole batch first (they may disable tools, finalize, fail), then
+ * {@link validateCalls} checks each call against the tool boundary.
  */
 export function createValidateBatchActor(deps: RunDeps) {
   return fromPromise<ValidateBatchOutput, ValidateBatchInput>(async ({ input }) => {
     const { context } = input;
     const effects = await deps.policies.onToolBatch(
       context,
-      context.pending.map(({ toolCallId, name, input: callInput, attempt }) => ({
+      context.batch.pending.map(({ toolCallId, name, input: callInput, attempt }) => ({
         toolCallId,
         name,
         input: callInput,
         attempt,
       })),
     );
-    const disabled = { ...context.disabledTools, ...effects.disabledTools };
-    const results: (ToolResultJSON | null)[] = [];
-    const hints: PolicyRetryHint[] = [];
-    const pending = context.pending.map((call): PendingCall => {
-      const retryCapped = exceedsRetryCap(context, call);
-      if (retryCapped) disabled[call.name] = 'retry_cap';
-      const prepared = prepareToolCall(
-        deps.catalog,
-        { name: call.name, toolCallId: call.toolCallId, input: call.input },
-        { isEnabled: (id) => disabled[id] === undefined, limits: deps.limits },
-      );
-      if (!prepared.ok) {
-        const result = prepared.result;
-        if (retryCapped && result.error) {
-          result.error = new ToolError(
-            `${result.error.message} (${call.name} failed ${context.caps.maxRetriesPerTool + 1} times in a row: maxRetriesPerTool reached)`,
-            { recoverable: result.error.recoverable },
-          );
-        }
-        results.push(toolResultToJSON(result));
-        if (result.retryHint) hints.push(toPolicyRetryHint(result.retryHint, metaFor(context, call)));
-        return { ...call, status: 'rejected' };
+    return validateCalls(deps, context, effects);
+  });
+}
+
+/**
+ * Checks each proposed call of the batch, in order:
+ *
+ * 1. the tool must be known and enabled — by the app, the policies, the retry cap
+ *    (`tool_unavailable` otherwise);
+ * 2. a tool past `maxRetriesPerTool` repairs in a row is refused and disabled for the run;
+ * 3. the input must pass the tool's schema (`missing_fields` / `invalid_arguments`);
+ * 4. a tool declared `requiresConfirmation` waits for approval.
+ *
+ * Rejected calls get their ToolResult (with hint) here; admitted calls carry the validated input.
+ * `effects` are the batch policies' (`NO_EFFECTS` with none); the returned effects carry the full
+ * map of disabled tools when this check disabled one. Synchronous, so a runtime without policies
+ * runs it as the machine's `validateCalls` action instead of an actor.
+ */
+export function validateCalls(
+  deps: RunDeps,
+  context: RunContext,
+  effects: PolicyEffects,
+): ValidateBatchOutput {
+  // `effects.disabledTools` is the full map after the policies ran (a policy may have re-enabled
+  // a tool it disabled); tools the app disabled stay disabled whatever it says.
+  const disabled: Record<string, string> = effects.disabledTools
+    ? { ...effects.disabledTools, ...appDisabled(context.disabledTools) }
+    : { ...context.disabledTools };
+  let retryCapped = false;
+  const results: (ToolResultJSON | null)[] = [];
+  const hints: PolicyRetryHint[] = [];
+  const pending = context.batch.pending.map((call): PendingCall => {
+    const capped = exceedsRetryCap(context, call);
+    if (capped) {
+      disabled[call.name] = 'retry_cap';
+      retryCapped = true;
+    }
+    const prepared = prepare(deps, call, disabled);
+    if (!prepared.ok) {
+      const result = prepared.result;
+      if (capped && result.error) {
+        result.error = new ToolError(
+          `${result.error.message} (${call.name} failed ${context.caps.maxRetriesPerTool + 1} times in a row: maxRetriesPerTool reached)`,
+          { recoverable: result.error.recoverable },
+        );
       }
-      results.push(null);
-      return {
-        ...call,
-        status: prepared.tool.requiresConfirmation ? 'confirm' : 'admitted',
-        preparedInput: prepared.input,
-        droppedFields: prepared.droppedFields.length > 0 ? prepared.droppedFields : undefined,
-      };
-    });
-    const disabledChanged = Object.keys(disabled).length !== Object.keys(context.disabledTools).length;
+      results.push(toolResultToJSON(result));
+      if (result.retryHint) hints.push(toPolicyRetryHint(result.retryHint, metaFor(context, call)));
+      return { ...call, status: 'rejected' };
+    }
+    results.push(null);
     return {
-      pending,
-      results,
-      hints,
-      effects: disabledChanged ? { ...effects, disabledTools: disabled } : effects,
+      ...call,
+      status: prepared.tool.requiresConfirmation ? 'confirm' : 'admitted',
+      preparedInput: prepared.input,
+      droppedFields: prepared.droppedFields.length > 0 ? prepared.droppedFields : undefined,
     };
   });
+  return {
+    pending,
+    results,
+    hints,
+    effects: retryCapped || effects.disabledTools ? { ...effects, disabledTools: disabled } : effects,
+  };
+}
+
+/** The tool boundary's check of one call; a throw (a bug) becomes a result, never a crashed run. */
+function prepare(deps: RunDeps, call: PendingCall, disabled: Record<string, string>): PreparedCall {
+  try {
+    return prepareToolCall(
+      deps.catalog,
+      { name: call.name, toolCallId: call.toolCallId, input: call.input },
+      { isEnabled: (id) => disabled[id] === undefined, limits: deps.limits },
+    );
+  } catch (err) {
+    return {
+      ok: false,
+      result: {
+        name: String(call.name),
+        toolCallId: call.toolCallId,
+        executed: false,
+        error: ToolError.from(err),
+      },
+    };
+  }
+}
+
+function appDisabled(disabled: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [id, by] of Object.entries(disabled)) if (by === 'app') out[id] = by;
+  return out;
 }
 
 /**

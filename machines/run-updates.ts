@@ -1,0 +1,183 @@
+import type { PolicyEffects } from '../policies/policy-effects.ts';
+import { tightenCaps } from '../runtime/caps.ts';
+import type { Message } from '../runtime/message.ts';
+import type { RunEvent } from '../runtime/run-events.ts';
+import type { PolicyRetryHint } from '../tools/retry-hint.ts';
+import type { ToolErrorJSON } from '../tools/tool-error.ts';
+import type { ToolResultJSON } from '../tools/tool-result.ts';
+import type { ValidateBatchOutput } from './run-actors.ts';
+import { type FlowState, type PendingCall, type RunContext, type ToolStats, turnId } from './run-context.ts';
+
+/**
+ * The run machine's context updates and the events they emit, as pure functions of the context,
+ * so the machine's actions stay one line each. Every update keeps {@link RunContext}'s shape
+ * (the machine's bookkeeping in `batch` and `flow`).
+ */
+
+export const now = () => Date.now();
+
+/** A non-recoverable error in its JSON form, as `flow.error` and `run_failed` hold it. */
+export function runError(message: string, name = 'RunError'): ToolErrorJSON {
+  return { name, message, recoverable: false };
+}
+
+/** `flow` with `patch` applied. */
+export function withFlow(context: RunContext, patch: Partial<FlowState>): Pick<RunContext, 'flow'> {
+  return { flow: { ...context.flow, ...patch } };
+}
+
+export function deadlineAt(context: RunContext): number {
+  return context.startedAt + context.caps.timeBudgetMs;
+}
+
+/**
+ * Folds one finished batch, in call order, into the transcript (a tool message per result:
+ * the result, or `{ error, retryHint }`), the failure counters and the per-tool stats. The
+ * results become the next `planResume`'s `toolResults` and what the policies review.
+ */
+export function foldResults(context: RunContext, results: ToolResultJSON[]): Partial<RunContext> {
+  const messages: Message[] = context.messages.slice();
+  const toolStats: Record<string, ToolStats> = { ...context.toolStats };
+  let consecutiveFailures = context.consecutiveFailures;
+  const newHints = context.batch.newHints;
+  for (const result of results) {
+    messages.push({
+      role: 'tool',
+      toolCallId: result.toolCallId,
+      toolName: result.name,
+      content: result.error ? { error: result.error, retryHint: result.retryHint } : (result.result ?? null),
+    });
+    const stats = { ...(toolStats[result.name] ?? { calls: 0, failures: 0, consecutiveFailures: 0 }) };
+    stats.calls += 1;
+    if (result.error) {
+      stats.failures += 1;
+      stats.consecutiveFailures += 1;
+      consecutiveFailures += 1;
+    } else {
+      stats.consecutiveFailures = 0;
+      consecutiveFailures = 0;
+    }
+    const hint = newHints.findLast((h) => h.toolCallId === result.toolCallId);
+    if (hint) stats.lastHint = hint;
+    toolStats[result.name] = stats;
+  }
+  return {
+    messages,
+    toolStats,
+    consecutiveFailures,
+    batch: { ...context.batch, pending: [], results: [], lastResults: results, newResults: results },
+  };
+}
+
+/** The result of a call the run did not run: refused, denied, or left when the batch stopped. */
+export function notRunResult(
+  call: Pick<PendingCall, 'name' | 'toolCallId'>,
+  message: string,
+  name = 'ToolError',
+  recoverable = false,
+): ToolResultJSON {
+  return {
+    name: call.name,
+    toolCallId: call.toolCallId,
+    executed: false,
+    error: { name, message, recoverable },
+  };
+}
+
+/** Tool call ids unique within a batch: a repeated id would make two child actors share an id. */
+export function uniqueIds(ids: string[]): string[] {
+  const seen = new Set<string>();
+  return ids.map((id) => {
+    let unique = id;
+    for (let n = 2; seen.has(unique); n++) unique = `${id}#${n}`;
+    seen.add(unique);
+    return unique;
+  });
+}
+
+export function toolResultEvent(context: RunContext, result: ToolResultJSON): RunEvent {
+  return { type: 'tool_result', runId: context.runId, at: now(), turnId: turnId(context), result };
+}
+
+export function hintEvents(context: RunContext, hints: PolicyRetryHint[]): RunEvent[] {
+  return hints.map((hint) => ({ type: 'retry_hint', runId: context.runId, at: hint.at, hint }));
+}
+
+function decisionEvents(context: RunContext, effects: PolicyEffects): RunEvent[] {
+  return effects.decisions.map((decision) => ({
+    type: 'policy_decision',
+    runId: context.runId,
+    at: now(),
+    turnId: turnId(context),
+    decision,
+  }));
+}
+
+/**
+ * Applies merged policy effects (SPEC §5): caps only tighten, never above the ceilings; tools
+ * the app disabled stay disabled whatever a policy says; `flow.effects` is what routing reads.
+ */
+export function applyEffects(context: RunContext, effects: PolicyEffects): Partial<RunContext> {
+  return {
+    caps: tightenCaps(context.caps, effects.caps),
+    disabledTools: effects.disabledTools
+      ? { ...effects.disabledTools, ...appDisabled(context.disabledTools) }
+      : context.disabledTools,
+    restrictTo: effects.restrictTo ?? context.restrictTo,
+    labels: effects.labels ? { ...context.labels, ...effects.labels } : context.labels,
+    policyState: effects.policyState === undefined ? context.policyState : effects.policyState,
+    ...withFlow(context, {
+      effects: {
+        fail: effects.fail,
+        finalize: effects.finalize,
+        awaitClarification: effects.awaitClarification,
+        backoffUntil: effects.backoffMs && effects.backoffMs > 0 ? now() + effects.backoffMs : undefined,
+      },
+    }),
+  };
+}
+
+function appDisabled(disabled: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const id in disabled) if (disabled[id] === 'app') out[id] = 'app';
+  return out;
+}
+
+/** The policies' review of a batch: its effects applied, the batch marked reviewed. */
+export function reviewUpdate(
+  context: RunContext,
+  effects: PolicyEffects,
+): { update: Partial<RunContext>; events: RunEvent[] } {
+  return {
+    update: { ...applyEffects(context, effects), batch: { ...context.batch, newResults: [], newHints: [] } },
+    events: decisionEvents(context, effects),
+  };
+}
+
+/** What a checked batch does to the context, and the events it emits, in order. */
+export function validationUpdate(
+  context: RunContext,
+  output: ValidateBatchOutput,
+): { update: Partial<RunContext>; events: RunEvent[] } {
+  const effects = applyEffects(context, output.effects);
+  const events: RunEvent[] = hintEvents(context, output.hints);
+  if (output.effects.decisions.length > 0) {
+    events.push(...decisionEvents({ ...context, ...effects }, output.effects));
+  }
+  for (const result of output.results) if (result) events.push(toolResultEvent(context, result));
+  const hinted = output.hints.length > 0;
+  return {
+    update: {
+      ...effects,
+      toolCalls: context.toolCalls + output.pending.length,
+      hints: hinted ? [...context.hints, ...output.hints] : context.hints,
+      batch: {
+        ...context.batch,
+        pending: output.pending,
+        results: output.results,
+        newHints: hinted ? [...context.batch.newHints, ...output.hints] : context.batch.newHints,
+      },
+    },
+    events,
+  };
+}

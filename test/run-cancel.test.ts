@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { PolicyEffects } from '../policies/policy-effects.ts';
+import type { PolicyRunner } from '../policies/policy-runner.ts';
+import { type PlanResult, type ScriptedStep, scriptedPlanner } from '../runtime/planner.ts';
+import { defineTool } from '../tools/define-tool.ts';
+import { call, deferred, done, hangingStep, nextEvent, reachState, testRuntime } from './run-fixtures.ts';
+
+const prompt = [{ role: 'user' as const, content: 'Do it' }];
+const never = <T>() => new Promise<T>(() => {});
+const carryOn = async (): Promise<PolicyEffects> => ({ decisions: [] });
+
+interface Case {
+  state: string;
+  steps: (seen: { signal?: AbortSignal }) => ScriptedStep[];
+  policyRunner?: PolicyRunner;
+  /** Whose AbortSignal must abort on cancel: the planner's or the tool's. */
+  aborts?: 'planner' | 'tool';
+  maxToolCalls?: number;
+}
+
+let toolStarted = deferred<AbortSignal>();
+const slowTool = defineTool({
+  id: 'util.slow',
+  description: 'Runs until aborted',
+  input: z.object({}),
+  execute: (_, ctx) => {
+    toolStarted.resolve(ctx.signal);
+    return never();
+  },
+});
+const confirmTool = defineTool({
+  id: 'util.guarded',
+  description: 'Needs approval',
+  input: z.object({}),
+  requiresConfirmation: true,
+  execute: async () => ({ ok: true }),
+});
+const externalTool = defineTool({ id: 'app.lookup', description: 'Run by the app', input: z.object({}) });
+const plainCall = call('util.slow', {});
+const askClarification: PlanResult = {
+  await: { clarification: { id: 'q', question: 'Which?', missingFields: [] } },
+};
+
+const cases: Case[] = [
+  { state: 'planning', steps: (seen) => [hangingStep(seen)], aborts: 'planner' },
+  {
+    state: 'validating.policies',
+    steps: () => [plainCall],
+    policyRunner: { onToolBatch: never, onResults: carryOn },
+  },
+  { state: 'executing', steps: () => [plainCall], aborts: 'tool' },
+  { state: 'awaiting.clarification', steps: () => [askClarification] },
+  {
+    state: 'awaiting.externalTools',
+    steps: () => [
+      { await: { externalTools: { id: 'x', calls: [{ name: 'app.lookup', toolCallId: 'x1', input: {} }] } } },
+    ],
+  },
+  { state: 'awaiting.confirmation', steps: () => [call('util.guarded', {})] },
+  {
+    state: 'awaiting.backoff',
+    steps: () => [call('util.guarded', {})],
+    // Backs off for a minute after the (denied) batch.
+    policyRunner: { onToolBatch: carryOn, onResults: async () => ({ decisions: [], backoffMs: 60_000 }) },
+  },
+  {
+    state: 'resuming.policies',
+    steps: () => [{ await: { confirmation: { id: 'c', prompt: 'Go?' } } }],
+    policyRunner: { onToolBatch: carryOn, onResults: never },
+  },
+  {
+    state: 'finalizing',
+    steps: (seen) => [
+      {
+        toolCalls: [
+          { name: 'util.guarded', input: {} },
+          { name: 'util.guarded', input: {} },
+        ],
+      },
+      hangingStep(seen),
+    ],
+    aborts: 'planner',
+    maxToolCalls: 1,
+  },
+];
+
+describe('cancel', () => {
+  it.each(cases)('ends a run in $state as canceled, with run_canceled, and result() resolves', async (c) => {
+    const plannerSeen: { signal?: AbortSignal } = {};
+    toolStarted = deferred<AbortSignal>();
+    const runtime = testRuntime({
+      planner: scriptedPlanner(c.steps(plannerSeen)),
+      tools: [slowTool, confirmTool, externalTool],
+      policyRunner: c.policyRunner,
+      caps: { maxToolCalls: c.maxToolCalls ?? 10 },
+    });
+    const run = runtime.start({ messages: prompt });
+    if (c.state === 'awaiting.backoff') {
+      const awaited = await nextEvent(run, 'await_confirmation');
+      await run.confirm({ id: awaited.confirmation.id, approved: false });
+    } else if (c.state === 'resuming.policies') {
+      await nextEvent(run, 'await_confirmation');
+      await run.confirm({ id: 'c', approved: true });
+    }
+    await reachState(run, c.state);
+    const toolSignal = c.aborts === 'tool' ? await toolStarted.promise : undefined;
+
+    run.cancel('user asked');
+    const outcome = await run.result();
+    const canceled = await nextEvent(run, 'run_canceled');
+
+    expect(outcome.status).toBe('canceled');
+    expect(run.status).toBe('canceled');
+    expect(run.state).toBe('canceled');
+    expect(canceled).toMatchObject({ type: 'run_canceled', reason: 'user asked', runId: run.runId });
+    if (c.aborts === 'planner') expect(plannerSeen.signal?.aborted).toBe(true);
+    if (c.aborts === 'tool') expect(toolSignal?.aborted).toBe(true);
+  });
+
+  it('leaves no timer behind when it stops a planner call the time budget was bounding', async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+    const planner = scriptedPlanner([done(), hangingStep({})]);
+    const runtime = testRuntime({ planner, caps: { timeBudgetMs: 600_000 } });
+    await runtime.start({ messages: prompt }).result();
+    const before = timers();
+
+    const run = runtime.start({ messages: prompt });
+    await reachState(run, 'planning');
+    run.cancel();
+    await run.result();
+
+    expect(timers()).toBe(before);
+  });
+
+  it('does nothing to a run that already ended', async () => {
+    const run = testRuntime({ planner: scriptedPlanner([done('All done.')]) }).start({ messages: prompt });
+    await run.result();
+
+    run.cancel('too late');
+
+    expect((await run.result()).status).toBe('completed');
+    expect(run.state).toBe('completed');
+  });
+});
