@@ -1,0 +1,358 @@
+/**
+ * Model-based tests of the run machine with `xstate/graph`: the machine is traversed with the
+ * outcomes each of its actors can have (a planner's results, a batch check, a tool's result, a
+ * policy review, a backoff's end) and the answers an app can send, and every path found is
+ * replayed on a real actor of the machine whose invoked actors are stubs that settle with the
+ * outcome the path chose. Coverage is read from the real actor's `@xstate.microstep` inspection
+ * events: every state node and every transition (`always` ones included) must be taken.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  type AnyActorRef,
+  type AnyStateNode,
+  type AnyTransitionDefinition,
+  createActor,
+  fromPromise,
+  type InspectionEvent,
+  type SnapshotFrom,
+  waitFor,
+} from 'xstate';
+import { type AdjacencyMap, getAdjacencyMap, getShortestPaths, type StatePath } from 'xstate/graph';
+import { z } from 'zod';
+import type { PolicyEffects } from '../policies/policy-effects.ts';
+import { NO_EFFECTS } from '../policies/policy-effects.ts';
+import { noPolicies } from '../policies/policy-runner.ts';
+import type { Planner } from '../runtime/planner.ts';
+import { validateCalls } from '../runtime/steps/validate-batch.ts';
+import { defineTool } from '../tools/define-tool.ts';
+import { ToolCatalog } from '../tools/tool-catalog.ts';
+import type { ToolResultJSON } from '../tools/tool-result.ts';
+import type { ValidateBatchOutput } from './run-actors.ts';
+import type { PendingCall, RunContext, RunInput } from './run-context.ts';
+import { type RunMachineEvent, runMachine, validateCallsAction } from './run-machine.ts';
+
+const catalog = new ToolCatalog([
+  defineTool({
+    id: 'util.echo',
+    description: 'Echo',
+    input: z.object({ text: z.string() }),
+    execute: async (i) => i,
+  }),
+  defineTool({
+    id: 'ops.guarded',
+    description: 'Needs approval',
+    input: z.object({}),
+    requiresConfirmation: true,
+    execute: async () => ({ ok: true }),
+  }),
+]);
+const unusedPlanner: Planner = {
+  planStart: () => Promise.reject(new Error('stubbed')),
+  planResume: () => Promise.reject(new Error('stubbed')),
+};
+const deps = { catalog, planner: unusedPlanner, policies: noPolicies, plugins: [], finalizeGraceMs: 0 };
+
+/** Settles the stub actor of a given actor id (an invoke id, or `tool.<toolCallId>`). */
+const stubs = new Map<string, { resolve: (output: unknown) => void; reject: (error: unknown) => void }>();
+const stub = fromPromise<unknown, unknown>(
+  ({ self }) => new Promise((resolve, reject) => stubs.set(self.id, { resolve, reject })),
+);
+
+/**
+ * The machine under test: the real machine definition with its real `validateCalls` action (the
+ * tool boundary over a real catalog), stub actors, and a `consultsPolicies` guard read from the
+ * run's labels, so one traversal can take either branch.
+ */
+const machine = runMachine.provide({
+  actors: {
+    plan: stub,
+    validateBatch: stub,
+    executeTool: stub,
+    reviewResults: stub,
+    sleepUntil: stub,
+  } as never,
+  actions: { validateCalls: validateCallsAction((context) => validateCalls(deps, context, NO_EFFECTS)) },
+  guards: { consultsPolicies: ({ context }) => context.labels.policies === 'on' },
+});
+type Snapshot = SnapshotFrom<typeof machine>;
+
+const PLAN = '0.run.planning';
+const FINAL = '0.run.finalizing';
+const VALIDATE = '0.run.validating.policies';
+const REVIEW = '0.run.resuming.policies';
+const BACKOFF = '0.run.awaiting.backoff';
+
+const done = (id: string, output: unknown) =>
+  ({ type: `xstate.done.actor.${id}`, output, actorId: id }) as unknown as RunMachineEvent;
+const failed = (id: string, error: string) =>
+  ({ type: `xstate.error.actor.${id}`, error, actorId: id }) as unknown as RunMachineEvent;
+const echo = (text: unknown) => ({ name: 'util.echo', input: { text } });
+
+/** What a planner turn can give: every branch of `planning`'s onDone, and a failure. */
+function planOutcomes(): RunMachineEvent[] {
+  const results = [
+    { toolCalls: [echo('hi')] },
+    { toolCalls: [echo(42)] }, // rejected by the tool boundary
+    { toolCalls: [{ name: 'ops.guarded', input: {} }] },
+    { toolCalls: [echo('a'), echo('b'), echo('c'), echo('d')] }, // past maxToolCalls
+    { await: { clarification: { id: 'q', question: 'Which?', missingFields: [] } } },
+    { await: { externalTools: { id: 'x', calls: [{ name: 'app.lookup', toolCallId: 'x1', input: {} }] } } },
+    { await: { confirmation: { id: 'c', prompt: 'Go?' } } },
+    { finalResponse: { text: 'done' } },
+    {},
+  ];
+  return [
+    done(PLAN, { timedOut: true }),
+    done(PLAN, { result: { toolCalls: 'not a list' } }),
+    ...results.map((result) => done(PLAN, { result })),
+    failed(PLAN, 'planner down'),
+  ];
+}
+
+function finalizeOutcomes(): RunMachineEvent[] {
+  return [
+    done(FINAL, { timedOut: true }),
+    done(FINAL, { result: { finalResponse: { text: 'final' } } }),
+    done(FINAL, { result: { toolCalls: [echo('more')] } }),
+    failed(FINAL, 'planner down'),
+  ];
+}
+
+/** What the policy-consulting batch check can decide. */
+function validateOutcomes(context: RunContext): RunMachineEvent[] {
+  const { pending } = context.batch;
+  const as = (
+    status: PendingCall['status'],
+    effects: PolicyEffects = { decisions: [] },
+  ): ValidateBatchOutput => ({
+    pending: pending.map((call) => ({ ...call, status, preparedInput: {} })),
+    results: pending.map((call) =>
+      status === 'rejected'
+        ? {
+            name: call.name,
+            toolCallId: call.toolCallId,
+            executed: false,
+            error: { name: 'ToolError', message: 'no', recoverable: true },
+          }
+        : null,
+    ),
+    hints: [],
+    effects,
+  });
+  return [
+    done(VALIDATE, as('admitted')),
+    done(VALIDATE, as('rejected')),
+    done(VALIDATE, as('confirm')),
+    done(VALIDATE, as('admitted', { decisions: [], fail: { reason: 'blocked' } })),
+    done(VALIDATE, as('admitted', { decisions: [], finalize: { reason: 'enough' } })),
+    failed(VALIDATE, 'policy engine down'),
+  ];
+}
+
+/** A tool call's outcomes: success, a failed ToolResult, a crashed child. */
+function toolOutcomes(context: RunContext): RunMachineEvent[] {
+  const { pending, results } = context.batch;
+  const index = pending.findIndex((call, i) => call.status === 'admitted' && results[i] === null);
+  if (index < 0) return [];
+  const call = pending[index]!;
+  const id = `tool.${call.toolCallId}`;
+  const base = { name: call.name, toolCallId: call.toolCallId, executed: true };
+  return [
+    done(id, { index, result: { ...base, result: { ok: true } } }),
+    done(id, {
+      index,
+      result: { ...base, error: { name: 'ToolError', message: 'failed', recoverable: false } },
+    }),
+    failed(id, 'wrapper threw'),
+  ];
+}
+
+function reviewOutcomes(): RunMachineEvent[] {
+  const effects: PolicyEffects[] = [
+    { decisions: [] },
+    { decisions: [], fail: { reason: 'breaker' } },
+    { decisions: [], finalize: { reason: 'enough' } },
+    { decisions: [], awaitClarification: { id: 'p', question: 'Sure?', missingFields: [] } },
+    { decisions: [], backoffMs: 1_000 },
+  ];
+  return [...effects.map((e) => done(REVIEW, e)), failed(REVIEW, 'policy engine down')];
+}
+
+function answers(context: RunContext): RunMachineEvent[] {
+  const awaiting = context.flow.awaiting;
+  if (awaiting?.kind === 'clarification') {
+    return [{ type: 'provide.clarification', id: awaiting.clarification.id, answer: 'yes' }];
+  }
+  if (awaiting?.kind === 'external_tools') {
+    const result = (ok: boolean): ToolResultJSON => ({
+      name: 'app.lookup',
+      toolCallId: 'x1',
+      executed: true,
+      ...(ok ? { result: { id: 1 } } : { error: { name: 'ToolError', message: 'down', recoverable: false } }),
+    });
+    return [true, false].map((ok) => ({ type: 'provide.toolResults', id: 'x', results: [result(ok)] }));
+  }
+  if (awaiting?.kind === 'confirmation') {
+    return [true, false].map((approved) => ({ type: 'confirm', id: awaiting.confirmation.id, approved }));
+  }
+  return [];
+}
+
+/** Every event the run can receive in `snapshot`: its actors' outcomes, the app's answers, cancel. */
+function eventsFor(snapshot: Snapshot): RunMachineEvent[] {
+  if (snapshot.status !== 'active') return [];
+  const { context } = snapshot;
+  const events: RunMachineEvent[] = [];
+  if (snapshot.matches('planning')) events.push(...planOutcomes());
+  if (snapshot.matches('finalizing')) events.push(...finalizeOutcomes());
+  if (snapshot.matches({ validating: 'policies' })) events.push(...validateOutcomes(context));
+  if (snapshot.matches('executing')) events.push(...toolOutcomes(context));
+  if (snapshot.matches({ resuming: 'policies' })) events.push(...reviewOutcomes());
+  if (snapshot.matches({ awaiting: 'backoff' })) events.push(done(BACKOFF, undefined));
+  if (snapshot.matches('awaiting')) events.push(...answers(context));
+  events.push({ type: 'cancel', reason: 'test' });
+  return events;
+}
+
+/** The abstract state: what the guards read, not the history (turn, transcript). */
+function serializeState(snapshot: Snapshot): string {
+  const c = snapshot.context;
+  const e = c.flow.effects;
+  return JSON.stringify([
+    snapshot.value,
+    snapshot.status,
+    c.labels.policies,
+    c.toolCalls,
+    c.consecutiveFailures,
+    Object.values(c.toolStats).map((s) => s.consecutiveFailures),
+    Object.keys(c.disabledTools).sort(),
+    c.batch.pending.map((p) => p.status),
+    c.batch.results.map((r) => (r === null ? '-' : r.error ? 'e' : 'o')),
+    c.flow.awaiting?.kind ?? null,
+    c.flow.awaiting?.kind === 'confirmation' ? Boolean(c.flow.awaiting.toolCallIds) : null,
+    e ? Object.keys(e).filter((k) => e[k as keyof typeof e] !== undefined) : null,
+    c.flow.finalize?.reason ?? null,
+  ]);
+}
+
+const caps = {
+  maxToolCalls: 3,
+  maxConsecutiveFailedToolCalls: 2,
+  maxRetriesPerTool: 5,
+  timeBudgetMs: 3_600_000,
+};
+const input = (policies: 'on' | 'off', startedAt = Date.now()): RunInput => ({
+  runId: 'graph-run',
+  agent: { id: 'graph' },
+  labels: { policies },
+  messages: [{ role: 'user', content: 'go' }],
+  caps,
+  startedAt,
+});
+
+/** The machine is traversed in three settings, each reaching what the others cannot. */
+const settings = [
+  { name: 'no policies', input: input('off') },
+  { name: 'policies', input: input('on') },
+  { name: 'time budget spent', input: input('off', Date.now() - 2 * 3_600_000) },
+];
+
+interface Coverage {
+  nodes: Set<string>;
+  transitions: Set<AnyTransitionDefinition>;
+}
+
+/** Replays `path` on a real actor with stub actors, checking each step's state; records coverage. */
+async function replay(path: StatePath<Snapshot, RunMachineEvent>, runInput: RunInput, coverage: Coverage) {
+  stubs.clear();
+  const record = (event: InspectionEvent) => {
+    // Only the run actor's own microsteps (its children have their own).
+    if ((event.actorRef as AnyActorRef).sessionId !== event.rootId) return;
+    if (event.type === '@xstate.microstep') {
+      for (const t of (event as unknown as { _transitions: AnyTransitionDefinition[] })._transitions) {
+        coverage.transitions.add(t);
+      }
+    }
+    if (event.type === '@xstate.microstep' || event.type === '@xstate.snapshot') {
+      for (const node of (event.snapshot as Snapshot)._nodes) coverage.nodes.add(node.id);
+    }
+  };
+  const actor = createActor(machine, { input: runInput, inspect: record });
+  actor.start();
+  for (const step of path.steps) {
+    const event = step.event as RunMachineEvent & { output?: unknown; error?: unknown; actorId?: string };
+    if (event.type.startsWith('xstate.done.actor.') || event.type.startsWith('xstate.error.actor.')) {
+      const child = stubs.get(event.actorId!);
+      if (!child)
+        throw new Error(
+          `no stub actor ${event.actorId} is running in ${JSON.stringify(actor.getSnapshot().value)}`,
+        );
+      if (event.type.startsWith('xstate.done.')) child.resolve(event.output);
+      else child.reject(event.error);
+    } else if ((event.type as string) !== 'xstate.init') {
+      actor.send(event);
+    }
+    const expected = serializeState(step.state);
+    await waitFor(actor, (snapshot) => serializeState(snapshot) === expected, { timeout: 1_000 });
+  }
+  actor.stop();
+}
+
+function allNodes(node: AnyStateNode): AnyStateNode[] {
+  return [node, ...Object.values(node.states).flatMap(allNodes)];
+}
+
+function allTransitions(node: AnyStateNode): AnyTransitionDefinition[] {
+  return [...[...node.transitions.values()].flat(), ...(node.always ?? [])];
+}
+
+describe('the run machine, model-based (xstate/graph)', () => {
+  it('reaches every state node and takes every transition on a real actor, along the model’s paths', async () => {
+    const coverage: Coverage = { nodes: new Set(), transitions: new Set() };
+    const counts = { abstractStates: 0, edges: 0, paths: 0 };
+    for (const setting of settings) {
+      const options = { input: setting.input, events: eventsFor, serializeState, limit: 20_000 };
+      const adjacency: AdjacencyMap<Snapshot, RunMachineEvent> = getAdjacencyMap(
+        machine as never,
+        options as never,
+      );
+      // Shortest paths reach every (abstract) state; each edge is the path to its source plus one event.
+      const toState = new Map(
+        getShortestPaths(machine, options).map((path) => [serializeState(path.state), path]),
+      );
+      counts.abstractStates += toState.size;
+      for (const [source, { transitions }] of Object.entries(adjacency)) {
+        const prefix = toState.get(source);
+        if (!prefix) throw new Error(`no path to ${source}`);
+        const edges = Object.values(transitions) as { event: RunMachineEvent; state: Snapshot }[];
+        for (const { event, state } of edges) {
+          counts.edges += 1;
+          counts.paths += 1;
+          await replay(
+            { ...prefix, steps: [...prefix.steps, { event, state }], state },
+            setting.input,
+            coverage,
+          );
+        }
+      }
+    }
+
+    const nodes = allNodes(machine.root).map((node) => node.id);
+    const transitions = allNodes(machine.root).flatMap(allTransitions);
+    const missedNodes = nodes.filter((id) => !coverage.nodes.has(id));
+    const missedTransitions = transitions
+      .filter((t) => !coverage.transitions.has(t))
+      .map(
+        (t) =>
+          `${t.source.id} ${t.eventType || '(always)'} → ${t.target?.map((n) => n.id).join(',') ?? '(self)'}`,
+      );
+
+    console.log(
+      `run machine graph coverage: ${nodes.length - missedNodes.length}/${nodes.length} state nodes, ` +
+        `${transitions.length - missedTransitions.length}/${transitions.length} transitions; ` +
+        `${counts.abstractStates} abstract states, ${counts.edges} edges replayed as paths on a real actor`,
+    );
+    expect(missedNodes).toEqual([]);
+    expect(missedTransitions).toEqual([]);
+  }, 120_000);
+});
