@@ -192,6 +192,8 @@ export async function benchTelemetry(
       add(samples.noSdk, await measure(noSdk, warm, perRound));
       // The context manager is what an SDK registers; its async-hook cost is tracing's cost.
       context.setGlobalContextManager(contextManager.enable());
+      // AsyncLocalStorage installs its promise hooks on first use, not when enabled.
+      context.with(context.active(), () => {});
       try {
         add(samples.offContext, await measure(off, warm, perRound));
         add(samples.sdk, await measure(sdk, warm, perRound));

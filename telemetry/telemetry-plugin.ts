@@ -26,6 +26,10 @@
  * | `policy_decision` | `toolwarden.policy_decision` span event on the segment; `toolwarden.policy.decisions` |
  * | `run_completed` / `run_failed` / `run_canceled` | segment ends with that status (failed: ERROR, `error.type`) |
  *
+ * A segment whose root span is not recording (no SDK registered, or sampled out) opens no
+ * plan or tool spans: every standard sampler drops the children of a dropped root, and this keeps
+ * the default, SDK-less install close to free. Metrics are recorded either way.
+ *
  * Errors: a hook of this plugin never throws and never changes a result; a `redact` hook that
  * throws records `[redaction failed]` instead of the content.
  */
@@ -172,6 +176,8 @@ interface Segment {
   span: Span;
   /** The segment's parent context with its span set: the parent of plan and tool spans. */
   context: Context;
+  /** The root span records: plan and tool spans are opened only then. */
+  recording: boolean;
   /** The instruments it counted `runs.active` on (so +1 and −1 meet on one provider). */
   instruments: ToolwardenInstruments;
   /** Calls `wrapToolCall` opened a span for: their `tool_result` needs none. */
@@ -225,6 +231,7 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
     const segment: Segment = {
       span,
       context: trace.setSpan(parent, span),
+      recording: span.isRecording(),
       instruments: instruments(),
       wrapped: new Set(),
       attempts: new Map(),
@@ -289,6 +296,11 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
     const attempt = segment.attempts.get(result.toolCallId);
     segment.attempts.delete(result.toolCallId);
     if (segment.wrapped.delete(result.toolCallId)) return;
+    segment.instruments.toolCalls.add(1, {
+      [ATTR_GEN_AI_TOOL_NAME]: metricTool(result.name, result.retryHint?.reason),
+      [ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME]: toolCallOutcome(result),
+    });
+    if (!segment.recording) return;
     const span = tracer.startSpan(
       executeToolSpanName(result.name),
       {
@@ -313,10 +325,6 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
       recordContent(span, ATTR_GEN_AI_TOOL_CALL_RESULT, result.result, { kind: 'result', ...info });
     }
     span.end();
-    segment.instruments.toolCalls.add(1, {
-      [ATTR_GEN_AI_TOOL_NAME]: metricTool(result.name, result.retryHint?.reason),
-      [ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME]: toolCallOutcome(result),
-    });
   }
 
   return {
@@ -342,6 +350,9 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
     async wrapPlan(plan, next) {
       const segment = ensure(plan.run);
       for (const tool of plan.input.tools) descriptions.set(tool.name, tool.description);
+      // Unrecorded, but inside the segment's context, so a sampled-out run's planner spans are
+      // children of its dropped root (and dropped too), not roots of traces of their own.
+      if (!segment.recording) return context.with(segment.context, next, undefined, plan);
       const span = tracer.startSpan(
         planSpanName(plan.run.agent.name),
         {
@@ -372,6 +383,22 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
       const { tool, meta } = call;
       segment.wrapped.add(meta.toolCallId);
       descriptions.set(tool.id, tool.description);
+      const started = performance.now();
+      const count = (outcome: ToolCallOutcome) => {
+        const attributes = { [ATTR_GEN_AI_TOOL_NAME]: tool.id, [ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME]: outcome };
+        segment.instruments.toolCalls.add(1, attributes);
+        segment.instruments.toolDuration.record((performance.now() - started) / 1000, attributes);
+      };
+      if (!segment.recording) {
+        let outcome: ToolCallOutcome = 'error';
+        try {
+          const result = await context.with(segment.context, next, undefined, call);
+          outcome = toolCallOutcome(result);
+          return result;
+        } finally {
+          count(outcome);
+        }
+      }
       const span = tracer.startSpan(
         executeToolSpanName(tool.id),
         {
@@ -391,12 +418,6 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
       );
       const info = { tool: tool.id, toolCallId: meta.toolCallId, runId: meta.runId };
       recordContent(span, ATTR_GEN_AI_TOOL_CALL_ARGUMENTS, call.input, { kind: 'arguments', ...info });
-      const started = performance.now();
-      const count = (outcome: ToolCallOutcome) => {
-        const attributes = { [ATTR_GEN_AI_TOOL_NAME]: tool.id, [ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME]: outcome };
-        segment.instruments.toolCalls.add(1, attributes);
-        segment.instruments.toolDuration.record((performance.now() - started) / 1000, attributes);
-      };
       let result: Awaited<ReturnType<typeof next>>;
       try {
         // `execute` (and what it calls) sees the tool span as the active span.
@@ -426,10 +447,9 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
           return;
         }
         case 'state_changed': {
-          const [state, sub] = event.state.split('.');
-          if (state === 'awaiting') {
+          if (event.state.startsWith('awaiting')) {
             close(run.runId, 'awaiting', (span) => {
-              const kind = sub === undefined ? undefined : AWAIT_KINDS[sub];
+              const kind = AWAIT_KINDS[event.state.slice('awaiting.'.length)];
               if (kind) span.setAttribute(ATTR_TOOLWARDEN_RUN_AWAITING, kind);
             });
           } else if (!FINAL_STATES.has(event.state)) {
@@ -443,7 +463,7 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
         case 'retry_hint': {
           const segment = ensure(run);
           const { hint } = event;
-          segment.attempts.set(hint.toolCallId, hint.attempt);
+          if (segment.recording) segment.attempts.set(hint.toolCallId, hint.attempt);
           segment.instruments.retryHints.add(1, {
             [ATTR_TOOLWARDEN_RETRY_HINT_REASON]: hint.reason,
             [ATTR_GEN_AI_TOOL_NAME]: metricTool(hint.tool, hint.reason),
@@ -454,6 +474,11 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
           const segment = ensure(run);
           const { decision } = event;
           const kind = policyDecisionKind(decision.kinds);
+          segment.instruments.policyDecisions.add(1, {
+            [ATTR_TOOLWARDEN_POLICY_NAME]: decision.policy,
+            [ATTR_TOOLWARDEN_POLICY_DECISION_KIND]: kind,
+          });
+          if (!segment.recording) return;
           const attributes: Attributes = {
             [ATTR_TOOLWARDEN_POLICY_NAME]: decision.policy,
             [ATTR_TOOLWARDEN_POLICY_HOOK]: decision.hook,
@@ -466,10 +491,6 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
           if (decision.tool !== undefined) attributes[ATTR_GEN_AI_TOOL_NAME] = decision.tool;
           if (decision.note) attributes[ATTR_TOOLWARDEN_POLICY_NOTE] = decision.note;
           segment.span.addEvent(EVENT_TOOLWARDEN_POLICY_DECISION, attributes);
-          segment.instruments.policyDecisions.add(1, {
-            [ATTR_TOOLWARDEN_POLICY_NAME]: decision.policy,
-            [ATTR_TOOLWARDEN_POLICY_DECISION_KIND]: kind,
-          });
           return;
         }
         case 'run_completed':

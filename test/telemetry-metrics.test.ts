@@ -7,6 +7,7 @@ import {
   type MetricData,
   MetricReader,
 } from '@opentelemetry/sdk-metrics';
+import { AlwaysOffSampler, BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { NO_EFFECTS } from '../policies/policy-effects.ts';
@@ -229,6 +230,27 @@ describe('telemetry metrics (SPEC §6)', () => {
     const byMetricName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
     expect(created.sort(byMetricName)).toEqual(expected.sort(byMetricName));
     expect(created).toHaveLength(6);
+  });
+
+  it('records metrics for runs whose traces are sampled out', async () => {
+    const { reader, provider } = meter();
+    const tracerProvider = new BasicTracerProvider({ sampler: new AlwaysOffSampler() });
+    await runtimeWith(busyScript, provider, {
+      telemetry: { meterProvider: provider, tracerProvider },
+    })
+      .start({ messages: prompt })
+      .result();
+    const byName = await reader.byName();
+    expect(sums(byName.get('toolwarden.tool.calls'))).toMatchObject({
+      'gen_ai.tool.name=crm.upsert_profile,toolwarden.tool_call.outcome=success': 1,
+      'gen_ai.tool.name=crm.broken,toolwarden.tool_call.outcome=error': 1,
+    });
+    expect((byName.get('toolwarden.tool.duration')?.dataPoints ?? []).length).toBe(2);
+    expect(sums(byName.get('toolwarden.retry_hints'))).toMatchObject({
+      'gen_ai.tool.name=crm.upsert_profile,toolwarden.retry_hint.reason=missing_fields': 1,
+    });
+    expect(sums(byName.get('toolwarden.policy.decisions'))).not.toEqual({});
+    expect(sums(byName.get('toolwarden.runs'))).toEqual({ 'toolwarden.run.status=completed': 1 });
   });
 
   it('reports to a global MeterProvider registered after the runtime was created', async () => {

@@ -1,8 +1,10 @@
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
+  AlwaysOffSampler,
   BasicTracerProvider,
   InMemorySpanExporter,
+  ParentBasedSampler,
   type ReadableSpan,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
@@ -589,6 +591,21 @@ describe('telemetry plugin: installation (SPEC §6)', () => {
     await runtime.start({ messages: prompt }).result();
     expect(byName('invoke_agent Support agent')).toHaveLength(1);
     expect(byName('plan Support agent')).toHaveLength(1);
+  });
+
+  it('opens no child spans in a sampled-out run, and keeps the user spans of its tools in it (dropped too)', async () => {
+    const sampledOut = new BasicTracerProvider({
+      sampler: new ParentBasedSampler({ root: new AlwaysOffSampler() }),
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    const runtime = runtimeWith(repairScript, { telemetry: { tracerProvider: sampledOut } });
+    const run = runtime.start({ runId: 'run-dropped', messages: prompt });
+    expect((await run.result()).status).toBe('completed');
+    // `db.upsert` (the tool's own span, from the always-sampling test provider) had the dropped
+    // root as parent, so it was dropped as well instead of starting a trace of its own.
+    expect(exporter.getFinishedSpans().map((span) => span.name)).toEqual([]);
+    expect(spanContextFromCarrier(run.context.traceContext)?.traceFlags).toBe(0);
+    await sampledOut.shutdown();
   });
 
   it('keeps traceContext null and records nothing while no SDK is registered', async () => {
