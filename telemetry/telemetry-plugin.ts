@@ -5,9 +5,10 @@
  *
  * A run is one trace. Its work is cut into **segments**: a segment starts when the run starts or
  * starts working again (an answer arrived, a backoff ended, `runtime.resume` restored it), and
- * ends when the run awaits or ends. Each segment is a root-level `invoke_agent` span; the first
- * segment's W3C trace context is kept in the run's snapshot (`RunInfo.traceContext`), and later
- * segments, in this process or another, are its children.
+ * ends when the run awaits or ends. Each segment is an `invoke_agent` span, the root of that
+ * segment's plan and tool spans; the first segment's W3C trace context is kept in the run's
+ * snapshot (`RunInfo.traceContext`), and later segments, in this process or another, are its
+ * children, so the whole run stays one trace.
  *
  * | span | opened by | parent | ends |
  * |---|---|---|---|
