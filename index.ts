@@ -13,8 +13,29 @@ export * from './plugins/index.ts';
 export * from './policies/index.ts';
 export * from './runtime/caps.ts';
 export * from './runtime/create-runtime.ts';
+export * from './runtime/durable/index.ts';
 export * from './runtime/message.ts';
 export * from './runtime/planner.ts';
 export * from './runtime/run-events.ts';
 export * from './runtime/run-handle.ts';
+export {
+  memoryStore,
+  type NewRun,
+  type NewRunEvent,
+  type PostgresStoreOptions,
+  postgresStore,
+  type ReadEventsOptions,
+  type RunEventRecord,
+  RunExistsError,
+  RunLeasedError,
+  type RunListFilter,
+  type RunStore,
+  RunStoreError,
+  RunStoreUnavailableError,
+  type RunUpdate,
+  type SqliteStoreOptions,
+  StaleRunVersionError,
+  type StoredRun,
+  sqliteStore,
+} from './runtime/stores/index.ts';
 export * from './tools/index.ts';

@@ -4,8 +4,8 @@ import type { RunInput } from '../machines/run-context.ts';
 import { type RunActorRef, runMachine, validateCallsAction } from '../machines/run-machine.ts';
 import type { Plugin, RunInfo } from '../plugins/define-plugin.ts';
 import type { Policy } from '../policies/define-policy.ts';
-import { createPolicyEngine } from '../policies/policy-engine.ts';
 import { NO_EFFECTS } from '../policies/policy-effects.ts';
+import { createPolicyEngine } from '../policies/policy-engine.ts';
 import { noPolicies, type PolicyRunner } from '../policies/policy-runner.ts';
 import {
   TELEMETRY_PLUGIN_NAME,
@@ -16,17 +16,19 @@ import type { JSONSchema, Tool } from '../tools/define-tool.ts';
 import type { ParseLimits } from '../tools/parse-arguments.ts';
 import { ToolCatalog } from '../tools/tool-catalog.ts';
 import { type Caps, CapsSchema, DEFAULT_CAPS } from './caps.ts';
+import { createDurableRuns, type DurableOptions, type RunEventsOptions } from './durable/durable-runs.ts';
+import { unpackSnapshot } from './durable/snapshot-codec.ts';
 import type { Message } from './message.ts';
 import type { Planner } from './planner.ts';
 import type { PolicyDecisionRecord, RunEvent } from './run-events.ts';
-import { RunHandle, runStatusOf, stateName } from './run-handle.ts';
+import { type ProvidedToolResult, RunHandle, runStatusOf, stateName } from './run-handle.ts';
 import { createExecuteToolActor } from './steps/execute-tool.ts';
 import { createPlanActor } from './steps/plan-step.ts';
 import { createReviewResultsActor } from './steps/review-results.ts';
 import type { RunDeps } from './steps/run-deps.ts';
 import { createValidateBatchActor, validateCalls } from './steps/validate-batch.ts';
 import { memoryStore } from './stores/memory-store.ts';
-import type { RunListFilter, RunStore, StoredRun } from './stores/run-store.ts';
+import type { RunEventRecord, RunListFilter, RunStore, StoredRun } from './stores/run-store.ts';
 
 type InspectObserver = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
 
@@ -45,8 +47,14 @@ export interface RuntimeOptions {
   policies?: Policy[];
   /** A policy engine of your own instead of `policies` (the port the run machine calls). */
   policyRunner?: PolicyRunner;
-  /** Where runs are persisted at every step boundary. Default: in memory. */
+  /**
+   * Where runs are persisted at every step boundary (SPEC §7). Default: in memory
+   * (`memoryStore()`); `sqliteStore({ path })` makes runs survive a restart, `postgresStore` lets
+   * several processes share them.
+   */
   store?: RunStore;
+  /** Leases, eviction of waiting runs, write retries (runtime/durable). */
+  durable?: DurableOptions;
   /** An XState inspection observer that reaches every actor (e.g. `@statelyai/inspect`). */
   inspect?: InspectObserver;
   /** Timeout for tools that declare none, in ms. Default 60 000. */
@@ -77,10 +85,8 @@ export interface StartOptions {
   disabledTools?: string[];
 }
 
-/** Thrown by `runtime.resume` for a run the store does not hold. */
-export class RunNotFoundError extends Error {
-  override readonly name = 'RunNotFoundError';
-}
+/** Thrown by `runtime.resume` (and the by-id answers) for a run the store does not hold. */
+export { RunNotFoundError } from './stores/run-store-errors.ts';
 
 export type Runtime = ReturnType<typeof createRuntime>;
 
@@ -101,6 +107,13 @@ export function createRuntime(options: RuntimeOptions) {
   const onError = options.onError ?? ((error, where) => console.error(`[toolwarden] ${where}:`, error));
   const live = new Map<string, RunHandle>();
   const agent = { id: options.agent.id, name: options.agent.name ?? options.agent.id };
+  const durable = createDurableRuns({
+    store,
+    options: options.durable,
+    onError,
+    forget: (runId) => live.delete(runId),
+    resume,
+  });
 
   const deps: RunDeps = {
     catalog,
@@ -125,7 +138,8 @@ export function createRuntime(options: RuntimeOptions) {
     actors: {
       plan: createPlanActor(deps),
       validateBatch: createValidateBatchActor(deps),
-      executeTool: createExecuteToolActor(deps, infoOf),
+      // Innermost wrapper: a tool executes only once its call is in the store (write-ahead).
+      executeTool: createExecuteToolActor({ ...deps, plugins: [...plugins, durable.toolGate] }, infoOf),
       reviewResults: createReviewResultsActor(deps),
     },
     actions: { validateCalls: validateCallsAction((context) => validateCalls(deps, context, NO_EFFECTS)) },
@@ -156,13 +170,28 @@ export function createRuntime(options: RuntimeOptions) {
     how: 'start' | 'resume',
     startDecisions: PolicyDecisionRecord[] = [],
   ): RunHandle {
-    const handle = new RunHandle(actor, catalog);
-    const runId = handle.runId;
+    const runId = actor.getSnapshot().context.runId;
+    if (actor.getSnapshot().status !== 'active') {
+      // A finished run restored from the store: nothing to host or write, only its outcome.
+      const handle = new RunHandle(actor, catalog);
+      actor.start();
+      handle.close();
+      return handle;
+    }
+    // A restored run that was evicted here keeps the handle the app may still hold.
+    const kept = how === 'resume' ? durable.suspended(runId) : undefined;
+    const handle = kept?.rebind(actor) ?? new RunHandle(actor, catalog);
     live.set(runId, handle);
-    const persist = persister(store, runId, stored, onError);
+    const persist = durable.track(handle, {
+      stored,
+      agentId: agent.id,
+      sessionId: actor.getSnapshot().context.sessionId,
+    });
+    let emitted = false;
     const dispatch = (event: RunEvent) => {
       handle.publish(event);
       persist.event(event);
+      emitted = true;
       const info = runInfoOf(actor);
       for (const plugin of plugins) {
         if (!plugin.onEvent) continue;
@@ -175,13 +204,26 @@ export function createRuntime(options: RuntimeOptions) {
     };
     actor.on('*', (event) => dispatch(event as RunEvent));
     let previous: string | undefined;
+    // Persisted at every step boundary (a new state), and whenever a step emitted events without
+    // changing state (a tool result while the rest of the batch runs): nothing emitted is only in memory.
     const observe = () => {
       const snapshot = actor.getSnapshot();
       const state = stateName(snapshot);
-      if (state === previous) return;
-      dispatch({ type: 'state_changed', runId, at: Date.now(), state, previous });
-      previous = state;
-      persist.snapshot(runStatusOf(snapshot), actor.getPersistedSnapshot());
+      if (state !== previous) {
+        dispatch({ type: 'state_changed', runId, at: Date.now(), state, previous });
+        previous = state;
+      } else if (!emitted) {
+        return;
+      }
+      emitted = false;
+      persist.snapshot({
+        status: runStatusOf(snapshot),
+        state,
+        snapshot: actor.getPersistedSnapshot(),
+        labels: snapshot.context.labels,
+        toolCallIds: snapshot.context.batch.pending.map((call) => call.toolCallId),
+      });
+      durable.observed(handle, state, snapshot.status !== 'active');
       if (snapshot.status !== 'active') {
         live.delete(runId);
         handle.close();
@@ -213,6 +255,8 @@ export function createRuntime(options: RuntimeOptions) {
     catalog,
     store,
     caps: ceilings,
+    /** This runtime's name as the owner of the runs it hosts (SPEC §7 leases; `durable.owner`). */
+    owner: durable.owner,
 
     /** Starts a run; its first events are replayed to any `events$` subscriber. */
     start(start: StartOptions): RunHandle {
@@ -255,33 +299,74 @@ export function createRuntime(options: RuntimeOptions) {
       return host(actor, undefined, 'start', initial?.decisions);
     },
 
+    resume,
+
     /**
-     * The live handle of a run, or the run restored from the store (after a restart, or after
-     * it was evicted). The snapshot's deadlines are timestamps, so waits resume where they were.
+     * Answers a run's clarification by id, restoring the run from the store first when it is
+     * not live here (evicted, or after a restart). Resolves with the run's handle.
      *
-     * @throws RunNotFoundError when the store has no such run.
+     * @throws RunNotFoundError, RunConflictError (another owner holds it), RunAnswerError.
      */
-    async resume(runId: string): Promise<RunHandle> {
-      const existing = live.get(runId);
-      if (existing) return existing;
-      const stored = await store.load(runId);
-      if (!stored) throw new RunNotFoundError(`No run ${runId} in the store`);
-      // `input` is ignored when a snapshot is given; the type asks for it all the same.
-      const actor = createActor(machine, {
-        snapshot: stored.snapshot as never,
-        inspect,
-        input: undefined as never,
+    async provideClarification(runId: string, answer: { id: string; answer: string }): Promise<RunHandle> {
+      const run = await resume(runId);
+      await run.provideClarification(answer);
+      return run;
+    },
+
+    /** Results of a run's external tool calls, by run id (see `provideClarification`). */
+    async provideToolResults(runId: string, results: ProvidedToolResult[]): Promise<RunHandle> {
+      const run = await resume(runId);
+      await run.provideToolResults(results);
+      return run;
+    },
+
+    /** Approves or denies what a run awaits confirmation for, by run id (see `provideClarification`). */
+    async confirm(
+      runId: string,
+      answer: { id: string; approved: boolean; by?: string; reason?: string },
+    ): Promise<RunHandle> {
+      const run = await resume(runId);
+      await run.confirm(answer);
+      return run;
+    },
+
+    /** Cancels a run by id, restoring it first when it is not live here. */
+    async cancel(runId: string, reason?: string): Promise<RunHandle> {
+      const run = await resume(runId);
+      run.cancel(reason);
+      return run;
+    },
+
+    /**
+     * Resolves when everything every hosted run (or run `runId`) emitted so far is in the store.
+     *
+     * @throws RunPersistenceError while the store fails (writes are retried); RunConflictError.
+     */
+    flush(runId?: string): Promise<void> {
+      return durable.flush(runId);
+    },
+
+    /**
+     * A run's event log, from the store: every event after `afterSeq`, then, unless
+     * `follow: false`, each new one as it is written, until the run's final event. Works for
+     * runs hosted here, elsewhere, or finished; `seq` numbers resume a dropped stream.
+     */
+    events(runId: string, options?: RunEventsOptions): AsyncGenerator<RunEventRecord> {
+      return durable.events(runId, options);
+    },
+
+    /**
+     * Stops hosting runs: waits for writes in flight, stops every live actor, releases the runs
+     * and ends this runtime's lease, so another process can resume them at once. The store is
+     * not closed (it is the app's).
+     */
+    close(): Promise<void> {
+      return durable.close(() => {
+        const hosted = [...live.keys()];
+        for (const handle of live.values()) handle.actor.stop();
+        live.clear();
+        return hosted;
       });
-      const context = actor.getSnapshot().context;
-      const info: RunInfo = {
-        runId,
-        agent,
-        sessionId: context.sessionId,
-        labels: context.labels,
-        traceContext: context.traceContext,
-      };
-      for (const plugin of plugins) plugin.onRunStart?.(info, 'resume');
-      return host(actor, stored, 'resume');
     },
 
     /** The live handle of a run in this process, if any. */
@@ -310,6 +395,39 @@ export function createRuntime(options: RuntimeOptions) {
     },
   };
 
+  /**
+   * The live handle of a run, or the run restored from the store (after a restart, or after it
+   * was evicted) and claimed for this runtime. The snapshot's deadlines are timestamps, so waits
+   * resume where they were; a tool call that was in flight runs again with the same `toolCallId`.
+   *
+   * @throws RunNotFoundError when the store has no such run; RunConflictError while another
+   *   owner (process) holds it.
+   */
+  async function resume(runId: string): Promise<RunHandle> {
+    const existing = live.get(runId);
+    if (existing) return existing;
+    return durable.restore(runId, (stored) => {
+      const started = live.get(runId);
+      if (started) return started;
+      // `input` is ignored when a snapshot is given; the type asks for it all the same.
+      const actor = createActor(machine, {
+        snapshot: unpackSnapshot(stored.snapshot) as never,
+        inspect,
+        input: undefined as never,
+      });
+      const context = actor.getSnapshot().context;
+      const info: RunInfo = {
+        runId,
+        agent,
+        sessionId: context.sessionId,
+        labels: context.labels,
+        traceContext: context.traceContext,
+      };
+      for (const plugin of plugins) plugin.onRunStart?.(info, 'resume');
+      return host(actor, stored, 'resume');
+    });
+  }
+
   function runInfoOf(actor: RunActorRef): RunInfo {
     const context = actor.getSnapshot().context;
     return {
@@ -326,57 +444,6 @@ export function createRuntime(options: RuntimeOptions) {
 function withTelemetry(plugins: Plugin[], telemetry: TelemetryPluginOptions | false | undefined): Plugin[] {
   if (telemetry === false || plugins.some((plugin) => plugin.name === TELEMETRY_PLUGIN_NAME)) return plugins;
   return [telemetryPlugin(telemetry), ...plugins];
-}
-
-/**
- * Serializes one run's store writes: the snapshot at every state change (optimistic version
- * check) and its events, in order, without blocking the actor.
- */
-function persister(
-  store: RunStore,
-  runId: string,
-  stored: StoredRun | undefined,
-  onError: (error: unknown, where: string) => void,
-) {
-  let version = stored?.version;
-  let chain: Promise<unknown> = Promise.resolve();
-  let events: { event: unknown; at: number }[] = [];
-  const enqueue = (work: () => Promise<unknown>, where: string) => {
-    chain = chain.then(work).catch((err) => onError(err, where));
-  };
-  return {
-    snapshot(status: StoredRun['status'], snapshot: unknown) {
-      const copy = snapshot;
-      enqueue(async () => {
-        if (version === undefined) {
-          const context = (
-            copy as { context: { agent: { id: string }; sessionId?: string; labels: Record<string, string> } }
-          ).context;
-          const created = await store.create({
-            runId,
-            agentId: context.agent.id,
-            sessionId: context.sessionId,
-            labels: context.labels,
-            status,
-            snapshot: copy,
-          });
-          version = created.version;
-        } else {
-          version = (await store.save(runId, { expectedVersion: version, status, snapshot: copy })).version;
-        }
-        await flushEvents();
-      }, `store save of run ${runId}`);
-    },
-    event(event: RunEvent) {
-      events.push({ event, at: event.at });
-    },
-  };
-  async function flushEvents() {
-    if (events.length === 0) return;
-    const batch = events;
-    events = [];
-    await store.appendEvents(runId, batch);
-  }
 }
 
 /** The runtime's policy port: its own runner, or the engine over its and its plugins' policies. */

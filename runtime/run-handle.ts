@@ -6,6 +6,7 @@ import type { ToolCatalog } from '../tools/tool-catalog.ts';
 import type { ToolErrorJSON } from '../tools/tool-error.ts';
 import { type ToolResult, type ToolResultJSON, toolResultFromJSON } from '../tools/tool-result.ts';
 import type { CapsState } from './caps.ts';
+import type { PersistenceStatus } from './durable/run-persister.ts';
 import type { Message } from './message.ts';
 import type { RunEvent, RunStatus } from './run-events.ts';
 import { capsState } from './steps/plan-step.ts';
@@ -70,38 +71,47 @@ export function stateName(snapshot: SnapshotFrom<RunMachine>): string {
   return walk(snapshot.value);
 }
 
+/** What the runtime tells a handle about its run's writes to the store (runtime/durable). */
+export interface RunStorage {
+  readonly status: PersistenceStatus;
+  persisted(): Promise<void>;
+}
+
 /**
  * The app's handle on one run (SPEC §4): its events as an rxjs Observable (replayed from the
  * first event to any subscriber), its status, its result, and the answers it may await.
+ *
+ * A handle outlives its actor when the runtime evicts an awaiting run from memory: answering
+ * through the handle restores the run first, and the handle follows the restored actor (events,
+ * result), as long as the run is restored in this runtime.
  */
 export class RunHandle {
   readonly runId: string;
   private readonly subject = new ReplaySubject<RunEvent>();
   private readonly toolResults: ToolResult[] = [];
   private readonly outcome: Promise<RunOutcome>;
+  private resolveOutcome!: (outcome: RunOutcome) => void;
+  private current: RunActorRef;
+  private storageOf?: RunStorage;
+  /** Set while the run is evicted: brings it back (the runtime rebinds this handle). */
+  private revive?: () => Promise<unknown>;
 
   /** @internal Created by the runtime. */
   constructor(
-    readonly actor: RunActorRef,
+    actor: RunActorRef,
     private readonly catalog: ToolCatalog,
   ) {
     this.runId = actor.getSnapshot().context.runId;
+    this.current = actor;
     this.outcome = new Promise<RunOutcome>((resolve) => {
-      const settle = () => {
-        const snapshot = actor.getSnapshot();
-        if (snapshot.status === 'active') return false;
-        resolve(this.outcomeOf(snapshot));
-        return true;
-      };
-      if (!settle()) {
-        const subscription = actor.subscribe({
-          next: () => {
-            if (settle()) subscription.unsubscribe();
-          },
-          error: () => settle(),
-        });
-      }
+      this.resolveOutcome = resolve;
     });
+    this.follow(actor);
+  }
+
+  /** The run's actor (after an eviction and restore, the restored one). */
+  get actor(): RunActorRef {
+    return this.current;
   }
 
   /** Every RunEvent of this run, replayed from the first one to each new subscriber. */
@@ -129,11 +139,32 @@ export class RunHandle {
 
   /** Stops the run from any non-final state (in-flight tool calls see their signal abort). */
   cancel(reason?: string): void {
+    if (this.revive) {
+      void this.revive().then(() => this.cancel(reason));
+      return;
+    }
     if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'cancel', reason });
+  }
+
+  /**
+   * Resolves once everything this run has emitted so far (snapshot and events) is in the
+   * runtime's store (SPEC §7).
+   *
+   * @throws RunPersistenceError when a write fails meanwhile (the runtime keeps retrying; call
+   *   again to wait for the retry); RunConflictError when another owner took the run.
+   */
+  persisted(): Promise<void> {
+    return this.storageOf?.persisted() ?? Promise.resolve();
+  }
+
+  /** Where the run's writes to the store stand: `saved`, `writing`, `failing` (with the error), ... */
+  get storage(): PersistenceStatus {
+    return this.storageOf?.status ?? { state: 'saved' };
   }
 
   /** @throws RunAnswerError when the run is not awaiting this clarification. */
   async provideClarification(answer: { id: string; answer: string }): Promise<void> {
+    await this.revive?.();
     const awaiting = this.awaiting('clarification');
     if (awaiting.kind !== 'clarification' || awaiting.clarification.id !== answer.id) {
       throw new RunAnswerError(
@@ -155,6 +186,7 @@ export class RunHandle {
    *   a result that fails the output schema; nothing is sent then.
    */
   async provideToolResults(results: ProvidedToolResult[]): Promise<void> {
+    await this.revive?.();
     const awaiting = this.awaiting('external_tools');
     if (awaiting.kind !== 'external_tools')
       throw new RunAnswerError(this.runId, 'not awaiting external tools');
@@ -179,6 +211,7 @@ export class RunHandle {
 
   /** Approves or denies what the run awaits confirmation for. @throws RunAnswerError on a mismatch. */
   async confirm(answer: { id: string; approved: boolean; by?: string; reason?: string }): Promise<void> {
+    await this.revive?.();
     const awaiting = this.awaiting('confirmation');
     if (awaiting.kind !== 'confirmation' || awaiting.confirmation.id !== answer.id) {
       throw new RunAnswerError(
@@ -205,6 +238,41 @@ export class RunHandle {
   /** @internal The runtime ends `events$` after the final `state_changed`. */
   close(): void {
     this.subject.complete();
+  }
+
+  /** @internal The runtime reports the run's writes to the store here. */
+  attachStorage(storage: RunStorage): void {
+    this.storageOf = storage;
+  }
+
+  /** @internal The runtime evicted the run's actor; answers first call `revive` to restore it. */
+  suspend(revive: () => Promise<unknown>): void {
+    this.revive = revive;
+  }
+
+  /** @internal The run was restored into `actor`: the handle follows it from now on. */
+  rebind(actor: RunActorRef): this {
+    this.revive = undefined;
+    this.current = actor;
+    this.follow(actor);
+    return this;
+  }
+
+  /** Resolves `result()` when `actor` reaches a final state. */
+  private follow(actor: RunActorRef): void {
+    const settle = () => {
+      const snapshot = actor.getSnapshot();
+      if (snapshot.status !== 'done' && snapshot.status !== 'error') return false;
+      this.resolveOutcome(this.outcomeOf(snapshot));
+      return true;
+    };
+    if (settle()) return;
+    const subscription = actor.subscribe({
+      next: () => {
+        if (settle()) subscription.unsubscribe();
+      },
+      error: () => settle(),
+    });
   }
 
   private awaiting(kind: string) {

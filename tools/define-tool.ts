@@ -8,6 +8,12 @@ export type JSONSchema = Record<string, unknown>;
 
 /** What a tool's `execute` receives besides its input (SPEC §3). */
 export interface ToolContext {
+  /**
+   * Who calls: run, turn, call. `meta.toolCallId` is the idempotency key: with a durable store, a
+   * call in flight when its process died runs again after resume with the same id, so a tool with
+   * side effects hands it to the system it changes (or skips work already done under it), and the
+   * effect happens once (SPEC §7).
+   */
   meta: ToolCallMeta;
   /** Aborted when the call times out or the run is canceled. */
   signal: AbortSignal;

@@ -73,6 +73,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): RunStore {
   }
 
   return {
+    volatile: true,
+
     async create(run: NewRun): Promise<StoredRun> {
       checkNewRun(run);
       ensureOpen('create', run.runId);

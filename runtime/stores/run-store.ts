@@ -143,6 +143,11 @@ export interface ReadEventsOptions {
  * `actualVersion === expectedVersion + 1`: load the run to see what landed.)
  */
 export interface RunStore {
+  /**
+   * `true` when nothing the store holds survives the process (the memory store). The runtime
+   * then does not hold tool calls back until their call is stored: there is no crash to protect.
+   */
+  readonly volatile?: boolean;
   /** Stores a new run at version 1. Throws {@link RunExistsError} when `runId` is taken. */
   create(run: NewRun): Promise<StoredRun>;
   /** The run, or `undefined` when there is none with this id. */

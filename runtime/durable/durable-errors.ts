@@ -1,0 +1,64 @@
+/**
+ * What the runtime reports when a run's persistence goes wrong (SPEC §7), as named classes with
+ * the data a caller needs. Both reach `onError(error, where)`, the run handle's `persisted()` and
+ * `storage` (see `run-persister.ts`).
+ *
+ * | error                 | means                                             | the run                       |
+ * |-----------------------|---------------------------------------------------|-------------------------------|
+ * | `RunPersistenceError` | a write failed (the store is down, or refused it) | keeps going in memory; writes are retried, nothing dropped |
+ * | `RunConflictError`    | another owner holds or advanced the run           | stopped in this process       |
+ *
+ * @module
+ */
+
+/**
+ * Writing a run's snapshot and events failed. Nothing is lost: the run goes on in memory, the
+ * newest snapshot and every event not yet written stay queued, and the runtime retries with a
+ * growing delay. `cause` is the store's error (usually a `RunStoreUnavailableError`).
+ */
+export class RunPersistenceError extends Error {
+  override readonly name = 'RunPersistenceError';
+  readonly runId: string;
+  /** Failed attempts in a row, this one included. */
+  readonly attempts: number;
+  /** Milliseconds until the next attempt. */
+  readonly retryInMs: number;
+
+  constructor(runId: string, options: { cause: unknown; attempts: number; retryInMs: number }) {
+    const reason = options.cause instanceof Error ? options.cause.message : String(options.cause);
+    super(
+      `Run "${runId}" could not be saved (attempt ${options.attempts}; retrying in ${options.retryInMs} ms; ` +
+        `the run goes on in memory and nothing is dropped): ${reason}`,
+      { cause: options.cause },
+    );
+    this.runId = runId;
+    this.attempts = options.attempts;
+    this.retryInMs = options.retryInMs;
+  }
+}
+
+/**
+ * Another owner holds the run, or advanced it past the version this process knew (SPEC §7:
+ * only one process can advance a run). Thrown by `runtime.resume(runId)` and the by-id answer
+ * methods when the run's lease is held elsewhere; reported for a hosted run whose save was
+ * stale, which this process then stops (the other process has it).
+ */
+export class RunConflictError extends Error {
+  override readonly name = 'RunConflictError';
+  readonly runId: string;
+  /** Who holds the run, when known. */
+  readonly owner?: string;
+  /** Epoch ms until which the holder's lease is live, when known. */
+  readonly leaseUntil?: number;
+
+  constructor(
+    runId: string,
+    message: string,
+    options: { cause?: unknown; owner?: string; leaseUntil?: number } = {},
+  ) {
+    super(`Run "${runId}": ${message}`, options.cause === undefined ? undefined : { cause: options.cause });
+    this.runId = runId;
+    if (options.owner !== undefined) this.owner = options.owner;
+    if (options.leaseUntil !== undefined) this.leaseUntil = options.leaseUntil;
+  }
+}

@@ -1,0 +1,11 @@
+/**
+ * Durable runs (SPEC §7): what the runtime does with its `store` — persistence at every step
+ * boundary, leases, eviction, restore — and the errors it reports.
+ *
+ * @module
+ */
+
+export { RunConflictError, RunPersistenceError } from './durable-errors.ts';
+export type { DurableOptions, RunEventsOptions } from './durable-runs.ts';
+export type { PersistedWrite, PersistenceStatus } from './run-persister.ts';
+export { packSnapshot, unpackSnapshot } from './snapshot-codec.ts';

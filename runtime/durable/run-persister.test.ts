@@ -1,0 +1,219 @@
+import { describe, expect, it, vi } from 'vitest';
+import type { RunEvent } from '../run-events.ts';
+import { memoryStore } from '../stores/memory-store.ts';
+import type { RunStore, RunUpdate, StoredRun } from '../stores/run-store.ts';
+import { RunStoreUnavailableError } from '../stores/run-store-errors.ts';
+import { RunConflictError, RunPersistenceError } from './durable-errors.ts';
+import { type PersistedWrite, RunPersister, type SnapshotEntry } from './run-persister.ts';
+
+const note = (n: number): RunEvent => ({
+  type: 'planner_note',
+  runId: 'r1',
+  at: n,
+  turnId: 'r1:t1',
+  note: `n${n}`,
+});
+const entry = (step: number, toolCallIds: string[] = []): SnapshotEntry => ({
+  status: 'running',
+  state: `step-${step}`,
+  snapshot: { value: `step-${step}`, context: { step } },
+  labels: {},
+  toolCallIds,
+});
+const down = (operation: string) =>
+  new RunStoreUnavailableError({ store: 'test store', operation, cause: new Error('connection reset') });
+
+/** A store whose `create`/`save` wait for `release()` and can be told to fail. */
+function gatedStore() {
+  const store = memoryStore();
+  const gates: (() => void)[] = [];
+  let failNext: ((update: RunUpdate | undefined) => Error | 'after-commit' | undefined) | undefined;
+  const gated: RunStore = {
+    ...store,
+    create: async (run) => {
+      await new Promise<void>((resolve) => gates.push(resolve));
+      return store.create(run);
+    },
+    save: async (runId, update) => {
+      await new Promise<void>((resolve) => gates.push(resolve));
+      const failure = failNext?.(update);
+      failNext = undefined;
+      if (failure === 'after-commit') {
+        await store.save(runId, update);
+        throw down('save');
+      }
+      if (failure) throw failure;
+      return store.save(runId, update);
+    },
+  };
+  return {
+    store: gated,
+    inner: store,
+    /** Lets the oldest waiting write through. */
+    release: async () => {
+      await vi.waitFor(() => expect(gates.length).toBeGreaterThan(0));
+      gates.shift()!();
+    },
+    failNext(decide: typeof failNext) {
+      failNext = decide;
+    },
+  };
+}
+
+function persisterOn(store: RunStore, extra: { onWrite?: (write: PersistedWrite) => void } = {}) {
+  const errors: RunPersistenceError[] = [];
+  const conflicts: RunConflictError[] = [];
+  const persister = new RunPersister({
+    store,
+    runId: 'r1',
+    agentId: 'agent',
+    retry: { initialMs: 5, maxMs: 20 },
+    onError: (error) => errors.push(error),
+    onConflict: (error) => conflicts.push(error),
+    ...extra,
+  });
+  return { persister, errors, conflicts };
+}
+
+describe('RunPersister', () => {
+  it('writes the newest of the snapshots queued behind a write in flight, with all their events, in order', async () => {
+    const gated = gatedStore();
+    const writes: PersistedWrite[] = [];
+    const { persister } = persisterOn(gated.store, { onWrite: (write) => writes.push(write) });
+    persister.event(note(1));
+    persister.snapshot(entry(1));
+    for (const step of [2, 3, 4]) {
+      persister.event(note(step));
+      persister.snapshot(entry(step));
+    }
+    expect(persister.status.state).toBe('writing');
+    const done = persister.persisted();
+    await gated.release(); // create, step 1
+    await gated.release(); // save, steps 2-4 at once
+    await done;
+    expect(writes.map((write) => [write.state, write.version, write.events])).toEqual([
+      ['step-1', 1, 1],
+      ['step-4', 2, 3],
+    ]);
+    expect(await gated.inner.load('r1')).toMatchObject({ version: 2, snapshot: { value: 'step-4' } });
+    expect(
+      (await gated.inner.readEvents('r1')).map((record) => (record.event as { note: string }).note),
+    ).toEqual(['n1', 'n2', 'n3', 'n4']);
+    expect(persister.status).toEqual({ state: 'saved', version: 2 });
+  });
+
+  it('keeps everything through a failed write, reports it, retries, and lands it all once the store is back', async () => {
+    const gated = gatedStore();
+    const { persister, errors } = persisterOn(gated.store);
+    persister.snapshot(entry(1));
+    await gated.release();
+    await persister.persisted();
+
+    gated.failNext(() => down('save'));
+    persister.event(note(2));
+    persister.snapshot(entry(2));
+    const waiting = persister.persisted();
+    await gated.release();
+    await expect(waiting).rejects.toBeInstanceOf(RunPersistenceError);
+    expect(persister.status.state).toBe('failing');
+    expect(errors[0]).toMatchObject({ runId: 'r1', attempts: 1, retryInMs: 5 });
+    persister.event(note(3));
+    persister.snapshot(entry(3));
+    await gated.release(); // the retry, with step 3 and both events
+    await vi.waitFor(() => expect(persister.status.state).toBe('saved'));
+    expect(await gated.inner.load('r1')).toMatchObject({ version: 2, snapshot: { value: 'step-3' } });
+    expect((await gated.inner.readEvents('r1')).map((record) => record.seq)).toEqual([1, 2]);
+  });
+
+  it('does not call it a conflict when a failed write had in fact been committed: it carries on after it', async () => {
+    const gated = gatedStore();
+    const { persister, conflicts, errors } = persisterOn(gated.store);
+    persister.snapshot(entry(1));
+    await gated.release();
+    gated.failNext(() => 'after-commit');
+    persister.event(note(2));
+    persister.snapshot(entry(2));
+    await gated.release();
+    await vi.waitFor(() => expect(errors).toHaveLength(1));
+    // The retry finds step 2 stored as it sent it: nothing is left to write.
+    await vi.waitFor(() => expect(persister.status).toEqual({ state: 'saved', version: 2 }));
+    persister.event(note(3));
+    persister.snapshot(entry(3));
+    await gated.release();
+    await vi.waitFor(() => expect(persister.status.state).toBe('saved'));
+    expect(conflicts).toEqual([]);
+    expect(await gated.inner.load('r1')).toMatchObject({ version: 3, snapshot: { value: 'step-3' } });
+    // The event of the write that landed is not appended twice.
+    expect(
+      (await gated.inner.readEvents('r1')).map((record) => (record.event as { note: string }).note),
+    ).toEqual(['n2', 'n3']);
+  });
+
+  it('stops writing and says so once, when another writer advanced the run', async () => {
+    const store = memoryStore();
+    const { persister, conflicts } = persisterOn(store);
+    persister.snapshot(entry(1));
+    await persister.persisted();
+    await store.save('r1', { expectedVersion: 1, status: 'running', snapshot: { by: 'someone else' } });
+    persister.snapshot(entry(2));
+    await expect(persister.persisted()).rejects.toBeInstanceOf(RunConflictError);
+    expect(conflicts).toHaveLength(1);
+    expect(conflicts[0]?.message).toMatch(/it is at version 2, this process had 1/);
+    persister.snapshot(entry(3));
+    await expect(persister.persisted()).rejects.toBe(conflicts[0]);
+    expect(persister.status.state).toBe('conflict');
+    expect(await store.load('r1')).toMatchObject({ version: 2, snapshot: { by: 'someone else' } });
+  });
+
+  it('resolves whenRecorded(id) only once a snapshot holding the call is stored, waiting through failures', async () => {
+    const gated = gatedStore();
+    const { persister } = persisterOn(gated.store);
+    let recorded = false;
+    void persister.whenRecorded('call-1').then(() => {
+      recorded = true;
+    });
+    persister.snapshot(entry(1));
+    await gated.release();
+    await persister.persisted();
+    expect(recorded).toBe(false);
+    gated.failNext(() => down('save'));
+    persister.snapshot(entry(2, ['call-1']));
+    await gated.release();
+    await vi.waitFor(() => expect(persister.status.state).toBe('failing'));
+    expect(recorded).toBe(false);
+    await gated.release();
+    await vi.waitFor(() => expect(recorded).toBe(true));
+    await expect(persister.whenRecorded('call-1')).resolves.toBeUndefined();
+  });
+
+  it('creates the run owned by its owner, after the lease is ready', async () => {
+    const store = memoryStore();
+    const order: string[] = [];
+    const persister = new RunPersister({
+      store: {
+        ...store,
+        create: (run) => {
+          order.push('create');
+          return store.create(run);
+        },
+      } as RunStore,
+      runId: 'r1',
+      agentId: 'agent',
+      sessionId: 's1',
+      owner: 'pod-1',
+      ready: async () => {
+        order.push('ready');
+      },
+      onError: () => {},
+      onConflict: () => {},
+    });
+    persister.snapshot({ ...entry(1), labels: { tenant: 'acme' } });
+    await persister.persisted();
+    expect(order).toEqual(['ready', 'create']);
+    expect(await store.load('r1')).toMatchObject<Partial<StoredRun>>({
+      owner: 'pod-1',
+      sessionId: 's1',
+      labels: { tenant: 'acme' },
+    });
+  });
+});

@@ -1,0 +1,390 @@
+/**
+ * Writes one run to its {@link RunStore} (SPEC §7): the snapshot at every step boundary, with the
+ * events that led to it in the same write, in order, without blocking the actor.
+ *
+ * | call                 | does                                                                   |
+ * |----------------------|------------------------------------------------------------------------|
+ * | `event(e)`           | queues an event; it is written with the next snapshot                  |
+ * | `snapshot(entry)`    | queues the snapshot of a step boundary and starts a write if none runs |
+ * | `persisted()`        | resolves when everything queued before the call is in the store        |
+ * | `whenRecorded(id)`   | resolves when a snapshot holding tool call `id` is in the store        |
+ * | `status`             | `saved` / `writing` / `failing` / `conflict` / `stopped`, version, error |
+ *
+ * Writes are serialized: the first creates the run (owned by this runtime), each later one saves
+ * at the version the previous one returned. When snapshots queue up behind a write in flight,
+ * the next write takes the newest of them and all their events (group commit): the store is never
+ * more than one write behind, and no event is dropped.
+ *
+ * Failures:
+ * - the store is down (or any error but the ones below): {@link RunPersistenceError} to
+ *   `onError`, waiting `persisted()` calls reject with it, the write is retried after
+ *   `retry.initialMs`, doubling up to `retry.maxMs`; the run keeps going in memory meanwhile.
+ *   If a write failed after the database committed it, the retry finds the stored snapshot equal
+ *   to the one it sent and carries on from there instead of calling it a conflict.
+ * - another owner advanced or claimed the run (stale version), deleted it, or created a run with
+ *   this id first: {@link RunConflictError}, once, to `onConflict` (the runtime stops the actor);
+ *   nothing more is written.
+ *
+ * @module
+ */
+
+import { performance } from 'node:perf_hooks';
+import { isDeepStrictEqual } from 'node:util';
+import type { RunEvent } from '../run-events.ts';
+import type { NewRunEvent, RunStatus, RunStore, StoredRun } from '../stores/run-store.ts';
+import {
+  RunExistsError,
+  RunNotFoundError,
+  RunStoreUnavailableError,
+  StaleRunVersionError,
+} from '../stores/run-store-errors.ts';
+import { RunConflictError, RunPersistenceError } from './durable-errors.ts';
+import { type PackCache, packSnapshot } from './snapshot-codec.ts';
+
+/** One step boundary to write. */
+export interface SnapshotEntry {
+  status: RunStatus;
+  /** The active state, dotted (`awaiting.clarification`). */
+  state: string;
+  /** `actor.getPersistedSnapshot()`; packed (snapshot-codec.ts) on the way to the store. */
+  snapshot: unknown;
+  labels: Record<string, string>;
+  /** Tool call ids the snapshot holds (its pending batch). */
+  toolCallIds: readonly string[];
+}
+
+/** Reported after each accepted write: what the store holds now and what it cost. */
+export interface PersistedWrite {
+  runId: string;
+  /** The run's version in the store after the write. */
+  version: number;
+  status: RunStatus;
+  state: string;
+  /** Events appended with the snapshot. */
+  events: number;
+  /** Wall time of the store call (`create` or `save`), ms. */
+  durationMs: number;
+}
+
+/** Where a run's writes stand (`run.storage`). */
+export interface PersistenceStatus {
+  /**
+   * `saved`: the store holds everything emitted so far; `writing`: a write is queued or in flight;
+   * `failing`: the last write failed and will be retried; `conflict`: another owner has the run;
+   * `stopped`: this runtime no longer writes the run (evicted, closed).
+   */
+  state: 'saved' | 'writing' | 'failing' | 'conflict' | 'stopped';
+  /** The run's version in the store as this runtime last wrote or claimed it. */
+  version?: number;
+  /** The last failure: a RunPersistenceError while failing, the RunConflictError after a conflict. */
+  error?: Error;
+}
+
+export interface RunPersisterOptions {
+  store: RunStore;
+  runId: string;
+  /** Fields `create` needs for a new run. */
+  agentId: string;
+  sessionId?: string;
+  /** The version the run was claimed or loaded at; absent for a new run (the first write creates it). */
+  version?: number;
+  /** Who holds the run (the runtime's lease owner), set by `create`. */
+  owner?: string;
+  /** Awaited before each write: the owner's lease must exist before it holds runs. */
+  ready?: () => Promise<void>;
+  retry?: { initialMs?: number; maxMs?: number };
+  onWrite?: (write: PersistedWrite) => void;
+  onError: (error: RunPersistenceError) => void;
+  onConflict: (error: RunConflictError) => void;
+}
+
+interface Waiter {
+  target: number;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+/** A write whose outcome is unknown: the store failed while it may have committed it. */
+interface Uncertain {
+  expectedVersion: number | undefined;
+  snapshot: unknown;
+  events: number;
+}
+
+export class RunPersister {
+  readonly runId: string;
+  private version: number | undefined;
+  private latest: SnapshotEntry | undefined;
+  private events: NewRunEvent[] = [];
+  /** Snapshots queued so far / the count at the last accepted write. */
+  private queued = 0;
+  private written = 0;
+  private running = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private failures = 0;
+  private failure: RunPersistenceError | undefined;
+  private conflict: RunConflictError | undefined;
+  private stopped = false;
+  private uncertain: Uncertain | undefined;
+  private waiters: Waiter[] = [];
+  private readonly recorded = new Set<string>();
+  private recordWaiters = new Map<string, { resolve: () => void; reject: (error: Error) => void }[]>();
+  private readonly packCache: PackCache = new WeakMap();
+
+  constructor(private readonly options: RunPersisterOptions) {
+    this.runId = options.runId;
+    this.version = options.version;
+  }
+
+  get status(): PersistenceStatus {
+    const state = this.conflict
+      ? 'conflict'
+      : this.stopped
+        ? 'stopped'
+        : this.failure
+          ? 'failing'
+          : this.written < this.queued
+            ? 'writing'
+            : 'saved';
+    const error = this.conflict ?? this.failure;
+    return {
+      state,
+      ...(this.version === undefined ? {} : { version: this.version }),
+      ...(error === undefined ? {} : { error }),
+    };
+  }
+
+  /** Queues an event: it is written with the next snapshot. */
+  event(event: RunEvent): void {
+    if (this.conflict || this.stopped) return;
+    this.events.push({ event, at: event.at });
+  }
+
+  /** Queues a step boundary's snapshot and starts writing unless a write is running or waiting. */
+  snapshot(entry: SnapshotEntry): void {
+    if (this.conflict || this.stopped) return;
+    this.latest = entry;
+    this.queued += 1;
+    this.kick();
+  }
+
+  /**
+   * Resolves once every snapshot and event queued before the call is in the store.
+   *
+   * @throws RunPersistenceError when a write fails first (the runtime retries; call again to wait
+   *   for the retry); RunConflictError when the run is lost to another owner.
+   */
+  persisted(): Promise<void> {
+    if (this.conflict) return Promise.reject(this.conflict);
+    if (this.written >= this.queued) return Promise.resolve();
+    return new Promise((resolve, reject) => this.waiters.push({ target: this.queued, resolve, reject }));
+  }
+
+  /**
+   * Resolves once a snapshot holding tool call `toolCallId` is in the store, waiting through
+   * failures and retries: a tool runs only after its call, with its id, is durable, so a crash
+   * can never lead to the id being planned again for a different call.
+   *
+   * @throws RunConflictError when the run is lost to another owner first.
+   */
+  whenRecorded(toolCallId: string): Promise<void> {
+    if (this.recorded.has(toolCallId)) return Promise.resolve();
+    if (this.conflict) return Promise.reject(this.conflict);
+    return new Promise((resolve, reject) => {
+      const waiting = this.recordWaiters.get(toolCallId) ?? [];
+      waiting.push({ resolve, reject });
+      this.recordWaiters.set(toolCallId, waiting);
+    });
+  }
+
+  /** Writes nothing more (the run was evicted or the runtime closed). Unwritten snapshots are dropped. */
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+  }
+
+  private kick(): void {
+    if (this.running || this.retryTimer !== undefined || this.stopped || this.conflict) return;
+    this.running = true;
+    void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.latest !== undefined && !this.stopped && !this.conflict) {
+        const entry = this.latest;
+        const events = this.events;
+        const target = this.queued;
+        this.latest = undefined;
+        this.events = [];
+        const ok = await this.write(entry, events);
+        if (!ok) return;
+        this.written = target;
+        this.failures = 0;
+        this.failure = undefined;
+        for (const id of entry.toolCallIds) this.recorded.add(id);
+        this.settle();
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** One write; `false` when it failed (retry scheduled, or conflict). */
+  private async write(entry: SnapshotEntry, events: NewRunEvent[]): Promise<boolean> {
+    const { store, runId } = this.options;
+    const snapshot = packSnapshot(entry.snapshot, this.packCache);
+    let pending = events;
+    let calling = false;
+    try {
+      await this.options.ready?.();
+      if (this.uncertain !== undefined) {
+        const landed = await this.resolveUncertain();
+        if (landed !== undefined) {
+          pending = pending.slice(landed.events);
+          // The lost write was this very snapshot and nothing came after it: done.
+          if (pending.length === 0 && isDeepStrictEqual(asJson(snapshot), asJson(landed.snapshot)))
+            return true;
+        }
+      }
+      const started = performance.now();
+      calling = true;
+      let stored: StoredRun;
+      if (this.version === undefined) {
+        stored = await store.create({
+          runId,
+          agentId: this.options.agentId,
+          ...(this.options.sessionId === undefined ? {} : { sessionId: this.options.sessionId }),
+          labels: entry.labels,
+          status: entry.status,
+          snapshot,
+          ...(this.options.owner === undefined ? {} : { owner: this.options.owner }),
+          events: pending,
+        });
+      } else {
+        stored = await store.save(runId, {
+          expectedVersion: this.version,
+          status: entry.status,
+          snapshot,
+          labels: entry.labels,
+          events: pending,
+        });
+      }
+      const durationMs = performance.now() - started;
+      this.version = stored.version;
+      this.report({
+        runId,
+        version: stored.version,
+        status: entry.status,
+        state: entry.state,
+        events: pending.length,
+        durationMs,
+      });
+      return true;
+    } catch (error) {
+      if (isConflict(error)) {
+        this.lose(error);
+        return false;
+      }
+      if (calling && error instanceof RunStoreUnavailableError) {
+        this.uncertain = { expectedVersion: this.version, snapshot, events: pending.length };
+      }
+      // Put the work back: a newer snapshot queued meanwhile wins, the events keep their order.
+      this.latest ??= entry;
+      this.events = [...pending, ...this.events];
+      this.fail(error);
+      return false;
+    }
+  }
+
+  /**
+   * After a write failed with the store unavailable, finds out whether it reached the store
+   * anyway (the connection died after the commit). Returns it when it did, and moves the version on.
+   */
+  private async resolveUncertain(): Promise<Uncertain | undefined> {
+    const uncertain = this.uncertain!;
+    const stored = await this.options.store.load(this.runId);
+    this.uncertain = undefined;
+    const landed =
+      stored !== undefined &&
+      stored.version === (uncertain.expectedVersion ?? 0) + 1 &&
+      isDeepStrictEqual(asJson(stored.snapshot), asJson(uncertain.snapshot));
+    if (!landed) return undefined;
+    this.version = stored.version;
+    return uncertain;
+  }
+
+  private fail(error: unknown): void {
+    this.failures += 1;
+    const retry = this.options.retry ?? {};
+    const delay = Math.min((retry.initialMs ?? 100) * 2 ** (this.failures - 1), retry.maxMs ?? 5000);
+    this.failure = new RunPersistenceError(this.runId, {
+      cause: error,
+      attempts: this.failures,
+      retryInMs: delay,
+    });
+    const waiting = this.waiters;
+    this.waiters = [];
+    for (const waiter of waiting) waiter.reject(this.failure);
+    this.options.onError(this.failure);
+    if (this.stopped) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.kick();
+    }, delay);
+  }
+
+  private lose(error: unknown): void {
+    const holder =
+      error instanceof StaleRunVersionError
+        ? ` (it is at version ${error.actualVersion}, this process had ${error.expectedVersion})`
+        : '';
+    this.conflict = new RunConflictError(
+      this.runId,
+      `another owner advanced or took this run${holder}; this process stopped it (SPEC §7: only one process advances a run)`,
+      { cause: error },
+    );
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    const waiting = this.waiters;
+    this.waiters = [];
+    for (const waiter of waiting) waiter.reject(this.conflict);
+    for (const waiters of this.recordWaiters.values())
+      for (const waiter of waiters) waiter.reject(this.conflict);
+    this.recordWaiters.clear();
+    this.options.onConflict(this.conflict);
+  }
+
+  private settle(): void {
+    const done = this.waiters.filter((waiter) => waiter.target <= this.written);
+    this.waiters = this.waiters.filter((waiter) => waiter.target > this.written);
+    for (const waiter of done) waiter.resolve();
+    for (const [id, waiters] of this.recordWaiters) {
+      if (!this.recorded.has(id)) continue;
+      this.recordWaiters.delete(id);
+      for (const waiter of waiters) waiter.resolve();
+    }
+  }
+
+  private report(write: PersistedWrite): void {
+    try {
+      this.options.onWrite?.(write);
+    } catch {
+      // An observer's failure is not the store's.
+    }
+  }
+}
+
+function isConflict(error: unknown): boolean {
+  return (
+    error instanceof StaleRunVersionError ||
+    error instanceof RunExistsError ||
+    error instanceof RunNotFoundError
+  );
+}
+
+/** The JSON value the durable stores keep (drops `undefined` members). */
+function asJson(value: unknown): unknown {
+  return JSON.parse(JSON.stringify(value) ?? 'null');
+}

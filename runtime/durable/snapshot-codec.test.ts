@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { createActor } from 'xstate';
+import { z } from 'zod';
+import { defineTool } from '../../tools/define-tool.ts';
+import { createRuntime } from '../create-runtime.ts';
+import type { PlanResult } from '../planner.ts';
+import { packSnapshot, unpackSnapshot } from './snapshot-codec.ts';
+
+const json = (value: unknown) => JSON.parse(JSON.stringify(value));
+
+describe('packSnapshot / unpackSnapshot', () => {
+  const context = {
+    runId: 'r1',
+    labels: { tenant: 'acme' },
+    messages: [{ role: 'user', content: 'hi' }],
+    batch: { pending: [{ toolCallId: 'c1', name: 't.a', input: { x: 1 } }] },
+  };
+
+  it('stores each context object a child input shares once, and puts it back on restore', () => {
+    const persisted = {
+      status: 'active',
+      value: 'executing',
+      context,
+      children: {
+        'tool.c1': {
+          src: 'executeTool',
+          snapshot: {
+            status: 'active',
+            input: {
+              call: context.batch.pending[0],
+              labels: context.labels,
+              index: 0,
+              meta: { toolCallId: 'c1' },
+            },
+          },
+        },
+        plan: { src: 'plan', snapshot: { status: 'active', input: { kind: 'resume', context } } },
+      },
+    };
+    const packed = packSnapshot(persisted) as Record<string, unknown>;
+    expect(packed['$toolwarden.refs']).toEqual({
+      'tool.c1': { call: ['batch', 'pending', 0], labels: ['labels'] },
+      plan: { context: [] },
+    });
+    expect(json(packed).children['tool.c1'].snapshot.input).toEqual({ index: 0, meta: { toolCallId: 'c1' } });
+    expect(json(packed).children.plan.snapshot.input).toEqual({ kind: 'resume' });
+    // What the store gives back (JSON) unpacks to what XState persisted.
+    expect(unpackSnapshot(json(packed))).toEqual(json(persisted));
+    // The argument is left as it was.
+    expect(persisted.children.plan.snapshot.input.context).toBe(context);
+  });
+
+  it('keeps a member that only equals a context object: identity decides, never equality', () => {
+    const persisted = {
+      context,
+      children: { plan: { snapshot: { input: { kind: 'start', context: json(context) } } } },
+    };
+    expect(packSnapshot(persisted)).toBe(persisted);
+  });
+
+  it('leaves a snapshot without children, or with nothing shared, as it is', () => {
+    const plain = { status: 'done', value: 'completed', context, children: {} };
+    expect(packSnapshot(plain)).toBe(plain);
+    expect(unpackSnapshot(plain)).toBe(plain);
+    expect(packSnapshot('not a snapshot')).toBe('not a snapshot');
+  });
+
+  it('refuses a reference that leads nowhere (a snapshot altered after it was written)', () => {
+    const broken = {
+      context: { labels: {} },
+      children: { plan: { snapshot: { input: {} } } },
+      '$toolwarden.refs': { plan: { context: ['batch', 'pending', 3] } },
+    };
+    expect(() => unpackSnapshot(broken)).toThrow(/child "plan" refers to context\/batch\/pending\/3/);
+  });
+
+  it('halves a run snapshot taken while the planner runs, and an actor restored from it persists the same snapshot', async () => {
+    let answer!: (result: PlanResult) => void;
+    const add = defineTool({
+      id: 'calc.add',
+      description: 'Adds',
+      input: z.object({ a: z.number(), b: z.number() }),
+      execute: async ({ a, b }) => ({ sum: a + b }),
+    });
+    const turns: PlanResult[] = Array.from({ length: 10 }, (_, i) => ({
+      toolCalls: [{ name: 'calc.add', input: { a: i, b: 1 } }],
+    }));
+    const runtime = createRuntime({
+      agent: { id: 'calc' },
+      tools: [add],
+      telemetry: false,
+      planner: {
+        planStart: async () => turns.shift()!,
+        planResume: async () => turns.shift() ?? new Promise<PlanResult>((resolve) => (answer = resolve)),
+      },
+    });
+    const run = runtime.start({ runId: 'run-size', messages: [{ role: 'user', content: 'add ten times' }] });
+    await expect.poll(() => run.context.turn).toBe(11);
+    const persisted = run.getPersistedSnapshot();
+    const packed = json(packSnapshot(persisted));
+    const before = JSON.stringify(persisted).length;
+    const after = JSON.stringify(packed).length;
+    expect(after).toBeLessThan(before * 0.6);
+
+    const restored = createActor(runtime.machine, {
+      snapshot: unpackSnapshot(packed) as never,
+      input: undefined as never,
+    });
+    expect(json(restored.getPersistedSnapshot())).toEqual(json(persisted));
+    run.cancel('done measuring');
+    answer({ finalResponse: { text: 'unused' } });
+  });
+});

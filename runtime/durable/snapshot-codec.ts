@@ -1,0 +1,157 @@
+/**
+ * The stored form of a run actor's persisted snapshot (SPEC §7): XState's
+ * `getPersistedSnapshot()` without the second copy of the run context it carries.
+ *
+ * XState persists every running child actor with its input. The run machine's step actors
+ * (`plan`, `validateBatch`, `reviewResults`) take `{ kind?, context }`, so a snapshot taken while
+ * one of them runs holds the whole run context twice, transcript included (a 10-step run:
+ * 7.6 KB instead of 3.8 KB). Tool children repeat their pending call and the run labels.
+ *
+ * `packSnapshot` removes every member of a child's input that is the very object found in the
+ * context (`context`, `context.labels`, `context.batch.pending[1]`, ...) and records where it was;
+ * `unpackSnapshot` puts the same objects back. Identity decides, never equality, so a member that
+ * only looks like part of the context is kept: a restored actor sees exactly what it would have.
+ *
+ * ```json
+ * { "status": "active", "value": "planning", "context": { ... },
+ *   "children": { "0.run.planning": { "snapshot": { "status": "active", "input": { "kind": "resume" } }, ... } },
+ *   "$toolwarden.refs": { "0.run.planning": { "context": [] } } }
+ * ```
+ *
+ * A snapshot without `$toolwarden.refs` (written before packing existed, or with no children)
+ * unpacks to itself.
+ *
+ * @module
+ */
+
+const REFS = '$toolwarden.refs';
+/** How deep into the context shared objects are looked for: `context.batch.pending[1]` is 3. */
+const INDEX_DEPTH = 3;
+
+/** Path from the context to a shared object: `[]` is the context, `['batch', 'pending', 1]` a call. */
+type ContextPath = (string | number)[];
+
+interface PersistedChild {
+  snapshot?: { input?: unknown; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+interface PersistedRun {
+  context?: unknown;
+  children?: Record<string, PersistedChild>;
+  [REFS]?: Record<string, Record<string, ContextPath>>;
+  [key: string]: unknown;
+}
+
+/**
+ * Where objects were found in the context at earlier packs of one run (`null`: not in it). The
+ * context is immutable and rebuilt member by member, so an object mostly stays where it was; a
+ * remembered path is checked before it is used, and an object remembered as absent is simply
+ * stored in full. Saves walking the context (and its transcript) on every write.
+ */
+export type PackCache = WeakMap<object, ContextPath | null>;
+
+/**
+ * The snapshot to store: child inputs lose the members that are context objects. Returns the
+ * input itself when nothing is shared (no copy); never changes its argument.
+ */
+export function packSnapshot(persisted: unknown, cache: PackCache = new WeakMap()): unknown {
+  const run = persisted as PersistedRun;
+  if (!isObject(run) || !isObject(run.children) || !isObject(run.context)) return persisted;
+  const context = run.context as Record<string, unknown>;
+  let paths: Map<object, ContextPath> | undefined;
+  const find = (value: object): ContextPath | undefined => {
+    if (value === context) return [];
+    for (const key in context) if (context[key] === value) return [key];
+    const known = cache.get(value);
+    if (known === null) return undefined;
+    if (known !== undefined && follow(context, known) === value) return known;
+    paths ??= contextPaths(context);
+    const path = paths.get(value);
+    cache.set(value, path ?? null);
+    return path;
+  };
+  const refs: Record<string, Record<string, ContextPath>> = {};
+  const children: Record<string, PersistedChild> = {};
+  let shared = false;
+  for (const [id, child] of Object.entries(run.children)) {
+    children[id] = child;
+    const input = child.snapshot?.input;
+    if (!isObject(input) || Array.isArray(input)) continue;
+    let packed: Record<string, unknown> | undefined;
+    for (const [member, value] of Object.entries(input)) {
+      const path = isObject(value) ? find(value) : undefined;
+      if (path === undefined) continue;
+      packed ??= { ...input };
+      delete packed[member];
+      refs[id] = { ...refs[id], [member]: path };
+    }
+    if (packed !== undefined) {
+      children[id] = { ...child, snapshot: { ...child.snapshot, input: packed } };
+      shared = true;
+    }
+  }
+  return shared ? { ...run, children, [REFS]: refs } : persisted;
+}
+
+/**
+ * The snapshot XState restores from: child inputs get their context objects back.
+ *
+ * @throws TypeError when a recorded path does not lead to an object of the stored context (the
+ *   snapshot was altered after it was written).
+ */
+export function unpackSnapshot(stored: unknown): unknown {
+  const run = stored as PersistedRun;
+  if (!isObject(run) || !isObject(run[REFS])) return stored;
+  const { [REFS]: refs, ...rest } = run;
+  const children: Record<string, PersistedChild> = { ...rest.children };
+  for (const [id, members] of Object.entries(refs ?? {})) {
+    const child = children[id];
+    if (child === undefined) continue;
+    const input: Record<string, unknown> = { ...(child.snapshot?.input as Record<string, unknown>) };
+    for (const [member, path] of Object.entries(members)) input[member] = resolve(rest.context, path, id);
+    children[id] = { ...child, snapshot: { ...child.snapshot, input } };
+  }
+  return { ...rest, children };
+}
+
+/**
+ * Every object in the context down to {@link INDEX_DEPTH} steps (`batch.pending.1` is three), by
+ * identity. The first path found for an object is kept.
+ */
+function contextPaths(context: object): Map<object, ContextPath> {
+  const paths = new Map<object, ContextPath>();
+  const walk = (value: object, path: ContextPath): void => {
+    if (paths.has(value)) return;
+    paths.set(value, path);
+    if (path.length === INDEX_DEPTH) return;
+    const entries: [string | number, unknown][] = Array.isArray(value)
+      ? value.map((element, index) => [index, element])
+      : Object.entries(value);
+    for (const [key, member] of entries) if (isObject(member)) walk(member, [...path, key]);
+  };
+  walk(context, []);
+  return paths;
+}
+
+function follow(context: unknown, path: ContextPath): unknown {
+  let value = context;
+  for (const step of path) {
+    value = isObject(value) ? (value as Record<string | number, unknown>)[step] : undefined;
+  }
+  return value;
+}
+
+function resolve(context: unknown, path: ContextPath, childId: string): unknown {
+  const value = follow(context, path);
+  if (!isObject(value)) {
+    throw new TypeError(
+      `Stored snapshot: child "${childId}" refers to context/${path.join('/')}, which is not there`,
+    );
+  }
+  return value;
+}
+
+function isObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null;
+}

@@ -1,0 +1,233 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Message } from '../runtime/message.ts';
+import type { RunEvent } from '../runtime/run-events.ts';
+import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
+import type { ChildConfig, ResumeReport } from './support/durable-child.ts';
+
+/**
+ * Crash safety (issue 7, SPEC §7): worker processes running the same multi-step run on one
+ * SQLite file are killed with SIGKILL at each step boundary in turn, and once in the middle of a
+ * tool call; a fresh process then resumes every run to completion. See
+ * `support/durable-child.ts` for the run and the idempotent ledger tool.
+ */
+
+const CHILD = join(import.meta.dirname, 'support', 'durable-child.ts');
+
+/** Where each worker is killed: the nth stored snapshot of a state, or inside a tool call. */
+const KILL_POINTS: { label: string; killAt: ChildConfig['killAt']; storedState: string }[] = [
+  { label: 'planning', killAt: { state: 'planning', nth: 2 }, storedState: '"planning"' },
+  {
+    label: 'validating',
+    killAt: { state: 'validating.policies', nth: 2 },
+    storedState: '{"validating":"policies"}',
+  },
+  { label: 'executing', killAt: { state: 'executing', nth: 2 }, storedState: '"executing"' },
+  {
+    label: 'resuming',
+    killAt: { state: 'resuming.policies', nth: 1 },
+    storedState: '{"resuming":"policies"}',
+  },
+  {
+    label: 'awaiting',
+    killAt: { state: 'awaiting.clarification', nth: 1 },
+    storedState: '{"awaiting":"clarification"}',
+  },
+  { label: 'finalizing', killAt: { state: 'finalizing', nth: 1 }, storedState: '"finalizing"' },
+  { label: 'completed', killAt: { state: 'completed', nth: 1 }, storedState: '"completed"' },
+  { label: 'mid-tool', killAt: 'mid-tool', storedState: '"executing"' },
+];
+
+function worker(config: ChildConfig): {
+  child: ChildProcess;
+  lines: string[];
+  exited: Promise<NodeJS.Signals | number | null>;
+} {
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, JSON.stringify(config)], {
+    cwd: process.cwd(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  let stderr = '';
+  child
+    .stdout!.setEncoding('utf8')
+    .on('data', (chunk: string) => lines.push(...chunk.split('\n').filter(Boolean)));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
+    child.on('exit', (code, signal) => {
+      if (code !== 0 && signal === null) console.error(`durable-child exited ${code}:\n${stderr}`);
+      resolve(signal ?? code);
+    }),
+  );
+  return { child, lines, exited };
+}
+
+async function waitForLine(lines: string[], pattern: RegExp, exited: Promise<unknown>, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  let done = false;
+  void exited.then(() => {
+    done = true;
+  });
+  while (Date.now() < deadline) {
+    const line = lines.find((candidate) => pattern.test(candidate));
+    if (line !== undefined) return line;
+    if (done) throw new Error(`worker exited before printing ${pattern}: ${lines.join(' | ')}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`timed out waiting for ${pattern}`);
+}
+
+interface Ledger {
+  runId: string;
+  toolCallId: string;
+  amount: number;
+}
+
+const readJsonLines = <T>(path: string): T[] =>
+  existsSync(path)
+    ? readFileSync(path, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as T)
+    : [];
+
+describe('kill -9 at every step boundary, then a fresh process resumes every run', () => {
+  let dir: string;
+  let db: string;
+  const killedIn = new Map<string, string>();
+  const signals = new Map<string, unknown>();
+  let report: ResumeReport;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolwarden-crash-'));
+    db = join(dir, 'runs.db');
+    // One worker per kill point, all at once, each with its own run in the same database file.
+    await Promise.all(
+      KILL_POINTS.map(async ({ label, killAt }) => {
+        const { child, lines, exited } = worker({ mode: 'start', db, dir, runId: `run-${label}`, killAt });
+        await waitForLine(lines, /^FROZEN /, exited);
+        child.kill('SIGKILL');
+        signals.set(label, await exited);
+      }),
+    );
+    // What the store held at the moment of each kill.
+    const store = sqliteStore({ path: db });
+    for (const { label } of KILL_POINTS) {
+      const stored = await store.load(`run-${label}`);
+      killedIn.set(label, JSON.stringify((stored!.snapshot as { value: unknown }).value));
+    }
+    await store.close();
+
+    const resumer = worker({ mode: 'resume-all', db, dir });
+    const line = await waitForLine(resumer.lines, /^\{"outcomes"/, resumer.exited, 60_000);
+    report = JSON.parse(line) as ResumeReport;
+    expect(await resumer.exited).toBe(0);
+  }, 120_000);
+
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('killed each worker with SIGKILL right where the store says it stood', () => {
+    for (const { label, storedState } of KILL_POINTS) {
+      expect(signals.get(label), label).toBe('SIGKILL');
+      expect(killedIn.get(label), label).toBe(storedState);
+    }
+  });
+
+  it('resumed every unfinished run to completion in the fresh process', async () => {
+    const unfinished = KILL_POINTS.filter(({ label }) => label !== 'completed').map(
+      ({ label }) => `run-${label}`,
+    );
+    expect(report.outcomes.map((outcome) => outcome.runId).sort()).toEqual(unfinished.sort());
+    for (const outcome of report.outcomes) expect(outcome.status, outcome.runId).toBe('completed');
+    const store = sqliteStore({ path: db });
+    try {
+      for (const { label } of KILL_POINTS) {
+        expect((await store.load(`run-${label}`))?.status, label).toBe('completed');
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('lost no tool result: every call in every transcript has exactly one tool message', async () => {
+    const store = sqliteStore({ path: db });
+    try {
+      for (const { label } of KILL_POINTS) {
+        const stored = await store.load(`run-${label}`);
+        const messages = (stored!.snapshot as { context: { messages: Message[] } }).context.messages;
+        const called = messages.flatMap((message) =>
+          message.role === 'assistant' ? (message.toolCalls ?? []).map((call) => call.toolCallId) : [],
+        );
+        const answered = messages.flatMap((message) => (message.role === 'tool' ? [message.toolCallId] : []));
+        expect(called, label).toEqual([
+          `run-${label}:t1:c1`,
+          `run-${label}:t2:c1`,
+          `run-${label}:t2:c2`,
+          `run-${label}:t4:c1`,
+        ]);
+        expect(answered, label).toEqual(called);
+        expect(messages.at(-1), label).toEqual({ role: 'assistant', content: 'Booked 100 in total.' });
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('applied each toolCallId once on the ledger, though the call in flight at the kill ran twice', () => {
+    const ledger = readJsonLines<Ledger>(join(dir, 'ledger.jsonl'));
+    const attempts = readJsonLines<{ toolCallId: string; pid: number }>(join(dir, 'attempts.jsonl'));
+    const ids = ledger.map((entry) => entry.toolCallId);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ledger).toHaveLength(KILL_POINTS.length * 4);
+    for (const { label } of KILL_POINTS) {
+      const booked = ledger.filter((entry) => entry.runId === `run-${label}`);
+      expect(
+        booked.reduce((sum, entry) => sum + entry.amount, 0),
+        label,
+      ).toBe(100);
+    }
+    const midTool = attempts.filter((attempt) => attempt.toolCallId === 'run-mid-tool:t2:c1');
+    expect(midTool).toHaveLength(2);
+    expect(new Set(midTool.map((attempt) => attempt.pid)).size).toBe(2); // once per process
+  });
+
+  it('continued each run’s event log: numbered without gaps, one start, one completion, resumption marked', async () => {
+    const store = sqliteStore({ path: db });
+    try {
+      for (const { label } of KILL_POINTS) {
+        const log = await store.readEvents(`run-${label}`);
+        const events = log.map((record) => record.event as RunEvent);
+        expect(
+          log.map((record) => record.seq),
+          label,
+        ).toEqual(log.map((_, index) => index + 1));
+        expect(
+          events.filter((event) => event.type === 'run_started'),
+          label,
+        ).toHaveLength(1);
+        expect(
+          events.filter((event) => event.type === 'run_completed'),
+          label,
+        ).toHaveLength(1);
+        const results = events.flatMap((event) =>
+          event.type === 'tool_result' ? [event.result.toolCallId] : [],
+        );
+        expect(new Set(results).size, label).toBe(4);
+        const resumptions = events.filter(
+          (event) => event.type === 'state_changed' && event.previous === undefined,
+        );
+        expect(resumptions.length, label).toBe(label === 'completed' ? 1 : 2);
+      }
+    } finally {
+      await store.close();
+    }
+  });
+});

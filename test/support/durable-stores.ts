@@ -1,0 +1,137 @@
+/**
+ * The three RunStores as fixtures for the runtime-level durable suites (issue 7), and a store
+ * wrapper that fails on demand.
+ *
+ * PostgreSQL follows the gating convention of `runtime/stores/postgres-test-database.ts`: skipped
+ * with a warning when unreachable, required (the suite fails) with `CI=true`.
+ *
+ * @module
+ */
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { memoryStore } from '../../runtime/stores/memory-store.ts';
+import { postgresStore } from '../../runtime/stores/postgres-store.ts';
+import {
+  dropSchema,
+  probePostgresTestDatabase,
+  uniqueSchemaName,
+} from '../../runtime/stores/postgres-test-database.ts';
+import type { RunStore } from '../../runtime/stores/run-store.ts';
+import { RunStoreUnavailableError } from '../../runtime/stores/run-store-errors.ts';
+
+/** One database for one test: `open()` gives a store on it as a new process would open it. */
+export interface StoreFixture {
+  open(): RunStore;
+  dispose(): Promise<void>;
+}
+
+export interface StoreKind {
+  name: 'memory' | 'sqlite' | 'postgres';
+  /** Why the suite is skipped, when it is. */
+  skip?: string;
+  /** Throws when the store is required but unreachable (CI=true). */
+  require(): void;
+  fixture(): Promise<StoreFixture>;
+}
+
+/** The memory, SQLite (temporary file) and PostgreSQL (own schema) stores, PostgreSQL gated. */
+export async function durableStoreKinds(suite: string): Promise<StoreKind[]> {
+  const database = await probePostgresTestDatabase(suite);
+  const postgresSkip = !database.reachable && !database.required ? 'PostgreSQL not reachable' : undefined;
+  if (postgresSkip !== undefined) console.warn(database.skipMessage);
+  return [
+    {
+      name: 'memory',
+      require() {},
+      async fixture() {
+        // One object is the whole database: every "process" shares it.
+        const store = memoryStore();
+        return { open: () => store, dispose: () => store.close() };
+      },
+    },
+    {
+      name: 'sqlite',
+      require() {},
+      async fixture() {
+        const dir = await mkdtemp(join(tmpdir(), 'toolwarden-durable-'));
+        const opened: RunStore[] = [];
+        const { sqliteStore } = await import('../../runtime/stores/sqlite-store.ts');
+        return {
+          open() {
+            const store = sqliteStore({ path: join(dir, 'runs.db') });
+            opened.push(store);
+            return store;
+          },
+          async dispose() {
+            await Promise.all(opened.map((store) => store.close()));
+            await rm(dir, { recursive: true, force: true });
+          },
+        };
+      },
+    },
+    {
+      name: 'postgres',
+      ...(postgresSkip === undefined ? {} : { skip: postgresSkip }),
+      require() {
+        if (!database.reachable) throw new Error(database.failMessage);
+      },
+      async fixture() {
+        const schema = uniqueSchemaName('tw_durable');
+        const opened: RunStore[] = [];
+        return {
+          open() {
+            const store = postgresStore({ connectionString: database.url, schema });
+            opened.push(store);
+            return store;
+          },
+          async dispose() {
+            await Promise.all(opened.map((store) => store.close()));
+            await dropSchema(database.url, schema);
+          },
+        };
+      },
+    },
+  ];
+}
+
+/** A store whose calls fail with RunStoreUnavailableError while `down` (a dead database). */
+export interface FlakyStore extends RunStore {
+  down: boolean;
+  /** Calls that failed while down, by method. */
+  failures: Record<string, number>;
+}
+
+/** Wraps `store`; `only` limits the failing methods (default: every one). */
+export function flakyStore(store: RunStore, only?: (keyof RunStore)[]): FlakyStore {
+  const flaky = { down: false, failures: {} as Record<string, number> } as FlakyStore;
+  for (const method of [
+    'create',
+    'load',
+    'save',
+    'list',
+    'appendEvents',
+    'readEvents',
+    'delete',
+    'close',
+    'heartbeat',
+    'claim',
+    'release',
+  ] as const) {
+    const original = store[method] as ((...args: unknown[]) => Promise<unknown>) | undefined;
+    if (original === undefined) continue;
+    (flaky as unknown as Record<string, unknown>)[method] = async (...args: unknown[]) => {
+      if (flaky.down && method !== 'close' && (only === undefined || only.includes(method))) {
+        flaky.failures[method] = (flaky.failures[method] ?? 0) + 1;
+        throw new RunStoreUnavailableError({
+          store: 'flaky test store',
+          operation: method,
+          cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }),
+        });
+      }
+      return original.apply(store, args);
+    };
+  }
+  return flaky;
+}
