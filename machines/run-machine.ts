@@ -28,6 +28,7 @@ import {
   reviewUpdate,
   runError,
   toolResultEvent,
+  turnRecorded,
   uniqueIds,
   validationUpdate,
   withFlow,
@@ -163,12 +164,6 @@ export const runMachine = setup({
         });
       }
     }),
-    /** The planner turn consumed what was handed to it. */
-    clearTurnInputs: assign(({ context }) => ({
-      restrictTo: null,
-      batch: { ...context.batch, lastResults: [] },
-      ...withFlow(context, { answer: null }),
-    })),
     recordToolCalls: assign(({ context, event }) => {
       const plan = planOf(event);
       const calls = plan.toolCalls ?? [];
@@ -183,7 +178,7 @@ export const runMachine = setup({
         status: 'proposed',
       }));
       return {
-        batch: { ...context.batch, pending, results: pending.map(() => null) },
+        ...turnRecorded(context, { pending, results: pending.map(() => null) }, {}),
         messages: [
           ...context.messages,
           {
@@ -201,8 +196,8 @@ export const runMachine = setup({
     recordClarificationRequest: assign(({ context, event }) => {
       const clarification = AwaitClarificationSchema.parse(planOf(event).await!.clarification);
       return {
+        ...turnRecorded(context, {}, { awaiting: { kind: 'clarification', clarification } }),
         messages: [...context.messages, { role: 'assistant' as const, content: clarification.question }],
-        ...withFlow(context, { awaiting: { kind: 'clarification', clarification } }),
       };
     }),
     recordExternalToolsRequest: assign(({ context, event }) => {
@@ -215,7 +210,11 @@ export const runMachine = setup({
       return {
         // External calls are tool calls too: they count against maxToolCalls.
         toolCalls: context.toolCalls + pending.length,
-        batch: { ...context.batch, pending, results: pending.map(() => null) },
+        ...turnRecorded(
+          context,
+          { pending, results: pending.map(() => null) },
+          { awaiting: { kind: 'external_tools', externalTools } },
+        ),
         messages: [
           ...context.messages,
           {
@@ -227,14 +226,13 @@ export const runMachine = setup({
             })),
           },
         ],
-        ...withFlow(context, { awaiting: { kind: 'external_tools', externalTools } }),
       };
     }),
     recordConfirmationRequest: assign(({ context, event }) => {
       const confirmation = planOf(event).await!.confirmation!;
       return {
+        ...turnRecorded(context, {}, { awaiting: { kind: 'confirmation', confirmation } }),
         messages: [...context.messages, { role: 'assistant' as const, content: confirmation.prompt }],
-        ...withFlow(context, { awaiting: { kind: 'confirmation', confirmation } }),
       };
     }),
     recordFinalResponse: assign(({ context, event }) => {
@@ -513,9 +511,10 @@ export const runMachine = setup({
     enterBackoff: assign(({ context }) =>
       withFlow(context, { awaiting: { kind: 'backoff', until: context.flow.effects!.backoffUntil! } }),
     ),
-    clearEffects: assign(({ context }) =>
-      context.flow.effects === null ? {} : withFlow(context, { effects: null }),
-    ),
+    /** Only when there are effects: an assign that changes nothing still clones the snapshot. */
+    clearEffects: enqueueActions(({ context, enqueue }) => {
+      if (context.flow.effects !== null) enqueue.assign(withFlow(context, { effects: null }));
+    }),
     clearAwaiting: assign(({ context }) => withFlow(context, { awaiting: null })),
     emitAwait: enqueueActions(({ context, enqueue }) => {
       const awaiting = context.flow.awaiting;
@@ -608,22 +607,22 @@ export const runMachine = setup({
           {
             guard: 'planHasToolCalls',
             target: 'validating',
-            actions: ['emitNotes', 'clearTurnInputs', 'recordToolCalls'],
+            actions: ['emitNotes', 'recordToolCalls'],
           },
           {
             guard: 'planAwaitsClarification',
             target: 'awaiting.clarification',
-            actions: ['emitNotes', 'clearTurnInputs', 'recordClarificationRequest'],
+            actions: ['emitNotes', 'recordClarificationRequest'],
           },
           {
             guard: 'planAwaitsExternalTools',
             target: 'awaiting.externalTools',
-            actions: ['emitNotes', 'clearTurnInputs', 'recordExternalToolsRequest'],
+            actions: ['emitNotes', 'recordExternalToolsRequest'],
           },
           {
             guard: 'planAwaitsConfirmation',
             target: 'awaiting.confirmation',
-            actions: ['emitNotes', 'clearTurnInputs', 'recordConfirmationRequest'],
+            actions: ['emitNotes', 'recordConfirmationRequest'],
           },
           {
             guard: 'planHasFinalResponse',

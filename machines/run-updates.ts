@@ -6,7 +6,14 @@ import type { PolicyRetryHint } from '../tools/retry-hint.ts';
 import type { ToolErrorJSON } from '../tools/tool-error.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
 import type { ValidateBatchOutput } from './run-actors.ts';
-import { type FlowState, type PendingCall, type RunContext, type ToolStats, turnId } from './run-context.ts';
+import {
+  type BatchState,
+  type FlowState,
+  type PendingCall,
+  type RunContext,
+  type ToolStats,
+  turnId,
+} from './run-context.ts';
 
 /**
  * The run machine's context updates and the events they emit, as pure functions of the context,
@@ -24,6 +31,23 @@ export function runError(message: string, name = 'RunError'): ToolErrorJSON {
 /** `flow` with `patch` applied. */
 export function withFlow(context: RunContext, patch: Partial<FlowState>): Pick<RunContext, 'flow'> {
   return { flow: { ...context.flow, ...patch } };
+}
+
+/**
+ * A planner turn's outcome, recorded in one update: what the turn consumed (the restriction,
+ * the last batch's results, the answers) is cleared, and `batch` / `flow` get the turn's own
+ * changes.
+ */
+export function turnRecorded(
+  context: RunContext,
+  batch: Partial<BatchState>,
+  flow: Partial<FlowState>,
+): Pick<RunContext, 'restrictTo' | 'batch' | 'flow'> {
+  return {
+    restrictTo: null,
+    batch: { ...context.batch, lastResults: [], ...batch },
+    flow: { ...context.flow, answer: null, ...flow },
+  };
 }
 
 export function deadlineAt(context: RunContext): number {
@@ -126,14 +150,20 @@ export function applyEffects(context: RunContext, effects: PolicyEffects): Parti
     restrictTo: effects.restrictTo ?? context.restrictTo,
     labels: effects.labels ? { ...context.labels, ...effects.labels } : context.labels,
     policyState: effects.policyState === undefined ? context.policyState : effects.policyState,
-    ...withFlow(context, {
-      effects: {
-        fail: effects.fail,
-        finalize: effects.finalize,
-        awaitClarification: effects.awaitClarification,
-        backoffUntil: effects.backoffMs && effects.backoffMs > 0 ? now() + effects.backoffMs : undefined,
-      },
-    }),
+    ...withFlow(context, { effects: routedEffects(effects) }),
+  };
+}
+
+/** What routing reads of the effects; null when they ask for nothing (carry on). */
+function routedEffects(effects: PolicyEffects): FlowState['effects'] {
+  const backoffUntil = effects.backoffMs && effects.backoffMs > 0 ? now() + effects.backoffMs : undefined;
+  if (!effects.fail && !effects.finalize && !effects.awaitClarification && backoffUntil === undefined)
+    return null;
+  return {
+    fail: effects.fail,
+    finalize: effects.finalize,
+    awaitClarification: effects.awaitClarification,
+    backoffUntil,
   };
 }
 

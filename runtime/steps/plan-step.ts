@@ -37,6 +37,8 @@ export function createPlanActor(deps: RunDeps) {
     const controller = new AbortController();
     return new Promise<PlanActorOutput>((resolve, reject) => {
       let settled = false;
+      // Assigned below; `waitUntil` calls back at once when the deadline passed meanwhile.
+      let stopWaiting = () => {};
       const settle = (done: () => void) => {
         if (settled) return;
         settled = true;
@@ -49,7 +51,7 @@ export function createPlanActor(deps: RunDeps) {
           controller.abort(signal.reason);
           reject(signal.reason);
         });
-      const stopWaiting = waitUntil(deadline, () =>
+      stopWaiting = waitUntil(deadline, () =>
         settle(() => {
           controller.abort(new Error('Time budget exhausted'));
           resolve({ timedOut: true });
