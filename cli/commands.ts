@@ -1,5 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { INSPECT_HELP } from '../inspector/inspect-command.ts';
+import type { EvalBfclOptions } from './eval-bfcl.ts';
 
 /** Parses a non-negative integer option (ports, counts, milliseconds). */
 export function integerOption(value: string): number {
@@ -54,6 +55,39 @@ export function registerCommands(program: Command): void {
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
+    });
+
+  program
+    .command('eval')
+    .description('Evaluate agent runs on real input')
+    .command('bfcl')
+    .description(
+      'Run BFCL entries through the runtime with injected mistakes; print a table, write a JSON report',
+    )
+    .option('-c, --category <list>', 'categories, comma-separated', 'live_simple,live_multiple')
+    .option('-l, --limit <n>', 'entries per category, spread over it, or "all"', '100')
+    .option('-s, --seed <seed>', 'seed of the mistakes', '1')
+    .option('--mistakes <kinds>', 'draw mistakes only of these kinds, comma-separated')
+    .option('--json <file>', 'write the report here (default .toolwarden/reports/bfcl-<time>.json)')
+    .option('--data <dir>', 'the BFCL data folder (default: see below)')
+    .option('--concurrency <n>', 'runs at a time', integerOption, 8)
+    .addHelpText(
+      'after',
+      `
+BFCL functions are not callable services: each entry's tools validate their input at the
+boundary and echo it back, and the echoes are checked against the ground truth.
+Data folder, the first that applies: --data DIR, $TOOLWARDEN_BFCL_DIR, ../shared/data/bfcl beside
+the checkout, the user cache (~/.cache/toolwarden/bfcl), else a download at the pinned commit.
+
+Examples:
+  toolwarden eval bfcl                      # 100 entries each of live_simple and live_multiple
+  toolwarden eval bfcl -c simple_python,parallel -l all --json report.json
+  toolwarden eval bfcl -c multi_turn_miss_param -l 20`,
+    )
+    .action(async (options: EvalBfclOptions) => {
+      const { evalBfclCommand } = await import('./eval-bfcl.ts');
+      const { exitCode } = await evalBfclCommand(options);
+      process.exitCode = exitCode;
     });
 
   program

@@ -4,7 +4,7 @@ import { prepareToolCall } from '../../tools/call-tool.ts';
 import { defineTool } from '../../tools/define-tool.ts';
 import { ToolCatalog } from '../../tools/tool-catalog.ts';
 import type { ToolResult } from '../../tools/tool-result.ts';
-import { closeJson, coerce, repairCall, withAnswers } from './repair-call.ts';
+import { coerce, repairCall, withAnswers } from './repair-call.ts';
 
 const book = defineTool({
   id: 'travel.book_flight',
@@ -60,7 +60,7 @@ describe('repairCall reads RetryHints the way the seeds recommend', () => {
     const result = rejected('travel.book_flight', { from: 'SFO', seats: 1, cabin: 'economy' });
     expect(repairCall(result, { advertised, canAsk: true })).toMatchObject({
       kind: 'ask',
-      hint: { missingFields: ['to'] },
+      question: { missingFields: ['to'], call: { name: 'travel.book_flight', input: { from: 'SFO' } } },
     });
     expect(repairedInput(result)).toEqual({ from: 'SFO', to: 'JFK', seats: 1, cabin: 'economy' });
   });
@@ -76,14 +76,56 @@ describe('repairCall reads RetryHints the way the seeds recommend', () => {
     });
   });
 
-  it('closes JSON text that was cut short and keeps what it held', () => {
+  it('keeps the complete members of JSON text cut short, never the value the cut went through', () => {
     const text = '{"from": "SFO", "to": "JFK", "seats": 1, "cabin": "econ';
     const result = rejected('travel.book_flight', text);
     expect(result.retryHint?.priorInput).toEqual({ $raw: text });
     const repair = repairCall(result, { advertised, canAsk: false });
+    // "econ" is not what the model meant; the boundary's missing_fields hint will ask for it.
+    expect(repair).toMatchObject({ kind: 'call', call: { input: { from: 'SFO', to: 'JFK', seats: 1 } } });
+  });
+
+  it('asks for what a cut may have lost when a person can answer: the cut member and unseen fields', () => {
+    const result = rejected('travel.book_flight', '{"from": "SFO", "to": "JF');
+    const repair = repairCall(result, { advertised, canAsk: true, inputSchema: book.inputSchema });
     expect(repair).toMatchObject({
+      kind: 'ask',
+      question: { missingFields: ['to', 'seats', 'cabin'], call: { input: { from: 'SFO' } } },
+    });
+  });
+
+  it('coerces to the first type of a union that fits (`one of types: number, null`)', () => {
+    const rated = defineTool({
+      id: 'shop.find',
+      description: 'Finds shops',
+      input: z.object({ rating: z.number().nullable() }),
+    });
+    const prepared = prepareToolCall(new ToolCatalog([rated]), {
+      name: 'shop.find',
+      toolCallId: 'c1',
+      input: { rating: '4.5' },
+    });
+    if (prepared.ok) throw new Error('expected a rejection');
+    const repair = repairCall(prepared.result, { advertised: ['shop.find'], canAsk: false });
+    expect(repair).toMatchObject({ kind: 'call', call: { input: { rating: 4.5 } } });
+  });
+
+  it('resends the input the call sent (from the transcript) when the hint has no priorInput', () => {
+    const result: ToolResult = {
+      name: 'travel.book_flight',
+      toolCallId: 'c1',
+      executed: true,
+      retryHint: {
+        reason: 'timeout',
+        tool: 'travel.book_flight',
+        restrictToTool: false,
+        missingFields: [],
+        message: 'timed out',
+      },
+    };
+    expect(repairCall(result, { advertised, canAsk: false, sent: { from: 'SFO' } })).toMatchObject({
       kind: 'call',
-      call: { input: { from: 'SFO', to: 'JFK', seats: 1, cabin: 'econ' } },
+      call: { name: 'travel.book_flight', input: { from: 'SFO' } },
     });
   });
 
@@ -114,12 +156,6 @@ describe('repairCall reads RetryHints the way the seeds recommend', () => {
 });
 
 describe('repair helpers', () => {
-  it('closeJson closes open strings, arrays and objects and cuts a dangling key', () => {
-    expect(JSON.parse(closeJson('{"a": [1, 2'))).toEqual({ a: [1, 2] });
-    expect(JSON.parse(closeJson('{"a": "x", "b'))).toEqual({ a: 'x' });
-    expect(JSON.parse(closeJson('{"a": {"b": "c'))).toEqual({ a: { b: 'c' } });
-  });
-
   it('coerce converts only when nothing is lost', () => {
     expect(coerce('42', 'number')).toBe(42);
     expect(coerce('4.5', 'int')).toBeUndefined();

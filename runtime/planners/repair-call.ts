@@ -1,7 +1,9 @@
 import { closestIds } from '../../tools/closest-ids.ts';
-import type { FieldIssue, RetryHint } from '../../tools/retry-hint.ts';
+import type { JSONSchema } from '../../tools/define-tool.ts';
+import type { FieldIssue } from '../../tools/retry-hint.ts';
 import type { ToolResult } from '../../tools/tool-result.ts';
 import type { PlannedToolCall } from '../planner.ts';
+import { recoverTruncatedJson } from './truncated-json.ts';
 
 /**
  * How a planner reads a RetryHint and repairs the call, the way the seeds recommend
@@ -11,34 +13,56 @@ import type { PlannedToolCall } from '../planner.ts';
  * | reason               | repair                                                              |
  * |----------------------|---------------------------------------------------------------------|
  * | `missing_fields`     | ask a person (AwaitClarification) when one can answer; otherwise fill each missing path from `exampleInput` |
- * | `invalid_arguments`  | per issue: coerce to the `expected` type, pick the allowed value that matches ignoring case, drop an `unknown_field`, close truncated JSON in `priorInput.$raw` |
+ * | `invalid_arguments`  | per issue: coerce to the `expected` type (of a union: its first type that fits), pick the allowed value that matches ignoring case, drop an `unknown_field` |
+ * | `invalid_arguments`, JSON text cut short (`priorInput.$raw`) | keep its complete members ({@link recoverTruncatedJson}); when a person can answer, ask for what the cut may have lost: the member it went through and every declared field not in the text |
  * | `tool_unavailable`   | call the closest advertised tool with the same input                |
  * | `rate_limited`, `timeout` | send the same call again (the backoff itself is a policy's job) |
  * | `malformed_response` | give up on the call: the tool, not the input, is wrong              |
  *
  * Every repair starts from `priorInput`, the input that was rejected, so nothing the model got
- * right is lost.
+ * right is lost. Hints of calls that ran (`timeout`, `rate_limited`) carry no `priorInput`: the
+ * input is then the one the call sent (`RepairOptions.sent`, from the transcript).
  */
 export type Repair =
   | { kind: 'call'; call: PlannedToolCall; note: string }
-  | { kind: 'ask'; hint: RetryHint; note: string }
+  | { kind: 'ask'; question: Question; note: string }
   | { kind: 'give_up'; note: string };
+
+/** A question for a person (an AwaitClarification) and the call whose gaps the answer fills. */
+export interface Question {
+  question: string;
+  missingFields: string[];
+  call: PlannedToolCall;
+  exampleInput?: Record<string, unknown>;
+}
 
 export interface RepairOptions {
   /** Tool ids the planner may call now (`PlanInput.tools`). */
   advertised: string[];
   /** Whether a person can be asked; when false, missing fields are filled from `exampleInput`. */
   canAsk: boolean;
+  /** The input the failed call sent, for hints without `priorInput`. */
+  sent?: unknown;
+  /** The failed tool's input schema (`PlanInput.tools`): which fields a cut may have lost. */
+  inputSchema?: JSONSchema;
 }
 
 export function repairCall(result: ToolResult, options: RepairOptions): Repair {
   const hint = result.retryHint;
   if (!hint)
     return { kind: 'give_up', note: `${result.name}: ${result.error?.message ?? 'failed'} (no hint)` };
-  const prior = hint.priorInput ?? {};
+  const prior = hint.priorInput ?? (isRecord(options.sent) ? options.sent : {});
   switch (hint.reason) {
     case 'missing_fields': {
-      if (options.canAsk) return { kind: 'ask', hint, note: `ask for ${hint.missingFields.join(', ')}` };
+      if (options.canAsk) {
+        const question: Question = {
+          question: hint.clarifyingQuestion ?? `Please provide: ${hint.missingFields.join(', ')}`,
+          missingFields: hint.missingFields,
+          call: { name: hint.tool, input: prior },
+          exampleInput: hint.exampleInput,
+        };
+        return { kind: 'ask', question, note: `ask for ${hint.missingFields.join(', ')}` };
+      }
       const input = structuredClone(fixIssues(parseRaw(prior), hint.issues ?? []));
       for (const path of hint.missingFields) setPath(input, path, getPath(hint.exampleInput ?? {}, path));
       return {
@@ -48,7 +72,33 @@ export function repairCall(result: ToolResult, options: RepairOptions): Repair {
       };
     }
     case 'invalid_arguments': {
-      const input = fixIssues(parseRaw(prior), hint.issues ?? []);
+      if (typeof prior.$raw === 'string') {
+        const { value, cut, open } = recoverTruncatedJson(prior.$raw);
+        const call = { name: hint.tool, input: value };
+        // Members after the cut were never seen: any declared field of an open object may be one.
+        const unseen = open.flatMap((path) => {
+          const at = getPath(value, path);
+          return declaredFields(options.inputSchema, path)
+            .filter((field) => !(at !== null && typeof at === 'object' && Object.hasOwn(at, field)))
+            .map((field) => (path === '' ? field : `${path}.${field}`));
+        });
+        const lost = [...new Set([...cut, ...unseen])];
+        if (lost.length > 0 && options.canAsk) {
+          const question: Question = {
+            question: `My arguments for ${hint.tool} were cut short. What should ${lost.join(', ')} be? Leave out what you did not ask for.`,
+            missingFields: lost,
+            call,
+          };
+          return { kind: 'ask', question, note: `JSON text cut short: ask for ${lost.join(', ')}` };
+        }
+        const dropped = cut.length > 0 ? `, dropped the cut ${cut.join(', ')}` : '';
+        return {
+          kind: 'call',
+          call,
+          note: `kept the complete members of JSON text cut short${dropped}`,
+        };
+      }
+      const input = fixIssues(prior, hint.issues ?? []);
       return { kind: 'call', call: { name: hint.tool, input }, note: `fixed ${describeIssues(hint.issues)}` };
     }
     case 'tool_unavailable': {
@@ -101,8 +151,14 @@ function fixIssues(prior: Record<string, unknown>, issues: FieldIssue[]): Record
         (value) => String(value).toLowerCase() === String(current).toLowerCase(),
       );
       if (match !== undefined) setPath(input, issue.path, match);
-    } else if (issue.constraint === 'invalid_type' && issue.expected) {
-      const coerced = coerce(getPath(input, issue.path), issue.expected);
+    } else if (
+      (issue.constraint === 'invalid_type' || issue.constraint === 'invalid_union') &&
+      issue.expected
+    ) {
+      // A union names its branches' types: `one of types: number, null`; the first that fits wins.
+      const types = issue.expected.replace(/^one of types: /, '').split(', ');
+      const current = getPath(input, issue.path);
+      const coerced = types.map((type) => coerce(current, type)).find((value) => value !== undefined);
       if (coerced !== undefined) setPath(input, issue.path, coerced);
     }
   }
@@ -132,43 +188,23 @@ export function coerce(value: unknown, expected: string): unknown {
   }
 }
 
-/**
- * `priorInput.$raw` is JSON text the boundary could not parse. A model that sent it cut short
- * would send it again whole; without a model, closing the open strings and brackets recovers
- * what was there, and any field still missing comes back as its own hint.
- */
-function parseRaw(prior: Record<string, unknown>): Record<string, unknown> {
-  if (typeof prior.$raw !== 'string') return prior;
-  const repaired = closeJson(prior.$raw);
-  try {
-    const value = JSON.parse(repaired);
-    return value && typeof value === 'object' && !Array.isArray(value) ? value : {};
-  } catch {
-    return {};
+/** The fields an object schema declares at a dotted path of the input (through `properties`). */
+function declaredFields(schema: JSONSchema | undefined, path: string): string[] {
+  let node: unknown = schema;
+  for (const key of segments(path)) {
+    node = ((node as JSONSchema | undefined)?.properties as Record<string, unknown> | undefined)?.[key];
   }
+  const properties = (node as JSONSchema | undefined)?.properties;
+  return properties !== null && typeof properties === 'object' ? Object.keys(properties) : [];
 }
 
-export function closeJson(text: string): string {
-  const stack: string[] = [];
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === '{') stack.push('}');
-    else if (c === '[') stack.push(']');
-    else if (c === '}' || c === ']') stack.pop();
-  }
-  let out = text.endsWith('\\') ? text.slice(0, -1) : text;
-  if (inString) out += '"';
-  // A dangling key, colon or comma cannot be completed; cut back to the last complete member.
-  out = out
-    .replace(/,\s*$/, '')
-    .replace(/,\s*"[^"]*"\s*:?\s*$/, '')
-    .replace(/\{\s*"[^"]*"\s*:?\s*$/, '{');
-  return out + stack.reverse().join('');
+/** `priorInput.$raw` is JSON text the boundary could not parse: its complete members. */
+function parseRaw(prior: Record<string, unknown>): Record<string, unknown> {
+  return typeof prior.$raw === 'string' ? recoverTruncatedJson(prior.$raw).value : prior;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 function segments(path: string): string[] {
