@@ -502,10 +502,16 @@ export const runMachine = setup({
     /** No policies to consult: the batch counts as reviewed. */
     skipReview: assign(({ context }) => ({ batch: { ...context.batch, newResults: [], newHints: [] } })),
     enterPolicyClarification: assign(({ context }) => {
-      const clarification = AwaitClarificationSchema.parse(context.flow.effects!.awaitClarification);
+      // Checked when the effects were applied (run-updates.ts).
+      const clarification = context.flow.effects!.awaitClarification!;
       return {
         messages: [...context.messages, { role: 'assistant' as const, content: clarification.question }],
-        ...withFlow(context, { awaiting: { kind: 'clarification', clarification } }),
+        ...withFlow(context, {
+          awaiting: {
+            kind: 'clarification',
+            clarification: { ...clarification, missingFields: clarification.missingFields ?? [] },
+          },
+        }),
       };
     }),
     enterBackoff: assign(({ context }) =>

@@ -1,6 +1,7 @@
 import type { PolicyEffects } from '../policies/policy-effects.ts';
 import { tightenCaps } from '../runtime/caps.ts';
 import type { Message } from '../runtime/message.ts';
+import { type AwaitClarification, AwaitClarificationSchema } from '../runtime/planner.ts';
 import type { RunEvent } from '../runtime/run-events.ts';
 import type { PolicyRetryHint } from '../tools/retry-hint.ts';
 import type { ToolErrorJSON } from '../tools/tool-error.ts';
@@ -154,17 +155,23 @@ export function applyEffects(context: RunContext, effects: PolicyEffects): Parti
   };
 }
 
-/** What routing reads of the effects; null when they ask for nothing (carry on). */
+/**
+ * What routing reads of the effects; null when they ask for nothing (carry on). A clarification
+ * request that is not a valid AwaitClarification fails the run closed, as a policy error does
+ * (SPEC §5), instead of throwing inside the machine's action.
+ */
 function routedEffects(effects: PolicyEffects): FlowState['effects'] {
   const backoffUntil = effects.backoffMs && effects.backoffMs > 0 ? now() + effects.backoffMs : undefined;
   if (!effects.fail && !effects.finalize && !effects.awaitClarification && backoffUntil === undefined)
     return null;
-  return {
-    fail: effects.fail,
-    finalize: effects.finalize,
-    awaitClarification: effects.awaitClarification,
-    backoffUntil,
-  };
+  let { fail } = effects;
+  let awaitClarification: AwaitClarification | undefined;
+  if (effects.awaitClarification !== undefined) {
+    const parsed = AwaitClarificationSchema.safeParse(effects.awaitClarification);
+    if (parsed.success) awaitClarification = parsed.data;
+    else fail ??= { reason: `invalid awaitClarification from policies: ${parsed.error.issues[0]?.message}` };
+  }
+  return { fail, finalize: effects.finalize, awaitClarification, backoffUntil };
 }
 
 function appDisabled(disabled: Record<string, string>): Record<string, string> {

@@ -240,4 +240,22 @@ describe('awaiting a clarification a policy asks for', () => {
     expect(resumed).toMatchObject({ clarification: { id: 'p1', answer: 'yes' } });
     expect(onResults.mock.calls.map(([, results]) => results.length)).toEqual([1, 0]);
   });
+
+  it('fails the run closed on a clarification request that is not valid, with run_failed ending the events', async () => {
+    const policyRunner: PolicyRunner = {
+      onToolBatch: async () => ({ decisions: [] }),
+      // No id: not an AwaitClarification.
+      onResults: async () => ({ decisions: [], awaitClarification: { question: 'Sure?' } as never }),
+    };
+    const planner = scriptedPlanner([call('util.echo', { text: 'hi' }), done()]);
+    const run = testRuntime({ planner, tools: [echoTool], policyRunner }).start({ messages: prompt });
+
+    const outcome = await run.result();
+    const failed = await nextEvent(run, 'run_failed');
+
+    expect(outcome.status).toBe('failed');
+    expect(failed.error).toMatchObject({ name: 'PolicyError', recoverable: false });
+    expect(failed.error.message).toContain('invalid awaitClarification');
+    expect(planner.calls).toHaveLength(1);
+  });
 });
