@@ -24,7 +24,9 @@ export default class SummaryReporter implements Reporter {
       if (module.state() === 'failed' && moduleRan === 0) failed++;
     }
     if (skippedFiles.length > 0) {
-      console.log(`\nSkipped suites (a test peer or data set was missing):\n${skippedFiles.map((f) => `  - ${f}`).join('\n')}`);
+      console.log(
+        `\nSkipped suites (a test peer or data set was missing):\n${skippedFiles.map((f) => `  - ${f}`).join('\n')}`,
+      );
     }
     console.log(`\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
   }
