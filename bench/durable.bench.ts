@@ -59,8 +59,10 @@ export interface DurableBenchResult {
     /** Microseconds per write on the SQLite file. */
     writeMedianUs: number;
     writeP95Us: number;
-    /** Write time per step (all of a run's writes / its 10 steps), µs. */
+    /** Write time per step: the median write times the writes per step, µs. */
     perStepUs: number;
+    /** The same from the mean write (checkpoints and scheduling outliers included), µs. */
+    perStepMeanUs: number;
   };
   /** Median wall time of a run per step, µs, by store. */
   runPerStepUs: { sqlite: number; memory: number; discard: number };
@@ -129,7 +131,8 @@ export async function benchDurable(options: DurableBenchOptions = {}): Promise<D
         writesPerRun: Math.round(perRun * 10) / 10,
         writeMedianUs: quantile(writes, 0.5) * 1000,
         writeP95Us: quantile(writes, 0.95) * 1000,
-        perStepUs: ((writes.reduce((sum, ms) => sum + ms, 0) / (runs + WARM_UP)) * 1000) / STEPS,
+        perStepUs: (quantile(writes, 0.5) * 1000 * perRun) / STEPS,
+        perStepMeanUs: ((writes.reduce((sum, ms) => sum + ms, 0) / (runs + WARM_UP)) * 1000) / STEPS,
       },
       runPerStepUs: {
         sqlite: (quantile(sqlite.runMs, 0.5) * 1000) / STEPS,
@@ -282,7 +285,11 @@ function print(result: DurableBenchResult): void {
       `${persist.writeMedianUs.toFixed(0)} / ${persist.writeP95Us.toFixed(0)} µs`,
       '',
     ],
-    ['persist cost per step, SQLite file', `${persist.perStepUs.toFixed(0)} µs`, 'target ≤ 2 ms'],
+    [
+      'persist cost per step, SQLite file, median / mean',
+      `${persist.perStepUs.toFixed(0)} / ${persist.perStepMeanUs.toFixed(0)} µs`,
+      'target ≤ 2 ms',
+    ],
     [
       'run wall time per step: SQLite / memory / none',
       `${runPerStepUs.sqlite.toFixed(0)} / ${runPerStepUs.memory.toFixed(0)} / ${runPerStepUs.discard.toFixed(0)} µs`,

@@ -366,6 +366,20 @@ for (const kind of kinds) {
         expect(planned - resumedAt).toBeLessThan(500); // not the whole 600 ms again
       });
 
+      it('stops a new run whose id the store already holds, and leaves the stored run alone', async () => {
+        const store = fixture.open();
+        const first = runtimeOn(store);
+        const original = first.runtime.start({ runId: 'run-taken', messages: ask });
+        await awaiting(original);
+        await first.runtime.close();
+        const second = runtimeOn(fixture.open());
+        const clash = second.runtime.start({ runId: 'run-taken', messages: ask });
+        await vi.waitFor(() => expect(clash.storage.state).toBe('conflict'));
+        expect(clash.storage.error?.message).toMatch(/already holds a run with this id/);
+        expect(second.runtime.get('run-taken')).toBeUndefined();
+        expect(await store.load('run-taken')).toMatchObject({ status: 'awaiting', version: 2 });
+      });
+
       it('streams a run’s event log from the store, then live, to its last event', async () => {
         const { runtime } = runtimeOn(fixture.open());
         const run = runtime.start({ runId: 'run-feed', messages: ask });

@@ -93,8 +93,11 @@ export function createDurableRuns(config: DurableRunsConfig) {
   );
   const persisters = new Map<string, RunPersister>();
   const evictions = new Map<string, NodeJS.Timeout>();
-  /** Evicted runs whose handle the app may still hold. */
+  /** Evicted runs whose handle the app may still hold; an entry goes when its handle is collected. */
   const suspended = new Map<string, WeakRef<RunHandle>>();
+  const collected = new FinalizationRegistry<string>((runId) => {
+    if (suspended.get(runId)?.deref() === undefined) suspended.delete(runId);
+  });
   /** Claims being released (eviction): a restore of the same run waits for it. */
   const releasing = new Map<string, Promise<unknown>>();
   const restoring = new Map<string, Promise<RunHandle>>();
@@ -139,6 +142,7 @@ export function createDurableRuns(config: DurableRunsConfig) {
     handle.actor.stop();
     handle.suspend(() => config.resume(runId));
     suspended.set(runId, new WeakRef(handle));
+    collected.register(handle, runId);
     release(runId);
   }
 
@@ -270,7 +274,13 @@ export function createDurableRuns(config: DurableRunsConfig) {
             );
           }
         }
-        return host(stored);
+        try {
+          return host(stored);
+        } catch (error) {
+          // Not hosted (a snapshot this code cannot restore): do not keep others from it.
+          if (stored.owner === owner) release(runId);
+          throw error;
+        }
       })().finally(() => restoring.delete(runId));
       restoring.set(runId, restored);
       return restored;

@@ -336,13 +336,15 @@ export class RunPersister {
   }
 
   private lose(error: unknown): void {
-    const holder =
+    const what =
       error instanceof StaleRunVersionError
-        ? ` (it is at version ${error.actualVersion}, this process had ${error.expectedVersion})`
-        : '';
+        ? `another owner advanced or took this run (it is at version ${error.actualVersion}, this process had ${error.expectedVersion})`
+        : error instanceof RunExistsError
+          ? 'the store already holds a run with this id'
+          : 'the run is no longer in the store (deleted)';
     this.conflict = new RunConflictError(
       this.runId,
-      `another owner advanced or took this run${holder}; this process stopped it (SPEC §7: only one process advances a run)`,
+      `${what}; this process stopped it (SPEC §7: only one process advances a run)`,
       { cause: error },
     );
     clearTimeout(this.retryTimer);
