@@ -315,6 +315,7 @@ for (const kind of kinds) {
         expect(tools.calls).toEqual(['call-upsert']);
         const stored = await store.load('run-outage');
         expect(stored?.status).toBe('completed');
+        await vi.waitFor(async () => expect((await store.load('run-outage'))?.owner).toBeUndefined());
         const log = await store.readEvents('run-outage');
         expect(log.map((record) => record.seq)).toEqual(log.map((_, index) => index + 1));
         expect(log.map((record) => record.event)).toEqual(emitted);

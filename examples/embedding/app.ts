@@ -101,7 +101,8 @@ export function createEmbeddingApp(runtime: Runtime): Hono {
 
   app.get('/runs/:id/events', async (c) => {
     const runId = c.req.param('id');
-    await load(runId); // 404 before the stream starts
+    // 404 before the stream starts; a run just started here may not be written yet.
+    if (runtime.get(runId) === undefined) await load(runId);
     const after = Number(c.req.header('Last-Event-ID') ?? c.req.query('after') ?? 0);
     return streamSSE(c, async (stream) => {
       const abort = new AbortController();

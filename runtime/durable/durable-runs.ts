@@ -227,14 +227,14 @@ export function createDurableRuns(config: DurableRunsConfig) {
       evictions.delete(runId);
       const persister = persisters.get(runId);
       if (final && persister !== undefined) {
-        // Forget the run once its last write is in, and give up the claim on it.
-        void persister.persisted().then(
+        // Forget the run once its last write is in (after any retries), and give up the claim on it.
+        void persister.caughtUp().then(
           () => {
             if (persisters.get(runId) === persister) persisters.delete(runId);
             writeCounts.delete(runId);
             release(runId);
           },
-          () => {}, // reported by the persister; `flush()` shows it
+          () => {}, // lost to another owner: reported by the persister
         );
       }
       if (ANSWER_WAITS.has(state)) arm(handle);

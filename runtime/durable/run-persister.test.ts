@@ -113,14 +113,20 @@ describe('RunPersister', () => {
     persister.event(note(2));
     persister.snapshot(entry(2));
     const waiting = persister.persisted();
+    let caughtUp = false;
+    void persister.caughtUp().then(() => {
+      caughtUp = true;
+    });
     await gated.release();
     await expect(waiting).rejects.toBeInstanceOf(RunPersistenceError);
+    expect(caughtUp).toBe(false);
     expect(persister.status.state).toBe('failing');
     expect(errors[0]).toMatchObject({ runId: 'r1', attempts: 1, retryInMs: 5 });
     persister.event(note(3));
     persister.snapshot(entry(3));
     await gated.release(); // the retry, with step 3 and both events
     await vi.waitFor(() => expect(persister.status.state).toBe('saved'));
+    expect(caughtUp).toBe(true);
     expect(await gated.inner.load('r1')).toMatchObject({ version: 2, snapshot: { value: 'step-3' } });
     expect((await gated.inner.readEvents('r1')).map((record) => record.seq)).toEqual([1, 2]);
   });

@@ -7,6 +7,7 @@
  * | `event(e)`           | queues an event; it is written with the next snapshot                  |
  * | `snapshot(entry)`    | queues the snapshot of a step boundary and starts a write if none runs |
  * | `persisted()`        | resolves when everything queued before the call is in the store        |
+ * | `caughtUp()`         | the same, waiting through failed attempts                              |
  * | `whenRecorded(id)`   | resolves when a snapshot holding tool call `id` is in the store        |
  * | `status`             | `saved` / `writing` / `failing` / `conflict` / `stopped`, version, error |
  *
@@ -102,6 +103,8 @@ interface Waiter {
   target: number;
   resolve: () => void;
   reject: (error: Error) => void;
+  /** Waits through failed attempts (rejected only by a conflict). */
+  patient?: boolean;
 }
 
 /** A write whose outcome is unknown: the store failed while it may have committed it. */
@@ -178,6 +181,19 @@ export class RunPersister {
     if (this.conflict) return Promise.reject(this.conflict);
     if (this.written >= this.queued) return Promise.resolve();
     return new Promise((resolve, reject) => this.waiters.push({ target: this.queued, resolve, reject }));
+  }
+
+  /**
+   * Like {@link persisted}, but waits through failed attempts until the writes land.
+   *
+   * @throws RunConflictError when the run is lost to another owner first.
+   */
+  caughtUp(): Promise<void> {
+    if (this.conflict) return Promise.reject(this.conflict);
+    if (this.written >= this.queued) return Promise.resolve();
+    return new Promise((resolve, reject) =>
+      this.waiters.push({ target: this.queued, resolve, reject, patient: true }),
+    );
   }
 
   /**
@@ -324,8 +340,8 @@ export class RunPersister {
       attempts: this.failures,
       retryInMs: delay,
     });
-    const waiting = this.waiters;
-    this.waiters = [];
+    const waiting = this.waiters.filter((waiter) => !waiter.patient);
+    this.waiters = this.waiters.filter((waiter) => waiter.patient);
     for (const waiter of waiting) waiter.reject(this.failure);
     this.options.onError(this.failure);
     if (this.stopped) return;
