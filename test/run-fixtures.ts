@@ -16,13 +16,8 @@ const runtimes: Runtime[] = [];
 
 afterEach(async () => {
   const open = runtimes.splice(0);
-  await Promise.all(open.map(closeRuntime));
+  await Promise.all(open.map((runtime) => runtime.close()));
 });
-
-/** Stops hosting the runtime's runs and releases them (`runtime.close`, when the runtime has it). */
-export async function closeRuntime(runtime: Runtime): Promise<void> {
-  await (runtime as { close?: () => Promise<void> }).close?.();
-}
 
 /** A runtime with telemetry off (tests of the run actor, not of spans), closed after the test. */
 export function testRuntime(

@@ -5,7 +5,7 @@ import type { PolicyRunner } from '../policies/policy-runner.ts';
 import { scriptedPlanner } from '../runtime/planner.ts';
 import { stateName } from '../runtime/run-handle.ts';
 import { memoryStore } from '../runtime/stores/memory-store.ts';
-import { call, closeRuntime, done, echoTool, nextEvent, reachState, sleep, testRuntime } from './run-fixtures.ts';
+import { call, done, echoTool, nextEvent, reachState, sleep, testRuntime } from './run-fixtures.ts';
 
 const prompt = [{ role: 'user' as const, content: 'Add Ada as a customer' }];
 const ask = {
@@ -54,7 +54,7 @@ describe('a snapshot taken while awaiting', () => {
     const first = testRuntime({ planner: scriptedPlanner([ask]), store });
     const run = first.start({ messages: prompt });
     await reachState(run, 'awaiting.clarification');
-    await closeRuntime(first); // releases the run, as a process that shuts down does
+    await first.close(); // releases the run, as a process that shuts down does
 
     const planner = scriptedPlanner([done('Ada is on pro.')]);
     const second = testRuntime({ planner, store });
