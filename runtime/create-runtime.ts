@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createActor, type InspectionEvent, type Observer } from 'xstate';
+import { type InspectorPluginOptions, inspectorPlugin } from '../inspector/inspector-plugin.ts';
 import type { RunInput } from '../machines/run-context.ts';
 import { type RunActorRef, runMachine, validateCallsAction } from '../machines/run-machine.ts';
 import type { Plugin, RunInfo } from '../plugins/define-plugin.ts';
@@ -57,6 +58,12 @@ export interface RuntimeOptions {
   durable?: DurableOptions;
   /** An XState inspection observer that reaches every actor (e.g. `@statelyai/inspect`). */
   inspect?: InspectObserver;
+  /**
+   * Serve the live inspector page (issue 8): `true`, or `{ port }` and the other
+   * `inspectorPlugin` options. Off by default, and then no inspection observer is installed.
+   * The server's URL: `await runtime.inspector?.start()`.
+   */
+  inspector?: boolean | InspectorPluginOptions;
   /** Timeout for tools that declare none, in ms. Default 60 000. */
   defaultToolTimeoutMs?: number;
   /** Limits on tool arguments (bytes, nesting depth). */
@@ -97,7 +104,13 @@ export type Runtime = ReturnType<typeof createRuntime>;
  * @throws ToolDefinitionError when two tools share an id; ZodError for invalid caps.
  */
 export function createRuntime(options: RuntimeOptions) {
-  const plugins = withTelemetry(options.plugins ?? [], options.telemetry);
+  const inspector = options.inspector
+    ? inspectorPlugin(options.inspector === true ? {} : options.inspector)
+    : undefined;
+  const plugins = [
+    ...withTelemetry(options.plugins ?? [], options.telemetry),
+    ...(inspector ? [inspector] : []),
+  ];
   const catalog = new ToolCatalog([
     ...(options.tools ?? []),
     ...plugins.flatMap((plugin) => plugin.tools ?? []),
@@ -252,6 +265,8 @@ export function createRuntime(options: RuntimeOptions) {
   return {
     /** The run machine with this runtime's actors provided (for diagrams and inspectors). */
     machine,
+    /** The inspector plugin when the `inspector` option is set: `start()` gives its URL, `close()` stops it. */
+    inspector,
     catalog,
     store,
     caps: ceilings,
