@@ -93,6 +93,11 @@ export interface BatchState {
   newResults: ToolResultJSON[];
   /** Hints produced since the policies were last consulted. */
   newHints: PolicyRetryHint[];
+  /**
+   * The restriction the batch's turn was planned under (`restrictTo` of that turn), so a call to
+   * a tool the planner was not shown is refused like a disabled one. Absent: no restriction.
+   */
+  restrictedTo?: string[];
 }
 
 /** Where the run is headed: what it awaits, what it hands the next turn, and how it ends. */

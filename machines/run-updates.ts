@@ -46,7 +46,12 @@ export function turnRecorded(
 ): Pick<RunContext, 'restrictTo' | 'batch' | 'flow'> {
   return {
     restrictTo: null,
-    batch: { ...context.batch, lastResults: [], ...batch },
+    batch: {
+      ...context.batch,
+      lastResults: [],
+      restrictedTo: context.restrictTo ?? undefined,
+      ...batch,
+    },
     flow: { ...context.flow, answer: null, ...flow },
   };
 }

@@ -32,8 +32,8 @@ export function createValidateBatchActor(deps: RunDeps) {
 /**
  * Checks each proposed call of the batch, in order:
  *
- * 1. the tool must be known and enabled — by the app, the policies, the retry cap
- *    (`tool_unavailable` otherwise);
+ * 1. the tool must be known, enabled — by the app, the policies, the retry cap — and offered
+ *    this turn when a policy restricted it (`tool_unavailable` otherwise);
  * 2. a tool past `maxRetriesPerTool` repairs in a row is refused and disabled for the run;
  * 3. the input must pass the tool's schema (`missing_fields` / `invalid_arguments`);
  * 4. a tool declared `requiresConfirmation` waits for approval.
@@ -54,6 +54,7 @@ export function validateCalls(
     ? { ...effects.disabledTools, ...appDisabled(context.disabledTools) }
     : { ...context.disabledTools };
   let retryCapped = false;
+  const offered = context.batch.restrictedTo ? new Set(context.batch.restrictedTo) : undefined;
   const results: (ToolResultJSON | null)[] = [];
   const hints: PolicyRetryHint[] = [];
   const pending = context.batch.pending.map((call): PendingCall => {
@@ -62,7 +63,7 @@ export function validateCalls(
       disabled[call.name] = 'retry_cap';
       retryCapped = true;
     }
-    const prepared = prepare(deps, call, disabled);
+    const prepared = prepare(deps, call, offered ? notOffered(disabled, offered, deps) : disabled);
     if (!prepared.ok) {
       const result = prepared.result;
       if (capped && result.error) {
@@ -110,6 +111,21 @@ function prepare(deps: RunDeps, call: PendingCall, disabled: Record<string, stri
       },
     };
   }
+}
+
+/**
+ * A turn restricted to some tools (a policy's `restrictToTool`) only offers those: every other
+ * tool is unavailable for that batch, as if disabled, so what the planner is shown is what it can
+ * call (SPEC §5).
+ */
+function notOffered(
+  disabled: Record<string, string>,
+  offered: Set<string>,
+  deps: RunDeps,
+): Record<string, string> {
+  const out = { ...disabled };
+  for (const id of deps.catalog.ids) if (!offered.has(id) && out[id] === undefined) out[id] = 'restriction';
+  return out;
 }
 
 function appDisabled(disabled: Record<string, string>): Record<string, string> {
