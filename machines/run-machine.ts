@@ -61,8 +61,13 @@ function planParse(event: unknown): { plan?: ParsedPlanResult; error?: string } 
   const output = planOutput(event);
   let entry = parsedPlans.get(output);
   if (!entry) {
-    const parsed = PlanResultSchema.safeParse(output.result ?? {});
-    entry = parsed.success ? { plan: parsed.data } : { error: parsed.error.message };
+    try {
+      const parsed = PlanResultSchema.safeParse(output.result ?? {});
+      entry = parsed.success ? { plan: parsed.data } : { error: parsed.error.message };
+    } catch (err) {
+      // A hostile result (a throwing getter, a proxy) is an invalid plan, not a crashed actor.
+      entry = { error: err instanceof Error ? err.message : String(err) };
+    }
     parsedPlans.set(output, entry);
   }
   return entry;

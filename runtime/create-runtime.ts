@@ -16,6 +16,7 @@ import {
 import type { JSONSchema, Tool } from '../tools/define-tool.ts';
 import type { ParseLimits } from '../tools/parse-arguments.ts';
 import { ToolCatalog } from '../tools/tool-catalog.ts';
+import { ToolError } from '../tools/tool-error.ts';
 import { type Caps, CapsSchema, DEFAULT_CAPS } from './caps.ts';
 import { createDurableRuns, type DurableOptions, type RunEventsOptions } from './durable/durable-runs.ts';
 import { unpackSnapshot } from './durable/snapshot-codec.ts';
@@ -242,7 +243,14 @@ export function createRuntime(options: RuntimeOptions) {
         handle.close();
       }
     };
-    actor.subscribe({ next: observe, error: (err) => onError(err, `run ${runId}`) });
+    // An actor error is a bug in a step (ours or a plugin's), never a normal ending; still, the
+    // run must end like any failed run: a `run_failed` event, a stored status, a closed stream.
+    const crashed = (err: unknown) => {
+      onError(err, `run ${runId}`);
+      dispatch({ type: 'run_failed', runId, at: Date.now(), error: runErrorOf(err) });
+      observe();
+    };
+    actor.subscribe({ next: observe, error: crashed });
     const context = actor.getSnapshot().context;
     if (how === 'start') {
       dispatch({
@@ -441,6 +449,11 @@ export function createRuntime(options: RuntimeOptions) {
       for (const plugin of plugins) plugin.onRunStart?.(info, 'resume');
       return host(actor, stored, 'resume');
     });
+  }
+
+  function runErrorOf(err: unknown) {
+    const { name, message } = ToolError.from(err);
+    return { name: name === 'ToolError' ? 'RunError' : name, message, recoverable: false };
   }
 
   function runInfoOf(actor: RunActorRef): RunInfo {

@@ -1,0 +1,42 @@
+import { lastValueFrom, toArray } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import { createRuntime } from '../runtime/create-runtime.ts';
+import type { Planner } from '../runtime/planner.ts';
+import { RunEventSchema } from '../runtime/run-events.ts';
+
+describe('a planner result that throws when read', () => {
+  it('fails the run as an invalid PlanResult: run_failed, events$ closed, failed status stored', async () => {
+    // A hostile planner result: reading it throws, inside the machine's own step.
+    const hostile = Object.defineProperty({}, 'finalResponse', {
+      enumerable: true,
+      get() {
+        throw new Error('boom from a getter');
+      },
+    });
+    const planner: Planner = { planStart: async () => hostile, planResume: async () => hostile };
+    const errors: unknown[] = [];
+    const runtime = createRuntime({
+      agent: { id: 'a' },
+      planner,
+      telemetry: false,
+      onError: (e) => errors.push(e),
+    });
+
+    const run = runtime.start({ messages: [{ role: 'user', content: 'hi' }] });
+    const events = lastValueFrom(run.events$.pipe(toArray()));
+    const outcome = await run.result();
+
+    expect(outcome.status).toBe('failed');
+    expect(outcome.error?.message).toContain('boom from a getter');
+    const seen = await events;
+    expect(seen.slice(-2).map((event) => event.type)).toEqual(['run_failed', 'state_changed']);
+    expect(seen.at(-1)).toMatchObject({ state: 'failed' });
+    for (const event of seen) expect(RunEventSchema.safeParse(event).success).toBe(true);
+    expect(outcome.error?.message).toContain('invalid PlanResult');
+    expect(errors).toEqual([]);
+    await runtime.flush?.();
+    const stored = await runtime.store.load(run.runId);
+    expect(stored?.status).toBe('failed');
+    await runtime.close?.();
+  });
+});
