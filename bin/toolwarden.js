@@ -1,14 +1,15 @@
 #!/usr/bin/env node
-// The `toolwarden` command. A built package runs dist/; a source checkout runs the TypeScript
-// directly through tsx, so `npm start` works right after `npm install` with no build step.
+// The `toolwarden` command. In a source checkout (cli/main.ts present) it runs the TypeScript
+// through tsx, so `npm start` works right after `npm install` and never runs a stale build; an
+// installed package, which ships only dist/, runs the compiled JavaScript.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const built = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
-if (existsSync(built)) {
-  await import(built);
-} else {
+const source = fileURLToPath(new URL('../cli/main.ts', import.meta.url));
+if (existsSync(source)) {
   const { register } = await import('tsx/esm/api');
   register();
-  await import('../cli/main.ts');
+  await import(source);
+} else {
+  await import(fileURLToPath(new URL('../dist/cli/main.js', import.meta.url)));
 }
