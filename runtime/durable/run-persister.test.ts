@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { RunEvent } from '../run-events.ts';
+import { isImmutableCopy } from '../stores/immutable-copy.ts';
 import { memoryStore } from '../stores/memory-store.ts';
 import type { RunStore, RunUpdate, StoredRun } from '../stores/run-store.ts';
 import { RunStoreUnavailableError } from '../stores/run-store-errors.ts';
@@ -190,6 +191,36 @@ describe('RunPersister', () => {
     await gated.release();
     await vi.waitFor(() => expect(recorded).toBe(true));
     await expect(persister.whenRecorded('call-1')).resolves.toBeUndefined();
+  });
+
+  it('hands a volatile store immutable copies, sharing the objects that did not change since the last write', async () => {
+    const inner = memoryStore();
+    const given: unknown[] = [];
+    const store: RunStore = {
+      ...inner,
+      create: (run) => {
+        given.push(run.snapshot);
+        return inner.create(run);
+      },
+      save: (runId, update) => {
+        given.push(update.snapshot);
+        return inner.save(runId, update);
+      },
+    };
+    const { persister } = persisterOn(store);
+    const messages = [{ role: 'user', content: 'hi' }];
+    const first = { value: 'planning', context: { turn: 1, messages } };
+    persister.snapshot({ ...entry(1), snapshot: first });
+    await persister.persisted();
+    const second = { value: 'executing', context: { ...first.context, turn: 2 } };
+    persister.snapshot({ ...entry(2), snapshot: second });
+    await persister.persisted();
+    const [stored1, stored2] = given as (typeof first)[];
+    expect(isImmutableCopy(stored1)).toBe(true);
+    expect(stored1).toEqual(first);
+    expect(stored2).toEqual(second);
+    expect(stored2!.context.messages).toBe(stored1!.context.messages);
+    expect((await inner.load('r1'))?.snapshot).toEqual(second);
   });
 
   it('creates the run owned by its owner, after the lease is ready', async () => {

@@ -32,6 +32,7 @@
 import { performance } from 'node:perf_hooks';
 import { isDeepStrictEqual } from 'node:util';
 import type { RunEvent } from '../run-events.ts';
+import { type CopyBase, immutableCopy, isImmutableCopy } from '../stores/immutable-copy.ts';
 import type { NewRunEvent, RunStatus, RunStore, StoredRun } from '../stores/run-store.ts';
 import {
   RunExistsError,
@@ -133,10 +134,19 @@ export class RunPersister {
   private readonly recorded = new Set<string>();
   private recordWaiters = new Map<string, { resolve: () => void; reject: (error: Error) => void }[]>();
   private readonly packCache: PackCache = new WeakMap();
+  /**
+   * A volatile (in-memory) store is given immutable copies, which it keeps without copying them
+   * again (immutable-copy.ts). Each snapshot is copied against the last one (`copyBase`): the run
+   * context is immutable (XState's assigns build new objects), so an object found where it was
+   * last time keeps its copy, and a write costs what changed, not the whole transcript.
+   */
+  private readonly copying: boolean;
+  private copyBase: CopyBase | undefined;
 
   constructor(private readonly options: RunPersisterOptions) {
     this.runId = options.runId;
     this.version = options.version;
+    this.copying = options.store.volatile === true;
   }
 
   get status(): PersistenceStatus {
@@ -250,8 +260,10 @@ export class RunPersister {
   /** One write; `false` when it failed (retry scheduled, or conflict). */
   private async write(entry: SnapshotEntry, events: NewRunEvent[]): Promise<boolean> {
     const { store, runId } = this.options;
-    const snapshot = packSnapshot(entry.snapshot, this.packCache);
-    let pending = events;
+    const snapshot = this.storedSnapshot(packSnapshot(entry.snapshot, this.packCache));
+    let pending = this.copying
+      ? events.map(({ event, at }) => ({ event: immutableCopy(event), at }))
+      : events;
     let calling = false;
     try {
       await this.options.ready?.();
@@ -383,6 +395,14 @@ export class RunPersister {
       this.recordWaiters.delete(id);
       for (const waiter of waiters) waiter.resolve();
     }
+  }
+
+  /** The snapshot the store is given: for a volatile store, an immutable copy. */
+  private storedSnapshot(snapshot: unknown): unknown {
+    if (!this.copying) return snapshot;
+    const copy = immutableCopy(snapshot, this.copyBase);
+    this.copyBase = isImmutableCopy(copy) ? { source: snapshot, copy } : undefined;
+    return copy;
   }
 
   private report(write: PersistedWrite): void {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { immutableCopy } from './immutable-copy.ts';
 import { memoryStore } from './memory-store.ts';
 import { describeRunStoreContract } from './store-contract.ts';
 
@@ -24,6 +25,31 @@ describe('memoryStore', () => {
       store.save('run-1', { expectedVersion: 1, status: 'running', snapshot: { fn: () => 1 } }),
     ).rejects.toThrow(/could not be cloned/);
     expect(await store.load('run-1')).toMatchObject({ version: 1, snapshot: { ok: true } });
+  });
+
+  it('keeps an immutable copy without copying it and returns it from save; reads get mutable copies', async () => {
+    const store = memoryStore();
+    await store.create({ runId: 'run-1', agentId: 'a', status: 'running', snapshot: { step: 1 } });
+    const snapshot = immutableCopy({ step: 2, messages: [{ role: 'user', content: 'hi' }] });
+    const event = immutableCopy({ type: 'planner_note', note: 'n' });
+    const saved = await store.save('run-1', {
+      expectedVersion: 1,
+      status: 'running',
+      snapshot,
+      events: [{ event, at: 1 }],
+    });
+    expect(saved.snapshot).toBe(snapshot);
+    const loaded = await store.load('run-1');
+    expect(loaded!.snapshot).toEqual(snapshot);
+    expect(loaded!.snapshot).not.toBe(snapshot);
+    (loaded!.snapshot as { step: number }).step = 3;
+    const [record] = await store.readEvents('run-1');
+    expect(record!.event).toEqual(event);
+    expect(Object.isFrozen(record!.event)).toBe(false);
+    expect((await store.load('run-1'))!.snapshot).toEqual({
+      step: 2,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
   });
 
   it('keeps separate stores separate', async () => {

@@ -146,6 +146,8 @@ export interface RunStore {
   /**
    * `true` when nothing the store holds survives the process (the memory store). The runtime
    * then does not hold tool calls back until their call is stored: there is no crash to protect.
+   * It also hands such a store snapshots and events as immutable copies (`immutable-copy.ts`),
+   * which it can keep without copying them again.
    */
   readonly volatile?: boolean;
   /** Stores a new run at version 1. Throws {@link RunExistsError} when `runId` is taken. */
