@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createActor, type InspectionEvent, type Observer } from 'xstate';
 import { type InspectorPluginOptions, inspectorPlugin } from '../inspector/inspector-plugin.ts';
+import { persistedSnapshotOf } from '../machines/persisted-snapshot.ts';
 import type { RunInput } from '../machines/run-context.ts';
 import { type RunActorRef, runMachine, validateCallsAction } from '../machines/run-machine.ts';
 import type { Plugin, RunInfo } from '../plugins/define-plugin.ts';
@@ -233,7 +234,7 @@ export function createRuntime(options: RuntimeOptions) {
       persist.snapshot({
         status: runStatusOf(snapshot),
         state,
-        snapshot: actor.getPersistedSnapshot(),
+        snapshot: persistedSnapshotOf(actor),
         labels: snapshot.context.labels,
         toolCallIds: snapshot.context.batch.pending.map((call) => call.toolCallId),
       });

@@ -1,5 +1,6 @@
 import { type Observable, ReplaySubject } from 'rxjs';
 import type { SnapshotFrom } from 'xstate';
+import { persistedSnapshotOf } from '../machines/persisted-snapshot.ts';
 import type { RunContext } from '../machines/run-context.ts';
 import type { RunActorRef, RunMachine } from '../machines/run-machine.ts';
 import type { ToolCatalog } from '../tools/tool-catalog.ts';
@@ -226,7 +227,7 @@ export class RunHandle {
 
   /** The persisted snapshot (JSON), as stores save it. */
   getPersistedSnapshot(): unknown {
-    return this.actor.getPersistedSnapshot();
+    return persistedSnapshotOf(this.actor);
   }
 
   /** @internal The runtime feeds events here. */

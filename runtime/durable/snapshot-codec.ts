@@ -59,15 +59,13 @@ export function packSnapshot(persisted: unknown, cache: PackCache = new WeakMap(
   const run = persisted as PersistedRun;
   if (!isObject(run) || !isObject(run.children) || !isObject(run.context)) return persisted;
   const context = run.context as Record<string, unknown>;
-  let paths: Map<object, ContextPath> | undefined;
   const find = (value: object): ContextPath | undefined => {
     if (value === context) return [];
     for (const key in context) if (context[key] === value) return [key];
     const known = cache.get(value);
     if (known === null) return undefined;
     if (known !== undefined && follow(context, known) === value) return known;
-    paths ??= contextPaths(context);
-    const path = paths.get(value);
+    const path = pathTo(context, value);
     cache.set(value, path ?? null);
     return path;
   };
@@ -82,8 +80,8 @@ export function packSnapshot(persisted: unknown, cache: PackCache = new WeakMap(
     for (const [member, value] of Object.entries(input)) {
       const path = isObject(value) ? find(value) : undefined;
       if (path === undefined) continue;
-      packed ??= { ...input };
-      delete packed[member];
+      // Built without `delete`, which would leave a slow (dictionary-mode) object to copy.
+      packed ??= withoutShared(input as Record<string, unknown>, find);
       refs[id] = { ...refs[id], [member]: path };
     }
     if (packed !== undefined) {
@@ -115,23 +113,49 @@ export function unpackSnapshot(stored: unknown): unknown {
   return { ...rest, children };
 }
 
+/** `input` without the members `find` locates in the context. */
+function withoutShared(
+  input: Record<string, unknown>,
+  find: (value: object) => ContextPath | undefined,
+): Record<string, unknown> {
+  const kept: Record<string, unknown> = {};
+  for (const [member, value] of Object.entries(input)) {
+    if (!isObject(value) || find(value) === undefined) kept[member] = value;
+  }
+  return kept;
+}
+
 /**
- * Every object in the context down to {@link INDEX_DEPTH} steps (`batch.pending.1` is three), by
- * identity. The first path found for an object is kept.
+ * The path to `target` in the context, at most {@link INDEX_DEPTH} steps down
+ * (`batch.pending.1` is three), by identity; depth first, members in order. Compares identities
+ * only, allocating nothing until it finds the target: most objects looked for (a tool call's
+ * `meta`) are not in the context, and indexing every object of it (the whole transcript) for
+ * each new child cost more than the rest of the pack.
  */
-function contextPaths(context: object): Map<object, ContextPath> {
-  const paths = new Map<object, ContextPath>();
-  const walk = (value: object, path: ContextPath): void => {
-    if (paths.has(value)) return;
-    paths.set(value, path);
-    if (path.length === INDEX_DEPTH) return;
-    const entries: [string | number, unknown][] = Array.isArray(value)
-      ? value.map((element, index) => [index, element])
-      : Object.entries(value);
-    for (const [key, member] of entries) if (isObject(member)) walk(member, [...path, key]);
+function pathTo(context: object, target: object): ContextPath | undefined {
+  const path: ContextPath = [];
+  const search = (value: object): boolean => {
+    if (path.length === INDEX_DEPTH) return false;
+    if (Array.isArray(value)) {
+      for (let index = 0; index < value.length; index++) {
+        const member: unknown = value[index];
+        if (!isObject(member)) continue;
+        path.push(index);
+        if (member === target || search(member)) return true;
+        path.pop();
+      }
+      return false;
+    }
+    for (const key in value) {
+      const member: unknown = (value as Record<string, unknown>)[key];
+      if (!isObject(member)) continue;
+      path.push(key);
+      if (member === target || search(member)) return true;
+      path.pop();
+    }
+    return false;
   };
-  walk(context, []);
-  return paths;
+  return search(context) ? path : undefined;
 }
 
 function follow(context: unknown, path: ContextPath): unknown {

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { createActor, waitFor } from 'xstate';
+import { z } from 'zod';
+import { createRuntime } from '../runtime/create-runtime.ts';
+import { scriptedPlanner } from '../runtime/planner.ts';
+import { defineTool } from '../tools/define-tool.ts';
+import { persistedSnapshotOf } from './persisted-snapshot.ts';
+
+const add = defineTool({
+  id: 'math.add',
+  description: 'Adds two numbers',
+  input: z.object({ a: z.number(), b: z.number() }),
+  execute: async ({ a, b }) => ({ sum: a + b }),
+});
+
+describe('persistedSnapshotOf', () => {
+  it('gives what actor.getPersistedSnapshot() gives, the context object itself included, in every state of a run', async () => {
+    const runtime = createRuntime({
+      agent: { id: 'a' },
+      telemetry: false,
+      tools: [add],
+      planner: scriptedPlanner([
+        { toolCalls: [{ name: 'math.add', input: { a: 1, b: 2 } }] },
+        { toolCalls: [{ name: 'math.add', input: { a: 3, b: 4 } }] },
+        { finalResponse: { text: 'done' } },
+      ]),
+    });
+    const actor = createActor(runtime.machine, {
+      input: {
+        runId: 'r1',
+        agent: { id: 'a' },
+        messages: [{ role: 'user', content: 'add' }],
+        caps: runtime.caps,
+      },
+    });
+    const pairs: [unknown, unknown][] = [];
+    actor.subscribe(() => pairs.push([persistedSnapshotOf(actor), actor.getPersistedSnapshot()]));
+    actor.start();
+    await waitFor(actor, (snapshot) => snapshot.status === 'done');
+    const states = new Set(pairs.map(([, expected]) => (expected as { value: unknown }).value));
+    expect([...states]).toEqual(expect.arrayContaining(['planning', 'executing', 'completed']));
+    for (const [persisted, expected] of pairs) {
+      expect(persisted).toStrictEqual(expected);
+      expect(Object.keys(persisted as object)).toEqual(Object.keys(expected as object));
+      expect((persisted as { context: unknown }).context).toBe((expected as { context: unknown }).context);
+    }
+    // A running child is persisted with its input, as XState does.
+    expect(
+      pairs.some(([persisted]) => Object.keys((persisted as { children: object }).children).length > 0),
+    ).toBe(true);
+  });
+});
