@@ -13,6 +13,7 @@
  */
 import {
   type Counter,
+  createNoopMeter,
   type Histogram,
   type MeterProvider,
   metrics,
@@ -47,7 +48,20 @@ export interface ToolwardenInstruments {
   policyDecisions: Counter;
   runs: Counter;
   runsActive: UpDownCounter;
+  /**
+   * False when every instrument is `@opentelemetry/api`'s no-op (no SDK registered): callers
+   * then skip building attribute objects and reading clocks for measurements nobody records.
+   */
+  recording: boolean;
 }
+
+/** The API's no-op instruments (singletons): what a meter gives when no SDK is registered. */
+const NOOP_METER = createNoopMeter();
+const NOOP_INSTRUMENTS: readonly unknown[] = [
+  NOOP_METER.createCounter('noop'),
+  NOOP_METER.createHistogram('noop'),
+  NOOP_METER.createUpDownCounter('noop'),
+];
 
 /** Creates the instruments on `provider`'s `toolwarden` meter. */
 export function createInstruments(provider: MeterProvider): ToolwardenInstruments {
@@ -56,7 +70,7 @@ export function createInstruments(provider: MeterProvider): ToolwardenInstrument
     const descriptor = TOOLWARDEN_METRICS[name] as MetricDescriptor;
     return { unit: descriptor.unit, description: descriptor.description };
   };
-  return {
+  const instruments: Omit<ToolwardenInstruments, 'recording'> = {
     toolCalls: meter.createCounter(METRIC_TOOLWARDEN_TOOL_CALLS, options(METRIC_TOOLWARDEN_TOOL_CALLS)),
     toolDuration: meter.createHistogram(METRIC_TOOLWARDEN_TOOL_DURATION, {
       ...options(METRIC_TOOLWARDEN_TOOL_DURATION),
@@ -73,6 +87,8 @@ export function createInstruments(provider: MeterProvider): ToolwardenInstrument
       options(METRIC_TOOLWARDEN_RUNS_ACTIVE),
     ),
   };
+  const recording = Object.values(instruments).some((instrument) => !NOOP_INSTRUMENTS.includes(instrument));
+  return { ...instruments, recording };
 }
 
 /**

@@ -48,10 +48,11 @@ import {
   type TracerProvider,
   trace,
 } from '@opentelemetry/api';
-import type { Plugin, RunInfo } from '../plugins/define-plugin.ts';
+import type { PlanInvocation, Plugin, RunInfo, ToolInvocation } from '../plugins/define-plugin.ts';
 import type { PlanResult } from '../runtime/planner.ts';
 import type { RunEvent } from '../runtime/run-events.ts';
 import type { RetryHint } from '../tools/retry-hint.ts';
+import type { ToolResult } from '../tools/tool-result.ts';
 import {
   ATTR_ERROR_TYPE,
   ATTR_GEN_AI_AGENT_ID,
@@ -255,7 +256,9 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
     annotate?.(segment.span);
     segment.span.end();
     segment.instruments.runsActive.add(-1);
-    segment.instruments.runs.add(1, { [ATTR_TOOLWARDEN_RUN_STATUS]: status });
+    if (segment.instruments.recording) {
+      segment.instruments.runs.add(1, { [ATTR_TOOLWARDEN_RUN_STATUS]: status });
+    }
   }
 
   /** The tool name metrics may carry: a known tool's id, else {@link OTHER_TOOL}. */
@@ -297,10 +300,12 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
     const attempt = segment.attempts.get(result.toolCallId);
     segment.attempts.delete(result.toolCallId);
     if (segment.wrapped.delete(result.toolCallId)) return;
-    segment.instruments.toolCalls.add(1, {
-      [ATTR_GEN_AI_TOOL_NAME]: metricTool(result.name, result.retryHint?.reason),
-      [ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME]: toolCallOutcome(result),
-    });
+    if (segment.instruments.recording) {
+      segment.instruments.toolCalls.add(1, {
+        [ATTR_GEN_AI_TOOL_NAME]: metricTool(result.name, result.retryHint?.reason),
+        [ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME]: toolCallOutcome(result),
+      });
+    }
     if (!segment.recording) return;
     const span = tracer.startSpan(
       executeToolSpanName(result.name),
@@ -328,6 +333,100 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
     span.end();
   }
 
+  /** `wrapPlan` in a recorded segment: the planner runs inside a `plan` span. */
+  async function tracePlan(
+    segment: Segment,
+    plan: PlanInvocation,
+    next: (plan: PlanInvocation) => Promise<PlanResult>,
+  ): Promise<PlanResult> {
+    const span = tracer.startSpan(
+      planSpanName(plan.run.agent.name),
+      {
+        kind: SpanKind.INTERNAL,
+        attributes: {
+          [ATTR_TOOLWARDEN_RUN_ID]: plan.run.runId,
+          [ATTR_TOOLWARDEN_TURN_ID]: plan.input.turnId,
+          [ATTR_TOOLWARDEN_PLAN_KIND]: plan.kind,
+        },
+      },
+      segment.context,
+    );
+    try {
+      // The planner (an LLM client, maybe instrumented itself) runs inside the plan span.
+      const result = await context.with(trace.setSpan(segment.context, span), next, undefined, plan);
+      span.setAttribute(ATTR_TOOLWARDEN_PLAN_RESULT_KIND, planResultKind(result));
+      return result;
+    } catch (err) {
+      failSpan(span, err);
+      throw err;
+    } finally {
+      span.end();
+    }
+  }
+
+  /** `wrapToolCall` when something records: the tool's metrics, and its span in a recorded segment. */
+  async function traceToolCall(
+    segment: Segment,
+    call: ToolInvocation,
+    next: (call: ToolInvocation) => Promise<ToolResult>,
+  ): Promise<ToolResult> {
+    const { tool, meta } = call;
+    const started = performance.now();
+    const count = (outcome: ToolCallOutcome) => {
+      const attributes = { [ATTR_GEN_AI_TOOL_NAME]: tool.id, [ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME]: outcome };
+      segment.instruments.toolCalls.add(1, attributes);
+      segment.instruments.toolDuration.record((performance.now() - started) / 1000, attributes);
+    };
+    if (!segment.recording) {
+      let outcome: ToolCallOutcome = 'error';
+      try {
+        const result = await context.with(segment.context, next, undefined, call);
+        outcome = toolCallOutcome(result);
+        return result;
+      } finally {
+        count(outcome);
+      }
+    }
+    const span = tracer.startSpan(
+      executeToolSpanName(tool.id),
+      {
+        kind: SpanKind.INTERNAL,
+        attributes: toolAttributes({
+          tool: tool.id,
+          description: tool.description,
+          runId: meta.runId,
+          sessionId: meta.sessionId,
+          turnId: meta.turnId,
+          toolCallId: meta.toolCallId,
+          parentToolCallId: meta.parentToolCallId,
+          attempt: meta.attempt,
+        }),
+      },
+      segment.context,
+    );
+    const info = { tool: tool.id, toolCallId: meta.toolCallId, runId: meta.runId };
+    recordContent(span, ATTR_GEN_AI_TOOL_CALL_ARGUMENTS, call.input, { kind: 'arguments', ...info });
+    let result: ToolResult;
+    try {
+      // `execute` (and what it calls) sees the tool span as the active span.
+      result = await context.with(trace.setSpan(segment.context, span), next, undefined, call);
+    } catch (err) {
+      // An inner wrapper threw: the runtime records that as an executed call that failed.
+      span.setAttribute(ATTR_TOOLWARDEN_TOOL_CALL_EXECUTED, true);
+      failSpan(span, err);
+      span.end();
+      count('error');
+      throw err;
+    }
+    finishTool(span, result);
+    if (!result.error) {
+      recordContent(span, ATTR_GEN_AI_TOOL_CALL_RESULT, result.result, { kind: 'result', ...info });
+    }
+    span.end();
+    count(toolCallOutcome(result));
+    return result;
+  }
+
   return {
     name: TELEMETRY_PLUGIN_NAME,
 
@@ -348,96 +447,26 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
       });
     },
 
-    async wrapPlan(plan, next) {
+    wrapPlan(plan, next) {
       const segment = ensure(plan.run);
       for (const tool of plan.input.tools) descriptions.set(tool.name, tool.description);
       // Unrecorded, but inside the segment's context, so a sampled-out run's planner spans are
-      // children of its dropped root (and dropped too), not roots of traces of their own.
-      if (!segment.recording) return context.with(segment.context, next, undefined, plan);
-      const span = tracer.startSpan(
-        planSpanName(plan.run.agent.name),
-        {
-          kind: SpanKind.INTERNAL,
-          attributes: {
-            [ATTR_TOOLWARDEN_RUN_ID]: plan.run.runId,
-            [ATTR_TOOLWARDEN_TURN_ID]: plan.input.turnId,
-            [ATTR_TOOLWARDEN_PLAN_KIND]: plan.kind,
-          },
-        },
-        segment.context,
-      );
-      try {
-        // The planner (an LLM client, maybe instrumented itself) runs inside the plan span.
-        const result = await context.with(trace.setSpan(segment.context, span), next, undefined, plan);
-        span.setAttribute(ATTR_TOOLWARDEN_PLAN_RESULT_KIND, planResultKind(result));
-        return result;
-      } catch (err) {
-        failSpan(span, err);
-        throw err;
-      } finally {
-        span.end();
-      }
+      // children of its dropped root (and dropped too), not roots of traces of their own. Not an
+      // async function on this path: that would add a promise and a tick to every turn.
+      if (!segment.recording) return promised(() => context.with(segment.context, next, undefined, plan));
+      return tracePlan(segment, plan, next);
     },
 
-    async wrapToolCall(call, next) {
+    wrapToolCall(call, next) {
       const segment = ensure(call.run);
-      const { tool, meta } = call;
-      segment.wrapped.add(meta.toolCallId);
-      descriptions.set(tool.id, tool.description);
-      const started = performance.now();
-      const count = (outcome: ToolCallOutcome) => {
-        const attributes = { [ATTR_GEN_AI_TOOL_NAME]: tool.id, [ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME]: outcome };
-        segment.instruments.toolCalls.add(1, attributes);
-        segment.instruments.toolDuration.record((performance.now() - started) / 1000, attributes);
-      };
-      if (!segment.recording) {
-        let outcome: ToolCallOutcome = 'error';
-        try {
-          const result = await context.with(segment.context, next, undefined, call);
-          outcome = toolCallOutcome(result);
-          return result;
-        } finally {
-          count(outcome);
-        }
+      segment.wrapped.add(call.meta.toolCallId);
+      descriptions.set(call.tool.id, call.tool.description);
+      // Nothing records (no SDK registered): no span, no clock, no metric attributes; the call
+      // still runs inside the segment's context.
+      if (!segment.recording && !segment.instruments.recording) {
+        return promised(() => context.with(segment.context, next, undefined, call));
       }
-      const span = tracer.startSpan(
-        executeToolSpanName(tool.id),
-        {
-          kind: SpanKind.INTERNAL,
-          attributes: toolAttributes({
-            tool: tool.id,
-            description: tool.description,
-            runId: meta.runId,
-            sessionId: meta.sessionId,
-            turnId: meta.turnId,
-            toolCallId: meta.toolCallId,
-            parentToolCallId: meta.parentToolCallId,
-            attempt: meta.attempt,
-          }),
-        },
-        segment.context,
-      );
-      const info = { tool: tool.id, toolCallId: meta.toolCallId, runId: meta.runId };
-      recordContent(span, ATTR_GEN_AI_TOOL_CALL_ARGUMENTS, call.input, { kind: 'arguments', ...info });
-      let result: Awaited<ReturnType<typeof next>>;
-      try {
-        // `execute` (and what it calls) sees the tool span as the active span.
-        result = await context.with(trace.setSpan(segment.context, span), next, undefined, call);
-      } catch (err) {
-        // An inner wrapper threw: the runtime records that as an executed call that failed.
-        span.setAttribute(ATTR_TOOLWARDEN_TOOL_CALL_EXECUTED, true);
-        failSpan(span, err);
-        span.end();
-        count('error');
-        throw err;
-      }
-      finishTool(span, result);
-      if (!result.error) {
-        recordContent(span, ATTR_GEN_AI_TOOL_CALL_RESULT, result.result, { kind: 'result', ...info });
-      }
-      span.end();
-      count(toolCallOutcome(result));
-      return result;
+      return traceToolCall(segment, call, next);
     },
 
     onEvent(event, run) {
@@ -465,15 +494,18 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
           const segment = ensure(run);
           const { hint } = event;
           if (segment.recording) segment.attempts.set(hint.toolCallId, hint.attempt);
-          segment.instruments.retryHints.add(1, {
-            [ATTR_TOOLWARDEN_RETRY_HINT_REASON]: hint.reason,
-            [ATTR_GEN_AI_TOOL_NAME]: metricTool(hint.tool, hint.reason),
-          });
+          if (segment.instruments.recording) {
+            segment.instruments.retryHints.add(1, {
+              [ATTR_TOOLWARDEN_RETRY_HINT_REASON]: hint.reason,
+              [ATTR_GEN_AI_TOOL_NAME]: metricTool(hint.tool, hint.reason),
+            });
+          }
           return;
         }
         case 'policy_decision': {
           const segment = ensure(run);
           const { decision } = event;
+          if (!segment.recording && !segment.instruments.recording) return;
           const kind = policyDecisionKind(decision.kinds);
           segment.instruments.policyDecisions.add(1, {
             [ATTR_TOOLWARDEN_POLICY_NAME]: decision.policy,
@@ -574,6 +606,15 @@ function failSpan(span: Span, err: unknown): void {
   } else {
     span.setAttribute(ATTR_ERROR_TYPE, '_OTHER');
     span.setStatus({ code: SpanStatusCode.ERROR, message: String(err) });
+  }
+}
+
+/** `run()`'s promise, or a rejected one when it throws: what an async hook would return. */
+function promised<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return run();
+  } catch (err) {
+    return Promise.reject(err);
   }
 }
 

@@ -1,4 +1,4 @@
-import { metrics } from '@opentelemetry/api';
+import { createNoopMeter, metrics } from '@opentelemetry/api';
 import {
   type DataPoint,
   DataPointType,
@@ -15,7 +15,7 @@ import type { PolicyRunner } from '../policies/policy-runner.ts';
 import { createRuntime, type RuntimeOptions } from '../runtime/create-runtime.ts';
 import { type ScriptedStep, scriptedPlanner } from '../runtime/planner.ts';
 import { TOOLWARDEN_METRICS } from '../telemetry/attributes.ts';
-import { TOOL_DURATION_BUCKETS_S } from '../telemetry/metrics.ts';
+import { createInstruments, TOOL_DURATION_BUCKETS_S } from '../telemetry/metrics.ts';
 import { OTHER_TOOL } from '../telemetry/telemetry-plugin.ts';
 import { defineTool } from '../tools/define-tool.ts';
 
@@ -251,6 +251,11 @@ describe('telemetry metrics (SPEC §6)', () => {
     });
     expect(sums(byName.get('toolwarden.policy.decisions'))).not.toEqual({});
     expect(sums(byName.get('toolwarden.runs'))).toEqual({ 'toolwarden.run.status=completed': 1 });
+  });
+
+  it('says its instruments record nothing on the no-op meter of @opentelemetry/api (no SDK), so hooks skip their attributes', () => {
+    expect(createInstruments({ getMeter: () => createNoopMeter() }).recording).toBe(false);
+    expect(createInstruments(meter().provider).recording).toBe(true);
   });
 
   it('reports to a global MeterProvider registered after the runtime was created', async () => {

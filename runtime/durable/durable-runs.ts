@@ -174,13 +174,12 @@ export function createDurableRuns(config: DurableRunsConfig) {
    */
   const toolGate: Plugin = {
     name: 'toolwarden:durable-runs',
-    async wrapToolCall(call, next) {
+    wrapToolCall(call, next) {
       // A volatile store (memory) does not survive a crash: there is nothing to protect.
       const persister = store.volatile ? undefined : persisters.get(call.meta.runId);
-      if (persister !== undefined) {
-        await unlessAborted(persister.whenRecorded(call.meta.toolCallId), call.signal);
-      }
-      return next(call);
+      // Not an async function: passing the call through would cost a promise and a tick.
+      if (persister === undefined) return next(call);
+      return unlessAborted(persister.whenRecorded(call.meta.toolCallId), call.signal).then(() => next(call));
     },
   };
 
