@@ -1,5 +1,5 @@
-import { fromPromise } from 'xstate';
 import type { ExecuteToolInput, ExecuteToolOutput } from '../../machines/run-actors.ts';
+import { fromTask } from '../../machines/task-actor.ts';
 import { composeWrappers, type RunInfo, type ToolInvocation } from '../../plugins/define-plugin.ts';
 import { executeToolCall } from '../../tools/call-tool.ts';
 import { toPolicyRetryHint } from '../../tools/retry-hint.ts';
@@ -24,7 +24,7 @@ export function createExecuteToolActor(deps: RunDeps, runInfoFor: (runId: string
         defaultTimeoutMs: deps.defaultToolTimeoutMs,
       }),
   );
-  return fromPromise<ExecuteToolOutput, ExecuteToolInput>(async ({ input, signal }) => {
+  return fromTask<ExecuteToolOutput, ExecuteToolInput>(async ({ input, controller }) => {
     const { call, meta, index, labels } = input;
     const tool = deps.catalog.get(call.name);
     let result: ToolResult;
@@ -44,7 +44,7 @@ export function createExecuteToolActor(deps: RunDeps, runInfoFor: (runId: string
           labels,
           droppedFields: call.droppedFields ?? [],
           run: runInfoFor(meta.runId),
-          signal,
+          signal: controller.signal,
         });
       } catch (err) {
         result = { name: call.name, toolCallId: call.toolCallId, executed: true, error: ToolError.from(err) };

@@ -1,6 +1,6 @@
-import { fromPromise } from 'xstate';
 import type { PlanActorInput, PlanActorOutput } from '../../machines/run-actors.ts';
 import { type RunContext, turnId } from '../../machines/run-context.ts';
+import { fromTask } from '../../machines/task-actor.ts';
 import { composeWrappers, type PlanInvocation } from '../../plugins/define-plugin.ts';
 import { toolResultFromJSON } from '../../tools/tool-result.ts';
 import type { CapsState } from '../caps.ts';
@@ -30,11 +30,13 @@ export function createPlanActor(deps: RunDeps) {
         ? deps.planner.planStart(plan.input)
         : deps.planner.planResume(plan.input as PlanResumeInput),
   );
-  return fromPromise<PlanActorOutput, PlanActorInput>(({ input, signal }) => {
+  return fromTask<PlanActorOutput, PlanActorInput>(({ input, controller }) => {
     const { context, kind } = input;
     const deadline = planDeadline(context, kind, deps.finalizeGraceMs);
-    if (Date.now() >= deadline) return Promise.resolve({ timedOut: true });
-    const controller = new AbortController();
+    if (Date.now() >= deadline) return { timedOut: true };
+    // The actor's own controller is the planner's: stopping the actor (cancel) aborts it, and so
+    // does the deadline below.
+    const { signal } = controller;
     return new Promise<PlanActorOutput>((resolve, reject) => {
       let settled = false;
       // Assigned below; `waitUntil` calls back at once when the deadline passed meanwhile.
@@ -43,14 +45,11 @@ export function createPlanActor(deps: RunDeps) {
         if (settled) return;
         settled = true;
         stopWaiting();
-        signal.removeEventListener('abort', onAbort);
         done();
       };
-      const onAbort = () =>
-        settle(() => {
-          controller.abort(signal.reason);
-          reject(signal.reason);
-        });
+      // Left on the signal once settled: it can fire only once more, to no effect, and goes
+      // with the controller.
+      const onAbort = () => settle(() => reject(signal.reason));
       stopWaiting = waitUntil(deadline, () =>
         settle(() => {
           controller.abort(new Error('Time budget exhausted'));
@@ -61,7 +60,7 @@ export function createPlanActor(deps: RunDeps) {
       signal.addEventListener('abort', onAbort, { once: true });
       let planInput: PlanInput | PlanResumeInput;
       try {
-        planInput = buildPlanInput(deps, context, kind, controller.signal);
+        planInput = buildPlanInput(deps, context, kind, signal);
       } catch (err) {
         settle(() => reject(err));
         return;

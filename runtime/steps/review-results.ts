@@ -1,5 +1,5 @@
-import { fromPromise } from 'xstate';
 import type { ReviewResultsInput } from '../../machines/run-actors.ts';
+import { fromTask } from '../../machines/task-actor.ts';
 import type { PolicyEffects } from '../../policies/policy-effects.ts';
 import type { RunDeps } from './run-deps.ts';
 
@@ -10,7 +10,7 @@ import type { RunDeps } from './run-deps.ts';
  * finalizes or fails. Resuming from an answer reviews no results (they were reviewed already).
  */
 export function createReviewResultsActor(deps: RunDeps) {
-  return fromPromise<PolicyEffects, ReviewResultsInput>(async ({ input }) =>
+  return fromTask<PolicyEffects, ReviewResultsInput>(async ({ input }) =>
     deps.policies.onResults(input.context, input.context.batch.newResults, input.context.batch.newHints),
   );
 }

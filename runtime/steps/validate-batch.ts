@@ -1,6 +1,6 @@
-import { fromPromise } from 'xstate';
 import type { ValidateBatchInput, ValidateBatchOutput } from '../../machines/run-actors.ts';
 import { type PendingCall, type RunContext, turnId } from '../../machines/run-context.ts';
+import { fromTask } from '../../machines/task-actor.ts';
 import type { PolicyEffects } from '../../policies/policy-effects.ts';
 import { type PreparedCall, prepareToolCall } from '../../tools/call-tool.ts';
 import { type PolicyRetryHint, toPolicyRetryHint } from '../../tools/retry-hint.ts';
@@ -14,7 +14,7 @@ import type { RunDeps } from './run-deps.ts';
  * {@link validateCalls} checks each call against the tool boundary.
  */
 export function createValidateBatchActor(deps: RunDeps) {
-  return fromPromise<ValidateBatchOutput, ValidateBatchInput>(async ({ input }) => {
+  return fromTask<ValidateBatchOutput, ValidateBatchInput>(async ({ input }) => {
     const { context } = input;
     const effects = await deps.policies.onToolBatch(
       context,
