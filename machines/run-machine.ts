@@ -182,8 +182,8 @@ export const runMachine = setup({
         attempt: (context.toolStats[call.name]?.consecutiveFailures ?? 0) + 1,
         status: 'proposed',
       }));
+      // `messages` first: members added after a spread cost ~0.5 µs each on Node 20 (run-updates.ts).
       return {
-        ...turnRecorded(context, { pending, results: pending.map(() => null) }, {}),
         messages: [
           ...context.messages,
           {
@@ -196,6 +196,7 @@ export const runMachine = setup({
             })),
           },
         ],
+        ...turnRecorded(context, { pending, results: pending.map(() => null) }, {}),
       };
     }),
     recordClarificationRequest: assign(({ context, event }) => {

@@ -14,7 +14,10 @@ export interface TaskArgs<TInput> {
 const RESOLVE = 'toolwarden.task.resolve';
 const REJECT = 'toolwarden.task.reject';
 const STOP = 'xstate.stop';
-/** Where a running task's controller is kept: on its actor, which the controller never outlives. */
+/**
+ * Where a running task's controller is kept: on its actor, which the controller never outlives.
+ * A module-wide `WeakMap`, as `fromPromise` has, measured ~4 µs per run step slower.
+ */
 const CONTROLLER = Symbol('toolwarden.task.controller');
 
 type WithController = { [CONTROLLER]?: AbortController };

@@ -57,12 +57,18 @@ export type ToolResultJSON = z.infer<typeof ToolResultJSONSchema>;
 
 /** Plain-JSON copy of a result, for snapshots, events and stores. */
 export function toolResultToJSON(result: ToolResult): ToolResultJSON {
-  const { error, ...rest } = result;
-  return error ? { ...rest, error: error.toJSON() } : { ...rest };
+  // A spread that replaces `error` rather than rest destructuring, which is several times slower
+  // (the same holds below); each runs once or twice per tool call.
+  if (result.error) return { ...result, error: result.error.toJSON() };
+  if (!('error' in result)) return { ...result } as ToolResultJSON;
+  const { error: _none, ...rest } = result;
+  return rest;
 }
 
 /** Rebuilds a result (with a real {@link ToolError}) from its JSON form. */
 export function toolResultFromJSON(json: ToolResultJSON): ToolResult {
-  const { error, ...rest } = json;
-  return error ? { ...rest, error: ToolError.fromJSON(error) } : { ...rest };
+  if (json.error) return { ...json, error: ToolError.fromJSON(json.error) };
+  if (!('error' in json)) return { ...json } as ToolResult;
+  const { error: _none, ...rest } = json;
+  return rest;
 }

@@ -82,14 +82,16 @@ export function packSnapshot(persisted: unknown, cache: PackCache = new WeakMap(
       if (path === undefined) continue;
       // Built without `delete`, which would leave a slow (dictionary-mode) object to copy.
       packed ??= withoutShared(input as Record<string, unknown>, find);
-      refs[id] = { ...refs[id], [member]: path };
+      refs[id] ??= {};
+      refs[id][member] = path;
     }
     if (packed !== undefined) {
       children[id] = { ...child, snapshot: { ...child.snapshot, input: packed } };
       shared = true;
     }
   }
-  return shared ? { ...run, children, [REFS]: refs } : persisted;
+  // Object.assign: a member added after a spread costs ~0.5 µs on Node 20 (run-updates.ts).
+  return shared ? Object.assign({}, run, { children, [REFS]: refs }) : persisted;
 }
 
 /**

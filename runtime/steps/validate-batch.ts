@@ -77,12 +77,12 @@ export function validateCalls(
       return { ...call, status: 'rejected' };
     }
     results.push(null);
-    return {
-      ...call,
-      status: prepared.tool.requiresConfirmation ? 'confirm' : 'admitted',
+    // Object.assign: members added after a spread cost ~0.5 µs each on Node 20 (run-updates.ts).
+    return Object.assign({}, call, {
+      status: prepared.tool.requiresConfirmation ? ('confirm' as const) : ('admitted' as const),
       preparedInput: prepared.input,
       droppedFields: prepared.droppedFields.length > 0 ? prepared.droppedFields : undefined,
-    };
+    });
   });
   return {
     pending,

@@ -122,17 +122,17 @@ export function memoryStore(options: MemoryStoreOptions = {}): RunStore {
       // Copy first: if the snapshot cannot be cloned, the stored run is left as it was.
       const snapshot = keep(update.snapshot);
       const events = records(runId, entry.events.length + 1, update.events ?? []);
-      const labels = update.labels === undefined ? entry.run.labels : { ...update.labels };
-      const { labels: _previous, ...rest } = entry.run;
-      entry.run = {
-        ...rest,
+      // Built by one spread and plain stores: rest destructuring and spreads of optional members
+      // cost ~2 µs per save, at two saves per run step.
+      const run: StoredRun = {
+        ...entry.run,
         status: update.status,
         version: entry.run.version + 1,
         snapshot,
         updatedAt: now(),
-        ...(labels === undefined ? {} : { labels }),
-        ...(entry.run.owner === undefined ? {} : { owner: entry.run.owner }),
       };
+      if (update.labels !== undefined) run.labels = { ...update.labels };
+      entry.run = run;
       entry.events.push(...events);
       entry.touch = ++touches;
       return written(entry.run);
@@ -230,7 +230,9 @@ function keep<T>(value: T): T {
  */
 function written(run: StoredRun): StoredRun {
   const snapshot = isImmutableCopy(run.snapshot) ? run.snapshot : structuredClone(run.snapshot);
-  return { ...run, snapshot, ...(run.labels === undefined ? {} : { labels: { ...run.labels } }) };
+  const copy: StoredRun = { ...run, snapshot };
+  if (run.labels !== undefined) copy.labels = { ...run.labels };
+  return copy;
 }
 
 /** Log records numbered from `first`, deep-copied (immutable copies are kept as they are). */
