@@ -1,33 +1,54 @@
-import type { Reporter, TestModule } from 'vitest/node';
+import type { Reporter, TestModule, TestSuite } from 'vitest/node';
 
 /**
  * Prints one plain closing line, `tests: N passed, N failed, N skipped`, and names every test file
- * whose tests were all skipped (a peer such as Jaeger, PostgreSQL, Chromium or the BFCL data was
- * missing), so a run without them says clearly what it did not check.
+ * or suite whose tests were all skipped (a peer such as Jaeger, PostgreSQL, Chromium or the BFCL
+ * data was missing), so a run without them says clearly what it did not check.
  */
 export default class SummaryReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
     let passed = 0;
     let failed = 0;
     let skipped = 0;
-    const skippedFiles: string[] = [];
+    const skippedSuites: string[] = [];
     for (const module of testModules) {
-      let moduleRan = 0;
+      const file = module.moduleId.replace(`${process.cwd()}/`, '');
       for (const test of module.children.allTests()) {
         const state = test.result().state;
         if (state === 'passed') passed++;
         else if (state === 'failed') failed++;
         else skipped++;
-        if (state === 'passed' || state === 'failed') moduleRan++;
       }
-      if (moduleRan === 0) skippedFiles.push(module.moduleId.replace(`${process.cwd()}/`, ''));
-      if (module.state() === 'failed' && moduleRan === 0) failed++;
+      if (module.state() === 'failed' && [...module.children.allTests()].length === 0) failed++;
+      if (allSkipped(module.children.allTests())) skippedSuites.push(file);
+      else {
+        for (const suite of module.children.allSuites()) {
+          if (allSkipped(suite.children.allTests()) && !parentSkipped(suite)) {
+            skippedSuites.push(`${file} > ${suite.fullName}`);
+          }
+        }
+      }
     }
-    if (skippedFiles.length > 0) {
+    if (skippedSuites.length > 0) {
       console.log(
-        `\nSkipped suites (a test peer or data set was missing):\n${skippedFiles.map((f) => `  - ${f}`).join('\n')}`,
+        `\nSkipped suites (a test peer or data set was missing):\n${skippedSuites.map((s) => `  - ${s}`).join('\n')}`,
       );
     }
     console.log(`\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
   }
+}
+
+function allSkipped(tests: Iterable<{ result(): { state: string } }>): boolean {
+  let any = false;
+  for (const test of tests) {
+    any = true;
+    const state = test.result().state;
+    if (state === 'passed' || state === 'failed') return false;
+  }
+  return any;
+}
+
+function parentSkipped(suite: TestSuite): boolean {
+  const parent = suite.parent;
+  return parent.type === 'suite' && allSkipped(parent.children.allTests());
 }
