@@ -11,6 +11,7 @@ export {
 } from './machines/run-machine.ts';
 export * from './plugins/index.ts';
 export * from './policies/index.ts';
+export * from './runtime/agent-tool.ts';
 export * from './runtime/caps.ts';
 export * from './runtime/create-runtime.ts';
 export * from './runtime/durable/index.ts';

@@ -2,6 +2,7 @@ import type { Caps, FinalizeReason } from '../runtime/caps.ts';
 import type { Message } from '../runtime/message.ts';
 import type { AwaitClarification, AwaitConfirmation, AwaitExternalTools } from '../runtime/planner.ts';
 import type { PolicyRetryHint } from '../tools/retry-hint.ts';
+import type { ToolCallMeta } from '../tools/tool-call-meta.ts';
 import type { ToolErrorJSON } from '../tools/tool-error.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
 
@@ -144,4 +145,28 @@ export interface RunInput {
 
 export function turnId(context: Pick<RunContext, 'runId' | 'turn'>): string {
   return `${context.runId}:t${context.turn}`;
+}
+
+/**
+ * Run labels that link a child run to the tool call that started it (agent-as-tool, SPEC §9).
+ * Labels, not context keys: they travel with the run into snapshots, events and spans as they are.
+ */
+export const PARENT_RUN_LABEL = 'toolwarden.parent_run_id';
+export const PARENT_TOOL_CALL_LABEL = 'toolwarden.parent_tool_call_id';
+
+/** The ToolCallMeta of one call of the run's current turn (SPEC §2). */
+export function toolCallMeta(
+  context: Pick<RunContext, 'runId' | 'turn' | 'sessionId' | 'agent' | 'labels'>,
+  call: { toolCallId: string; attempt: number },
+): ToolCallMeta {
+  const parentToolCallId = context.labels[PARENT_TOOL_CALL_LABEL];
+  return {
+    runId: context.runId,
+    sessionId: context.sessionId,
+    turnId: turnId(context),
+    toolCallId: call.toolCallId,
+    parentToolCallId,
+    agentId: context.agent.id,
+    attempt: call.attempt,
+  };
 }

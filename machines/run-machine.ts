@@ -18,7 +18,7 @@ import {
   runActors,
   type ValidateBatchOutput,
 } from './run-actors.ts';
-import { type PendingCall, type RunContext, type RunInput, turnId } from './run-context.ts';
+import { type PendingCall, type RunContext, type RunInput, toolCallMeta, turnId } from './run-context.ts';
 import {
   deadlineAt,
   foldResults,
@@ -396,14 +396,7 @@ export const runMachine = setup({
             call,
             index,
             labels: context.labels,
-            meta: {
-              runId: context.runId,
-              sessionId: context.sessionId,
-              turnId: turnId(context),
-              toolCallId: call.toolCallId,
-              agentId: context.agent.id,
-              attempt: call.attempt,
-            },
+            meta: toolCallMeta(context, call),
           },
         });
       });

@@ -1,5 +1,5 @@
 import type { ValidateBatchInput, ValidateBatchOutput } from '../../machines/run-actors.ts';
-import { type PendingCall, type RunContext, turnId } from '../../machines/run-context.ts';
+import { type PendingCall, type RunContext, toolCallMeta } from '../../machines/run-context.ts';
 import { fromTask } from '../../machines/task-actor.ts';
 import type { PolicyEffects } from '../../policies/policy-effects.ts';
 import { type PreparedCall, prepareToolCall } from '../../tools/call-tool.ts';
@@ -143,12 +143,5 @@ function exceedsRetryCap(context: RunContext, call: PendingCall): boolean {
 }
 
 export function metaFor(context: RunContext, call: Pick<PendingCall, 'toolCallId' | 'attempt'>) {
-  return {
-    runId: context.runId,
-    sessionId: context.sessionId,
-    turnId: turnId(context),
-    toolCallId: call.toolCallId,
-    agentId: context.agent.id,
-    attempt: call.attempt,
-  };
+  return toolCallMeta(context, call);
 }

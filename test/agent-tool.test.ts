@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { PARENT_TOOL_CALL_LABEL } from '../machines/run-context.ts';
+import { agentTool } from '../runtime/agent-tool.ts';
+import { createRuntime } from '../runtime/create-runtime.ts';
+import { type PlanResumeInput, scriptedPlanner } from '../runtime/planner.ts';
+import { defineTool } from '../tools/define-tool.ts';
+import type { ToolCallMeta } from '../tools/tool-call-meta.ts';
+import { ToolError } from '../tools/tool-error.ts';
+
+function researchRuntime(steps: Parameters<typeof scriptedPlanner>[0], seen: ToolCallMeta[] = []) {
+  const search = defineTool({
+    id: 'kb.search',
+    description: 'Search the knowledge base',
+    input: z.object({ query: z.string() }),
+    execute: async ({ query }, { meta }) => {
+      seen.push(meta);
+      return { hits: [`${query}: 42`] };
+    },
+  });
+  return createRuntime({
+    agent: { id: 'researcher' },
+    planner: scriptedPlanner(steps),
+    tools: [search],
+    telemetry: false,
+  });
+}
+
+describe('agentTool: another agent as a tool (SPEC §9)', () => {
+  it('runs the child agent, links it to the call, and returns its final response', async () => {
+    const seen: ToolCallMeta[] = [];
+    const child = researchRuntime(
+      [
+        { toolCalls: [{ name: 'kb.search', input: { query: 'answer' } }] },
+        { finalResponse: { text: 'It is 42.' } },
+      ],
+      seen,
+    );
+    const research = agentTool({
+      id: 'agents.research',
+      description: 'Ask the research agent',
+      input: z.object({ question: z.string() }),
+      runtime: child,
+      messages: ({ question }) => [{ role: 'user', content: question }],
+    });
+    const planner = scriptedPlanner([
+      {
+        toolCalls: [
+          { name: 'agents.research', toolCallId: 'ask-1', input: { question: 'What is the answer?' } },
+        ],
+      },
+      (input) => ({
+        finalResponse: { text: JSON.stringify((input as PlanResumeInput).toolResults[0]?.result) },
+      }),
+    ]);
+    const parent = createRuntime({ agent: { id: 'support' }, planner, tools: [research], telemetry: false });
+
+    const outcome = await parent
+      .start({ sessionId: 's1', messages: [{ role: 'user', content: 'ask' }] })
+      .result();
+
+    expect(outcome.status).toBe('completed');
+    const [result] = outcome.toolResults;
+    expect(result?.result).toEqual({ text: 'It is 42.' });
+    expect(result?.artifacts).toEqual([
+      {
+        kind: 'child_run',
+        title: 'agents.research run ask-1:child',
+        data: { runId: 'ask-1:child', status: 'completed', toolCalls: 1 },
+      },
+    ]);
+    // The child's tool calls know their parent call; the child shares the session.
+    expect(seen[0]).toMatchObject({ runId: 'ask-1:child', parentToolCallId: 'ask-1', sessionId: 's1' });
+    const stored = await child.store.load('ask-1:child');
+    expect(stored?.labels?.[PARENT_TOOL_CALL_LABEL]).toBe('ask-1');
+    // Artifacts never reach the model: the transcript holds the result only.
+    expect(JSON.stringify(outcome.transcript)).not.toContain('child_run');
+  });
+
+  it('fails the call with the child error as its cause when the child run fails', async () => {
+    const child = researchRuntime([{ finalResponse: undefined } as never]);
+    const research = agentTool({
+      id: 'agents.research',
+      description: 'Ask the research agent',
+      input: z.object({ question: z.string() }),
+      runtime: child,
+      messages: ({ question }) => [{ role: 'user', content: question }],
+    });
+    const planner = scriptedPlanner([
+      { toolCalls: [{ name: 'agents.research', toolCallId: 'ask-2', input: { question: '?' } }] },
+      { finalResponse: { text: 'gave up' } },
+    ]);
+    const parent = createRuntime({ agent: { id: 'support' }, planner, tools: [research], telemetry: false });
+
+    await parent.start({ messages: [{ role: 'user', content: 'ask' }] }).result();
+
+    const resumed = planner.calls[1] as PlanResumeInput;
+    const error = resumed.toolResults[0]?.error;
+    expect(error).toBeInstanceOf(ToolError);
+    expect(error?.message).toBe('Child run ask-2:child of agents.research failed');
+    expect(error?.cause?.message).toContain('Planner');
+    expect(error?.toJSON().cause).toBeDefined();
+  });
+
+  it('cancels the child run when the parent run is canceled', async () => {
+    const child = researchRuntime([() => new Promise(() => {})]);
+    const research = agentTool({
+      id: 'agents.research',
+      description: 'Ask the research agent',
+      input: z.object({ question: z.string() }),
+      runtime: child,
+      messages: ({ question }) => [{ role: 'user', content: question }],
+    });
+    const planner = scriptedPlanner([
+      { toolCalls: [{ name: 'agents.research', toolCallId: 'ask-3', input: { question: '?' } }] },
+    ]);
+    const parent = createRuntime({ agent: { id: 'support' }, planner, tools: [research], telemetry: false });
+    const run = parent.start({ messages: [{ role: 'user', content: 'ask' }] });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const childRun = child.get('ask-3:child');
+    expect(childRun?.status).toBe('running');
+
+    run.cancel('user left');
+
+    expect((await run.result()).status).toBe('canceled');
+    expect((await childRun!.result()).status).toBe('canceled');
+  });
+});
