@@ -30,9 +30,10 @@ import type { PersistedWrite } from '../runtime/durable/run-persister.ts';
 import { packSnapshot } from '../runtime/durable/snapshot-codec.ts';
 import type { PlanInput, PlanResult, PlanResumeInput } from '../runtime/planner.ts';
 import { memoryStore } from '../runtime/stores/memory-store.ts';
-import type { RunStore, StoredRun } from '../runtime/stores/run-store.ts';
+import type { RunStore } from '../runtime/stores/run-store.ts';
 import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
 import { defineTool } from '../tools/define-tool.ts';
+import { discardingStore } from './support/reference-loop.ts';
 
 export interface DurableBenchOptions {
   /** Measured 10-step runs per store (after warm-up). Default 50. */
@@ -97,21 +98,6 @@ function loopPlanner(awaitAtEnd = false) {
 }
 
 const prompt = [{ role: 'user' as const, content: 'Add the numbers' }];
-
-/** A store that keeps nothing: the run's own cost, without persistence. */
-function discardingStore(): RunStore {
-  const stored = (runId: string, version: number) => ({ runId, version }) as unknown as StoredRun;
-  return {
-    create: async (run) => stored(run.runId, 1),
-    load: async () => undefined,
-    save: async (runId, update) => stored(runId, update.expectedVersion + 1),
-    list: async () => [],
-    appendEvents: async () => {},
-    readEvents: async () => [],
-    delete: async () => false,
-    close: async () => {},
-  };
-}
 
 /** Runs the benchmark on a temporary SQLite file. */
 export async function benchDurable(options: DurableBenchOptions = {}): Promise<DurableBenchResult> {

@@ -24,69 +24,17 @@ import { existsSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { assign, createActor, fromPromise, setup, waitFor } from 'xstate';
-import { z } from 'zod';
 import { DEFAULT_CAPS } from '../runtime/caps.ts';
 import { createRuntime, type RuntimeOptions } from '../runtime/create-runtime.ts';
 import type { Message } from '../runtime/message.ts';
-import {
-  type PlanInput,
-  type Planner,
-  type PlanResult,
-  type PlanResumeInput,
-  scriptedPlanner,
-} from '../runtime/planner.ts';
+import type { PlanInput, PlanResult, PlanResumeInput } from '../runtime/planner.ts';
 import { capsState } from '../runtime/steps/plan-step.ts';
-import type { RunStore, StoredRun } from '../runtime/stores/run-store.ts';
 import { executeToolCall, prepareToolCall } from '../tools/call-tool.ts';
-import { defineTool } from '../tools/define-tool.ts';
 import { ToolCatalog } from '../tools/tool-catalog.ts';
 import type { ToolResult } from '../tools/tool-result.ts';
+import { addTool, discardingStore, resettablePlanner, STEPS } from './support/reference-loop.ts';
 
-/** A store that keeps nothing: isolates the run actor's own cost from persistence. */
-export function discardingStore(): RunStore {
-  const stored = (runId: string, version: number): StoredRun => ({ runId, version }) as unknown as StoredRun;
-  return {
-    create: async (run) => stored(run.runId, 1),
-    load: async () => undefined,
-    save: async (runId, update) => stored(runId, update.expectedVersion + 1),
-    list: async () => [],
-    appendEvents: async () => {},
-    readEvents: async () => [],
-    delete: async () => false,
-    close: async () => {},
-  };
-}
-
-/** Tool calls per run; the run has STEPS + 1 planner turns (the last gives the final response). */
-export const STEPS = 10;
-
-const addTool = defineTool({
-  id: 'bench.add',
-  description: 'Adds two numbers',
-  input: z.object({ a: z.number(), b: z.number() }),
-  output: z.object({ sum: z.number() }),
-  execute: async ({ a, b }) => ({ sum: a + b }),
-});
-
-const script = () =>
-  scriptedPlanner([
-    ...Array.from({ length: STEPS }, (_, i) => ({
-      toolCalls: [{ name: 'bench.add', toolCallId: `call-${i + 1}`, input: { a: i, b: 1 } }],
-    })),
-    { finalResponse: { text: 'done' } },
-  ]);
-
-/** The scripted planner, started afresh for every run (the runtime holds one planner). */
-function resettablePlanner(): Planner & { reset(): void } {
-  let current = script();
-  return {
-    reset: () => {
-      current = script();
-    },
-    planStart: (input) => current.planStart(input),
-    planResume: (input) => current.planResume(input),
-  };
-}
+export { discardingStore, STEPS } from './support/reference-loop.ts';
 
 const prompt: Message[] = [{ role: 'user', content: 'Add the numbers' }];
 

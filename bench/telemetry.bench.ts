@@ -24,15 +24,9 @@ import { context } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { z } from 'zod';
 import { createRuntime, type RuntimeOptions } from '../runtime/create-runtime.ts';
 import type { Message } from '../runtime/message.ts';
-import { type Planner, scriptedPlanner } from '../runtime/planner.ts';
-import type { RunStore, StoredRun } from '../runtime/stores/run-store.ts';
-import { defineTool } from '../tools/define-tool.ts';
-
-/** Tool calls per run; the run has STEPS + 1 planner turns. */
-const STEPS = 10;
+import { addTool, discardingStore, resettablePlanner, STEPS } from './support/reference-loop.ts';
 
 export interface TelemetryBenchResult {
   steps: number;
@@ -53,49 +47,6 @@ export interface TelemetryBenchResult {
   withinTarget: boolean;
   /** The same medians in wall-clock µs per step (noisy on a busy machine). */
   wallUsPerStep: { off: number; noSdk: number; offContextManager: number; sdk: number };
-}
-
-const addTool = defineTool({
-  id: 'bench.add',
-  description: 'Adds two numbers',
-  input: z.object({ a: z.number(), b: z.number() }),
-  output: z.object({ sum: z.number() }),
-  execute: async ({ a, b }) => ({ sum: a + b }),
-});
-
-const script = () =>
-  scriptedPlanner([
-    ...Array.from({ length: STEPS }, (_, i) => ({
-      toolCalls: [{ name: 'bench.add', toolCallId: `call-${i + 1}`, input: { a: i, b: 1 } }],
-    })),
-    { finalResponse: { text: 'done' } },
-  ]);
-
-/** The scripted planner, started afresh for every run. */
-function resettablePlanner(): Planner & { reset(): void } {
-  let current = script();
-  return {
-    reset: () => {
-      current = script();
-    },
-    planStart: (input) => current.planStart(input),
-    planResume: (input) => current.planResume(input),
-  };
-}
-
-/** A store that keeps nothing. */
-function discardingStore(): RunStore {
-  const stored = (runId: string, version: number) => ({ runId, version }) as unknown as StoredRun;
-  return {
-    create: async (run) => stored(run.runId, 1),
-    load: async () => undefined,
-    save: async (runId, update) => stored(runId, update.expectedVersion + 1),
-    list: async () => [],
-    appendEvents: async () => {},
-    readEvents: async () => [],
-    delete: async () => false,
-    close: async () => {},
-  } as RunStore;
 }
 
 /** An exporter that drops what it is given: the SDK's whole pipeline runs, minus the network. */

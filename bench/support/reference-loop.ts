@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { type Planner, scriptedPlanner } from '../../runtime/planner.ts';
+import type { RunStore, StoredRun } from '../../runtime/stores/run-store.ts';
+import { defineTool } from '../../tools/define-tool.ts';
+
+/**
+ * The reference loop every benchmark measures (FACTS.md "Peer speed on the reference loop"):
+ * STEPS planner turns with one zod-validated tool call each, then a final response.
+ */
+export const STEPS = 10;
+
+export const addTool = defineTool({
+  id: 'bench.add',
+  description: 'Adds two numbers',
+  input: z.object({ a: z.number(), b: z.number() }),
+  output: z.object({ sum: z.number() }),
+  execute: async ({ a, b }) => ({ sum: a + b }),
+});
+
+const script = () =>
+  scriptedPlanner([
+    ...Array.from({ length: STEPS }, (_, i) => ({
+      toolCalls: [{ name: 'bench.add', toolCallId: `call-${i + 1}`, input: { a: i, b: 1 } }],
+    })),
+    { finalResponse: { text: 'done' } },
+  ]);
+
+/** The scripted planner, started afresh for every run (a runtime holds one planner). */
+export function resettablePlanner(): Planner & { reset(): void } {
+  let current = script();
+  return {
+    reset: () => {
+      current = script();
+    },
+    planStart: (input) => current.planStart(input),
+    planResume: (input) => current.planResume(input),
+  };
+}
+
+/** A store that keeps nothing: isolates the run actor's own cost from persistence. */
+export function discardingStore(): RunStore {
+  const stored = (runId: string, version: number): StoredRun => ({ runId, version }) as unknown as StoredRun;
+  return {
+    create: async (run) => stored(run.runId, 1),
+    load: async () => undefined,
+    save: async (runId, update) => stored(runId, update.expectedVersion + 1),
+    list: async () => [],
+    appendEvents: async () => {},
+    readEvents: async () => [],
+    delete: async () => false,
+    close: async () => {},
+  };
+}
