@@ -7,7 +7,6 @@ import type { PolicyRunner } from '../policies/policy-runner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
 import { type ScriptedStep, scriptedPlanner } from '../runtime/planner.ts';
 import { memoryStore } from '../runtime/stores/memory-store.ts';
-import type { RunStore } from '../runtime/stores/run-store.ts';
 import { startTelemetry } from '../telemetry/setup.ts';
 import { spanContextFromCarrier } from '../telemetry/trace-context.ts';
 import { defineTool } from '../tools/define-tool.ts';
@@ -23,6 +22,7 @@ import {
   parentSpanId,
   tagsOf,
 } from './support/jaeger.ts';
+import { storedAs, until } from './support/wait.ts';
 
 // Real runs (createRuntime + scripted planner, telemetry on by default through the global API)
 // exported by `startTelemetry` over OTLP/HTTP to a real Jaeger v2 and read back through its
@@ -136,7 +136,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
       await storedAs(store, resumedRunId, 'awaiting');
       resumedTraceId = traceIdOf(waiting.context.traceContext);
       // Process 1 goes away, releasing the run it holds (SPEC §7).
-      await releaseRuns(asking);
+      await asking.close();
 
       // "Process 2": a fresh runtime that knows the run only from the store.
       const second = createRuntime({
@@ -315,28 +315,4 @@ function toolSpan(stored: JaegerTrace, toolCallId: string): JaegerSpan {
   const span = stored.spans.find((s) => tagsOf(s)['gen_ai.tool.call.id'] === toolCallId);
   if (!span) throw new Error(`no execute_tool span for ${toolCallId} in trace ${stored.traceID}`);
   return span;
-}
-
-async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-/**
- * `runtime.close()`, which stops a runtime and releases the runs it leases so another process
- * can resume them (SPEC §7); a no-op for a runtime without leases.
- */
-async function releaseRuns(runtime: object): Promise<void> {
-  await (runtime as { close?: () => Promise<void> }).close?.();
-}
-
-async function storedAs(store: RunStore, runId: string, status: string): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while ((await store.load(runId))?.status !== status) {
-    if (Date.now() > deadline) throw new Error(`run ${runId} not stored as ${status}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }

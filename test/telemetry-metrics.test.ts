@@ -18,6 +18,7 @@ import { TOOLWARDEN_METRICS } from '../telemetry/attributes.ts';
 import { createInstruments, TOOL_DURATION_BUCKETS_S } from '../telemetry/metrics.ts';
 import { OTHER_TOOL } from '../telemetry/telemetry-plugin.ts';
 import { defineTool } from '../tools/define-tool.ts';
+import { until } from './support/wait.ts';
 
 // SPEC §6 metrics, read with a pull reader from an SDK MeterProvider handed over through
 // `telemetry: { meterProvider }`. Counters are cumulative: each test uses its own provider.
@@ -272,11 +273,3 @@ describe('telemetry metrics (SPEC §6)', () => {
     });
   });
 });
-
-async function until(condition: () => boolean, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-}

@@ -15,11 +15,11 @@ import type { PolicyRunner } from '../policies/policy-runner.ts';
 import { createRuntime, type RuntimeOptions } from '../runtime/create-runtime.ts';
 import { type ScriptedStep, scriptedPlanner } from '../runtime/planner.ts';
 import { memoryStore } from '../runtime/stores/memory-store.ts';
-import type { RunStore } from '../runtime/stores/run-store.ts';
 import { TELEMETRY_PLUGIN_NAME, telemetryPlugin } from '../telemetry/telemetry-plugin.ts';
 import { spanContextFromCarrier } from '../telemetry/trace-context.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { RateLimitedError } from '../tools/tool-error.ts';
+import { storedAs, until } from './support/wait.ts';
 
 // SPEC §6 through the public plugin hooks, read back from an in-memory exporter. The tracer
 // provider is handed over with `telemetry: { tracerProvider }`; only the context manager is global
@@ -435,7 +435,7 @@ describe('telemetry plugin: a run that awaits continues its trace (SPEC §6)', (
     const segmentOne = one('invoke_agent Support agent');
 
     // The first process goes away, releasing the run it holds (SPEC §7).
-    await releaseRuns(first);
+    await first.close();
     // A second runtime: new plugin instance, new planner; it knows the run only from the store.
     const second = runtimeWith(clarifyScript.slice(1), { store });
     const resumed = await second.resume('run-moved');
@@ -616,27 +616,3 @@ describe('telemetry plugin: installation (SPEC §6)', () => {
     expect(exporter.getFinishedSpans()).toEqual([]);
   });
 });
-
-async function until(condition: () => boolean, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-}
-
-/**
- * `runtime.close()`, which stops a runtime and releases the runs it leases so another process
- * can resume them (SPEC §7); a no-op for a runtime without leases.
- */
-async function releaseRuns(runtime: object): Promise<void> {
-  await (runtime as { close?: () => Promise<void> }).close?.();
-}
-
-async function storedAs(store: RunStore, runId: string, status: string): Promise<void> {
-  const deadline = Date.now() + 2000;
-  while ((await store.load(runId))?.status !== status) {
-    if (Date.now() > deadline) throw new Error(`run ${runId} not stored as ${status}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-}

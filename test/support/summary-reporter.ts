@@ -11,15 +11,24 @@ export default class SummaryReporter implements Reporter {
     let failed = 0;
     let skipped = 0;
     const skippedSuites: string[] = [];
+    const failedFiles: string[] = [];
     for (const module of testModules) {
       const file = module.moduleId.replace(`${process.cwd()}/`, '');
+      let moduleFailed = 0;
       for (const test of module.children.allTests()) {
         const state = test.result().state;
         if (state === 'passed') passed++;
-        else if (state === 'failed') failed++;
+        else if (state === 'failed') moduleFailed++;
         else skipped++;
       }
-      if (module.state() === 'failed' && [...module.children.allTests()].length === 0) failed++;
+      // A file that failed without a failing test (an import error, a throwing beforeAll) counts
+      // as one failure: its tests show as skipped, but nothing was skipped on purpose.
+      if (module.state() === 'failed' && moduleFailed === 0) {
+        moduleFailed = 1;
+        failedFiles.push(file);
+      }
+      failed += moduleFailed;
+      if (module.state() === 'failed') continue;
       if (allSkipped(module.children.allTests())) skippedSuites.push(file);
       else {
         for (const suite of module.children.allSuites()) {
@@ -33,6 +42,9 @@ export default class SummaryReporter implements Reporter {
       console.log(
         `\nSkipped suites (a test peer or data set was missing):\n${skippedSuites.map((s) => `  - ${s}`).join('\n')}`,
       );
+    }
+    if (failedFiles.length > 0) {
+      console.log(`\nFailed before their tests ran:\n${failedFiles.map((f) => `  - ${f}`).join('\n')}`);
     }
     console.log(`\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
   }
