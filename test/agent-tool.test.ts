@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { PARENT_TOOL_CALL_LABEL } from '../machines/run-context.ts';
 import { agentTool } from '../runtime/agent-tool.ts';
-import { createRuntime } from '../runtime/create-runtime.ts';
+import { createRuntime, type Runtime } from '../runtime/create-runtime.ts';
 import { type PlanResumeInput, scriptedPlanner } from '../runtime/planner.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import type { ToolCallMeta } from '../tools/tool-call-meta.ts';
@@ -26,6 +26,17 @@ function researchRuntime(steps: Parameters<typeof scriptedPlanner>[0], seen: Too
   });
 }
 
+/** The research agent as a tool of the parent agent. */
+function researchTool(child: Runtime) {
+  return agentTool({
+    id: 'agents.research',
+    description: 'Ask the research agent',
+    input: z.object({ question: z.string() }),
+    runtime: child,
+    messages: ({ question }) => [{ role: 'user', content: question }],
+  });
+}
+
 describe('agentTool: another agent as a tool (SPEC §9)', () => {
   it('runs the child agent, links it to the call, and returns its final response', async () => {
     const seen: ToolCallMeta[] = [];
@@ -36,13 +47,7 @@ describe('agentTool: another agent as a tool (SPEC §9)', () => {
       ],
       seen,
     );
-    const research = agentTool({
-      id: 'agents.research',
-      description: 'Ask the research agent',
-      input: z.object({ question: z.string() }),
-      runtime: child,
-      messages: ({ question }) => [{ role: 'user', content: question }],
-    });
+    const research = researchTool(child);
     const planner = scriptedPlanner([
       {
         toolCalls: [
@@ -79,13 +84,7 @@ describe('agentTool: another agent as a tool (SPEC §9)', () => {
 
   it('fails the call with the child error as its cause when the child run fails', async () => {
     const child = researchRuntime([{ finalResponse: undefined } as never]);
-    const research = agentTool({
-      id: 'agents.research',
-      description: 'Ask the research agent',
-      input: z.object({ question: z.string() }),
-      runtime: child,
-      messages: ({ question }) => [{ role: 'user', content: question }],
-    });
+    const research = researchTool(child);
     const planner = scriptedPlanner([
       { toolCalls: [{ name: 'agents.research', toolCallId: 'ask-2', input: { question: '?' } }] },
       { finalResponse: { text: 'gave up' } },
@@ -104,13 +103,7 @@ describe('agentTool: another agent as a tool (SPEC §9)', () => {
 
   it('cancels the child run when the parent run is canceled', async () => {
     const child = researchRuntime([() => new Promise(() => {})]);
-    const research = agentTool({
-      id: 'agents.research',
-      description: 'Ask the research agent',
-      input: z.object({ question: z.string() }),
-      runtime: child,
-      messages: ({ question }) => [{ role: 'user', content: question }],
-    });
+    const research = researchTool(child);
     const planner = scriptedPlanner([
       { toolCalls: [{ name: 'agents.research', toolCallId: 'ask-3', input: { question: '?' } }] },
     ]);

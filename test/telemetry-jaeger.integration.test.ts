@@ -2,8 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { trace } from '@opentelemetry/api';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { NO_EFFECTS } from '../policies/policy-effects.ts';
-import type { PolicyRunner } from '../policies/policy-runner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
 import { type ScriptedStep, scriptedPlanner } from '../runtime/planner.ts';
 import { memoryStore } from '../runtime/stores/memory-store.ts';
@@ -22,6 +20,7 @@ import {
   parentSpanId,
   tagsOf,
 } from './support/jaeger.ts';
+import { restrictOnHint } from './support/restrict-on-hint.ts';
 import { storedAs, until } from './support/wait.ts';
 
 // Real runs (createRuntime + scripted planner, telemetry on by default through the global API)
@@ -52,29 +51,6 @@ const upsert = defineTool({
       return { id: 'cus_1' };
     }),
 });
-
-/** After any hint, the next turn sees only the tool that got it (SPEC §5 decision shape). */
-const restrictOnHint: PolicyRunner = {
-  onToolBatch: async () => NO_EFFECTS,
-  onResults: async (_context, _results, hints) => {
-    const hint = hints[0];
-    if (!hint) return NO_EFFECTS;
-    return {
-      decisions: [
-        {
-          policy: 'restrict-on-invalid',
-          hook: 'onRetryHint',
-          kinds: ['restrictToTool'],
-          decision: { restrictToTool: hint.tool },
-          toolCallId: hint.toolCallId,
-          tool: hint.tool,
-          note: 'repair the call first',
-        },
-      ],
-      restrictTo: [hint.tool],
-    };
-  },
-};
 
 const repairScript: ScriptedStep[] = [
   { toolCalls: [{ name: 'crm.upsert_profile', toolCallId: 'call-1', input: { email: 'ada@example.com' } }] },
@@ -117,7 +93,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
         agent: AGENT,
         planner: scriptedPlanner(repairScript),
         tools: [upsert],
-        policyRunner: restrictOnHint,
+        policyRunner: restrictOnHint(() => 'repair the call first'),
         store,
       });
       const run = first.start({ runId: repairRunId, sessionId: 'sess-ada', messages: prompt('ada') });

@@ -10,8 +10,6 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { NO_EFFECTS } from '../policies/policy-effects.ts';
-import type { PolicyRunner } from '../policies/policy-runner.ts';
 import { createRuntime, type RuntimeOptions } from '../runtime/create-runtime.ts';
 import { type ScriptedStep, scriptedPlanner } from '../runtime/planner.ts';
 import { memoryStore } from '../runtime/stores/memory-store.ts';
@@ -19,6 +17,7 @@ import { TELEMETRY_PLUGIN_NAME, telemetryPlugin } from '../telemetry/telemetry-p
 import { spanContextFromCarrier } from '../telemetry/trace-context.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { RateLimitedError } from '../tools/tool-error.ts';
+import { restrictOnHint } from './support/restrict-on-hint.ts';
 import { storedAs, until } from './support/wait.ts';
 
 // SPEC §6 through the public plugin hooks, read back from an in-memory exporter. The tracer
@@ -72,29 +71,6 @@ const broken = defineTool({
   },
 });
 
-/** A policy runner that restricts the next turn to any tool that got a hint (SPEC §5 shape). */
-const restrictOnHint: PolicyRunner = {
-  onToolBatch: async () => NO_EFFECTS,
-  onResults: async (_context, _results, hints) => {
-    const hint = hints[0];
-    if (!hint) return NO_EFFECTS;
-    return {
-      decisions: [
-        {
-          policy: 'restrict-on-invalid',
-          hook: 'onRetryHint',
-          kinds: ['restrictToTool'],
-          decision: { restrictToTool: hint.tool },
-          toolCallId: hint.toolCallId,
-          tool: hint.tool,
-          note: `repair ${hint.tool} first`,
-        },
-      ],
-      restrictTo: [hint.tool],
-    };
-  },
-};
-
 const agent = { id: 'support', name: 'Support agent' };
 const prompt = [{ role: 'user' as const, content: 'Add ada as pro' }];
 
@@ -103,7 +79,7 @@ function runtimeWith(steps: ScriptedStep[], extra: Partial<RuntimeOptions> = {})
     agent,
     planner: scriptedPlanner(steps),
     tools: [upsert, slowApi, broken],
-    policyRunner: restrictOnHint,
+    policyRunner: restrictOnHint((hint) => `repair ${hint.tool} first`),
     telemetry: { tracerProvider: provider },
     ...extra,
   });
