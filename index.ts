@@ -11,13 +11,13 @@ export {
 } from './machines/run-machine.ts';
 export * from './plugins/index.ts';
 export * from './policies/index.ts';
+export * from './run/caps.ts';
+export * from './run/message.ts';
+export * from './run/planner.ts';
+export * from './run/run-events.ts';
 export * from './runtime/agent-tool.ts';
-export * from './runtime/caps.ts';
 export * from './runtime/create-runtime.ts';
 export * from './runtime/durable/index.ts';
-export * from './runtime/message.ts';
-export * from './runtime/planner.ts';
-export * from './runtime/run-events.ts';
 export * from './runtime/run-handle.ts';
 export {
   memoryStore,

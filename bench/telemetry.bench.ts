@@ -24,8 +24,8 @@ import { context } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { Message } from '../run/message.ts';
 import { createRuntime, type RuntimeOptions } from '../runtime/create-runtime.ts';
-import type { Message } from '../runtime/message.ts';
 import { addTool, discardingStore, resettablePlanner, STEPS } from './support/reference-loop.ts';
 
 export interface TelemetryBenchResult {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { type PlanResumeInput, scriptedPlanner } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
-import { type PlanResumeInput, scriptedPlanner } from '../runtime/planner.ts';
 import { defineTool } from '../tools/define-tool.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Planner, PlanResult } from '../runtime/planner.ts';
+import type { Planner, PlanResult } from '../run/planner.ts';
 import { defineTool } from '../tools/define-tool.ts';
 
 /** The demo customer the demo agent asks about. */

@@ -1,7 +1,7 @@
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { edgeIdOf } from '../machines/diagram/edge-id.ts';
 import type { GraphModel } from '../machines/diagram/graph-model.ts';
-import type { RunEvent } from '../runtime/run-events.ts';
+import type { RunEvent } from '../run/run-events.ts';
 import { activeStateIds } from './active-states.ts';
 import { inferTransition } from './infer-transition.ts';
 import { defaultSanitize, type Sanitize } from './sanitize.ts';

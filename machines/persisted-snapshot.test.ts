@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, waitFor } from 'xstate';
 import { z } from 'zod';
+import { scriptedPlanner } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
-import { scriptedPlanner } from '../runtime/planner.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { persistedSnapshotOf } from './persisted-snapshot.ts';
 

@@ -1,7 +1,7 @@
 import { fromPromise } from 'xstate';
-import type { PolicyEffects } from '../policies/policy-effects.ts';
-import type { PlanResult } from '../runtime/planner.ts';
-import { waitUntil } from '../runtime/steps/wait-until.ts';
+import type { PlanResult } from '../run/planner.ts';
+import type { PolicyEffects } from '../run/policy-effects.ts';
+import { waitUntil } from '../run/wait-until.ts';
 import type { PolicyRetryHint } from '../tools/retry-hint.ts';
 import type { ToolCallMeta } from '../tools/tool-call-meta.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';

@@ -1,6 +1,6 @@
-import type { Caps, FinalizeReason } from '../runtime/caps.ts';
-import type { Message } from '../runtime/message.ts';
-import type { AwaitClarification, AwaitConfirmation, AwaitExternalTools } from '../runtime/planner.ts';
+import type { Caps, FinalizeReason } from '../run/caps.ts';
+import type { Message } from '../run/message.ts';
+import type { AwaitClarification, AwaitConfirmation, AwaitExternalTools } from '../run/planner.ts';
 import type { PolicyRetryHint } from '../tools/retry-hint.ts';
 import type { ToolCallMeta } from '../tools/tool-call-meta.ts';
 import type { ToolErrorJSON } from '../tools/tool-error.ts';

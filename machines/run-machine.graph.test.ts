@@ -19,10 +19,10 @@ import {
 } from 'xstate';
 import { type AdjacencyMap, getAdjacencyMap, getShortestPaths, type StatePath } from 'xstate/graph';
 import { z } from 'zod';
-import type { PolicyEffects } from '../policies/policy-effects.ts';
-import { NO_EFFECTS } from '../policies/policy-effects.ts';
 import { noPolicies } from '../policies/policy-runner.ts';
-import type { Planner } from '../runtime/planner.ts';
+import type { Planner } from '../run/planner.ts';
+import type { PolicyEffects } from '../run/policy-effects.ts';
+import { NO_EFFECTS } from '../run/policy-effects.ts';
 import { validateCalls } from '../runtime/steps/validate-batch.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { ToolCatalog } from '../tools/tool-catalog.ts';

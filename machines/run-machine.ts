@@ -8,9 +8,9 @@ import {
   type ProvidedActor,
   setup,
 } from 'xstate';
-import type { PolicyEffects } from '../policies/policy-effects.ts';
-import { AwaitClarificationSchema, type ParsedPlanResult, PlanResultSchema } from '../runtime/planner.ts';
-import type { RunEvent } from '../runtime/run-events.ts';
+import { AwaitClarificationSchema, type ParsedPlanResult, PlanResultSchema } from '../run/planner.ts';
+import type { PolicyEffects } from '../run/policy-effects.ts';
+import type { RunEvent } from '../run/run-events.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
 import {
   type ExecuteToolOutput,

@@ -1,8 +1,8 @@
-import type { PolicyEffects } from '../policies/policy-effects.ts';
-import { tightenCaps } from '../runtime/caps.ts';
-import type { Message } from '../runtime/message.ts';
-import { type AwaitClarification, AwaitClarificationSchema } from '../runtime/planner.ts';
-import type { RunEvent } from '../runtime/run-events.ts';
+import { tightenCaps } from '../run/caps.ts';
+import type { Message } from '../run/message.ts';
+import { type AwaitClarification, AwaitClarificationSchema } from '../run/planner.ts';
+import type { PolicyEffects } from '../run/policy-effects.ts';
+import type { RunEvent } from '../run/run-events.ts';
 import type { PolicyRetryHint } from '../tools/retry-hint.ts';
 import type { ToolErrorJSON } from '../tools/tool-error.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';

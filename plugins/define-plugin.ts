@@ -1,7 +1,7 @@
 import type { InspectionEvent, Observer } from 'xstate';
 import { isPolicy, type Policy } from '../policies/define-policy.ts';
-import type { PlanInput, PlanResult, PlanResumeInput } from '../runtime/planner.ts';
-import type { RunEvent } from '../runtime/run-events.ts';
+import type { PlanInput, PlanResult, PlanResumeInput } from '../run/planner.ts';
+import type { RunEvent } from '../run/run-events.ts';
 import type { Tool } from '../tools/define-tool.ts';
 import type { ToolCallMeta } from '../tools/tool-call-meta.ts';
 import type { ToolResult } from '../tools/tool-result.ts';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { Caps, CapsState } from '../runtime/caps.ts';
-import { CapsSchema } from '../runtime/caps.ts';
-import { type AwaitClarification, AwaitClarificationSchema } from '../runtime/planner.ts';
+import type { Caps, CapsState } from '../run/caps.ts';
+import { CapsSchema } from '../run/caps.ts';
+import { type AwaitClarification, AwaitClarificationSchema } from '../run/planner.ts';
 import type { PolicyRetryHint } from '../tools/retry-hint.ts';
 import type { ToolResult } from '../tools/tool-result.ts';
 import type { JsonValue } from './policy-json.ts';

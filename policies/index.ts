@@ -2,6 +2,8 @@
  * The policy engine and built-in policies (SPEC §5). `policies/testing.ts` (the harness for
  * policy authors) is exported from here too.
  */
+
+export * from '../run/policy-effects.ts';
 export * from './builtins/ask-on-missing-fields.ts';
 export * from './builtins/circuit-breaker.ts';
 export * from './builtins/rate-limit-backoff.ts';
@@ -17,7 +19,6 @@ export type {
   ToolDirectory,
   ToolInfo,
 } from './policy-consultation.ts';
-export * from './policy-effects.ts';
 export * from './policy-engine.ts';
 export * from './policy-error.ts';
 export type { JsonValue } from './policy-json.ts';

@@ -1,7 +1,8 @@
 import type { RunContext } from '../machines/run-context.ts';
-import type { Caps } from '../runtime/caps.ts';
-import type { AwaitClarification } from '../runtime/planner.ts';
-import type { PolicyDecisionRecord } from '../runtime/run-events.ts';
+import type { Caps } from '../run/caps.ts';
+import type { AwaitClarification } from '../run/planner.ts';
+import type { PolicyEffects } from '../run/policy-effects.ts';
+import type { PolicyDecisionRecord } from '../run/run-events.ts';
 import type { PolicyRetryHint } from '../tools/retry-hint.ts';
 import { clarificationFromHint } from './clarification-from-hint.ts';
 import {
@@ -13,7 +14,6 @@ import {
   type PolicyHookName,
   type PolicyToolState,
 } from './define-policy.ts';
-import type { PolicyEffects } from './policy-effects.ts';
 import { PolicyError } from './policy-error.ts';
 import { deepFreeze, frozenCopy, type JsonValue, nonJsonPath } from './policy-json.ts';
 import { type PolicyEngineState, readEngineState } from './policy-state.ts';

@@ -1,3 +1,4 @@
+import { NO_EFFECTS, type PolicyEffects } from '../run/policy-effects.ts';
 import type { Tool } from '../tools/define-tool.ts';
 import type { PolicyRetryHint } from '../tools/retry-hint.ts';
 import { ToolCatalog } from '../tools/tool-catalog.ts';
@@ -16,7 +17,6 @@ import {
   type ToolDirectory,
   type ToolInfo,
 } from './policy-consultation.ts';
-import { NO_EFFECTS, type PolicyEffects } from './policy-effects.ts';
 import { PolicyError, PolicyTimeoutError } from './policy-error.ts';
 import { deepFreeze, frozenCopy } from './policy-json.ts';
 import type { BatchCall, PolicyRunner, RunStartEffects, RunStartInput } from './policy-runner.ts';

@@ -1,9 +1,9 @@
 import type { RunContext } from '../machines/run-context.ts';
-import type { Caps } from '../runtime/caps.ts';
-import type { PolicyDecisionRecord } from '../runtime/run-events.ts';
+import type { Caps } from '../run/caps.ts';
+import { NO_EFFECTS, type PolicyEffects } from '../run/policy-effects.ts';
+import type { PolicyDecisionRecord } from '../run/run-events.ts';
 import type { PolicyRetryHint } from '../tools/retry-hint.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
-import { NO_EFFECTS, type PolicyEffects } from './policy-effects.ts';
 
 /** A proposed call as policies see it in `onToolBatch`. */
 export interface BatchCall {

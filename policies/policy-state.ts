@@ -1,4 +1,4 @@
-import type { AwaitClarification } from '../runtime/planner.ts';
+import type { AwaitClarification } from '../run/planner.ts';
 import type { JsonValue } from './policy-json.ts';
 
 /**

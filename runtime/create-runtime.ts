@@ -6,9 +6,13 @@ import type { RunInput } from '../machines/run-context.ts';
 import { type RunActorRef, runMachine, validateCallsAction } from '../machines/run-machine.ts';
 import type { Plugin, RunInfo } from '../plugins/define-plugin.ts';
 import type { Policy } from '../policies/define-policy.ts';
-import { NO_EFFECTS } from '../policies/policy-effects.ts';
 import { createPolicyEngine } from '../policies/policy-engine.ts';
 import { noPolicies, type PolicyRunner } from '../policies/policy-runner.ts';
+import { type Caps, CapsSchema, DEFAULT_CAPS } from '../run/caps.ts';
+import type { Message } from '../run/message.ts';
+import type { Planner } from '../run/planner.ts';
+import { NO_EFFECTS } from '../run/policy-effects.ts';
+import type { PolicyDecisionRecord, RunEvent } from '../run/run-events.ts';
 import {
   TELEMETRY_PLUGIN_NAME,
   type TelemetryPluginOptions,
@@ -18,12 +22,8 @@ import type { JSONSchema, Tool } from '../tools/define-tool.ts';
 import type { ParseLimits } from '../tools/parse-arguments.ts';
 import { ToolCatalog } from '../tools/tool-catalog.ts';
 import { ToolError } from '../tools/tool-error.ts';
-import { type Caps, CapsSchema, DEFAULT_CAPS } from './caps.ts';
 import { createDurableRuns, type DurableOptions, type RunEventsOptions } from './durable/durable-runs.ts';
 import { unpackSnapshot } from './durable/snapshot-codec.ts';
-import type { Message } from './message.ts';
-import type { Planner } from './planner.ts';
-import type { PolicyDecisionRecord, RunEvent } from './run-events.ts';
 import { type ProvidedToolResult, RunHandle, runStatusOf, stateName } from './run-handle.ts';
 import { createExecuteToolActor } from './steps/execute-tool.ts';
 import { createPlanActor } from './steps/plan-step.ts';

@@ -3,13 +3,13 @@ import type { SnapshotFrom } from 'xstate';
 import { persistedSnapshotOf } from '../machines/persisted-snapshot.ts';
 import type { RunContext } from '../machines/run-context.ts';
 import type { RunActorRef, RunMachine } from '../machines/run-machine.ts';
+import type { CapsState } from '../run/caps.ts';
+import type { Message } from '../run/message.ts';
+import type { RunEvent, RunStatus } from '../run/run-events.ts';
 import type { ToolCatalog } from '../tools/tool-catalog.ts';
 import type { ToolErrorJSON } from '../tools/tool-error.ts';
 import { type ToolResult, type ToolResultJSON, toolResultFromJSON } from '../tools/tool-result.ts';
-import type { CapsState } from './caps.ts';
 import type { PersistenceStatus } from './durable/run-persister.ts';
-import type { Message } from './message.ts';
-import type { RunEvent, RunStatus } from './run-events.ts';
 import { capsState } from './steps/plan-step.ts';
 
 /** What `run.result()` resolves to (SPEC §4). */

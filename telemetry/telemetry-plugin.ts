@@ -49,8 +49,8 @@ import {
   trace,
 } from '@opentelemetry/api';
 import type { PlanInvocation, Plugin, RunInfo, ToolInvocation } from '../plugins/define-plugin.ts';
-import type { PlanResult } from '../runtime/planner.ts';
-import type { RunEvent } from '../runtime/run-events.ts';
+import type { PlanResult } from '../run/planner.ts';
+import type { RunEvent } from '../run/run-events.ts';
 import type { RetryHint } from '../tools/retry-hint.ts';
 import type { ToolResult } from '../tools/tool-result.ts';
 import {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { PARENT_TOOL_CALL_LABEL } from '../machines/run-context.ts';
+import { type PlanResumeInput, scriptedPlanner } from '../run/planner.ts';
 import { agentTool } from '../runtime/agent-tool.ts';
 import { createRuntime, type Runtime } from '../runtime/create-runtime.ts';
-import { type PlanResumeInput, scriptedPlanner } from '../runtime/planner.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import type { ToolCallMeta } from '../tools/tool-call-meta.ts';
 import { ToolError } from '../tools/tool-error.ts';

@@ -4,8 +4,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Message } from '../runtime/message.ts';
-import type { RunEvent } from '../runtime/run-events.ts';
+import type { Message } from '../run/message.ts';
+import type { RunEvent } from '../run/run-events.ts';
 import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
 import type { ChildConfig, ResumeReport } from './support/durable-child.ts';
 

@@ -1,12 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { definePolicy } from '../policies/define-policy.ts';
+import type { Message } from '../run/message.ts';
+import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../run/planner.ts';
+import type { RunEvent } from '../run/run-events.ts';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime/create-runtime.ts';
 import { RunConflictError, RunPersistenceError } from '../runtime/durable/durable-errors.ts';
 import type { PersistedWrite } from '../runtime/durable/run-persister.ts';
-import type { Message } from '../runtime/message.ts';
-import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../runtime/planner.ts';
-import type { RunEvent } from '../runtime/run-events.ts';
 import type { RunHandle } from '../runtime/run-handle.ts';
 import type { RunStore } from '../runtime/stores/run-store.ts';
 import { RunNotFoundError } from '../runtime/stores/run-store-errors.ts';

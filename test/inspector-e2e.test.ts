@@ -5,8 +5,8 @@ import { firstValueFrom, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toGraphModel } from '../machines/diagram/graph-model.ts';
 import { runMachine } from '../machines/run-machine.ts';
+import { scriptedPlanner } from '../run/planner.ts';
 import { createRuntime, type Runtime } from '../runtime/create-runtime.ts';
-import { scriptedPlanner } from '../runtime/planner.ts';
 
 /**
  * The inspector page in headless Chromium (issue 8 §3). Needs /usr/bin/chromium (Debian's;

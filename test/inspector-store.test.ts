@@ -4,8 +4,8 @@ import { InspectionStore, type InspectorMessage } from '../inspector/inspection-
 import { inspectorPlugin } from '../inspector/inspector-plugin.ts';
 import { toGraphModel } from '../machines/diagram/graph-model.ts';
 import { runMachine } from '../machines/run-machine.ts';
+import { scriptedPlanner } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
-import { scriptedPlanner } from '../runtime/planner.ts';
 
 const graph = toGraphModel(runMachine);
 const edgeTo = (source: string, guard: string) =>

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { definePlugin, PluginDefinitionError } from '../plugins/define-plugin.ts';
 import { fromLabel, fromMeta, injectFields } from '../plugins/inject-fields.ts';
 import { definePolicy } from '../policies/define-policy.ts';
+import { scriptedPlanner } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
-import { scriptedPlanner } from '../runtime/planner.ts';
 import type { ToolContext } from '../tools/define-tool.ts';
 import { defineTool } from '../tools/define-tool.ts';
 

@@ -8,9 +8,9 @@ import { restrictOnInvalidArguments } from '../policies/builtins/restrict-on-inv
 import { timeBudget } from '../policies/builtins/time-budget.ts';
 import { toolAllowlist, toolDenylist } from '../policies/builtins/tool-allowlist.ts';
 import { definePolicy, type Policy } from '../policies/define-policy.ts';
-import type { Caps } from '../runtime/caps.ts';
+import type { Caps } from '../run/caps.ts';
+import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
-import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../runtime/planner.ts';
 import type { RunHandle } from '../runtime/run-handle.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { RateLimitedError, ToolTimeoutError, ToolUnavailableError } from '../tools/tool-error.ts';

@@ -9,10 +9,10 @@ import { restrictOnInvalidArguments } from '../policies/builtins/restrict-on-inv
 import { toolDenylist } from '../policies/builtins/tool-allowlist.ts';
 import { definePolicy } from '../policies/define-policy.ts';
 import { PolicyError } from '../policies/policy-error.ts';
+import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../run/planner.ts';
+import { scriptedPlanner } from '../run/planner.ts';
+import { type RunEvent, RunEventSchema } from '../run/run-events.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
-import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../runtime/planner.ts';
-import { scriptedPlanner } from '../runtime/planner.ts';
-import { type RunEvent, RunEventSchema } from '../runtime/run-events.ts';
 import type { RunHandle } from '../runtime/run-handle.ts';
 import { memoryStore } from '../runtime/stores/memory-store.ts';
 import { defineTool } from '../tools/define-tool.ts';

@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import type { PolicyEffects } from '../policies/policy-effects.ts';
 import type { PolicyRunner } from '../policies/policy-runner.ts';
-import { scriptedPlanner } from '../runtime/planner.ts';
+import { scriptedPlanner } from '../run/planner.ts';
+import type { PolicyEffects } from '../run/policy-effects.ts';
 import { RunAnswerError } from '../runtime/run-handle.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { call, done, echoTool, nextEvent, reachState, testRuntime } from './run-fixtures.ts';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { PolicyEffects } from '../policies/policy-effects.ts';
 import type { PolicyRunner } from '../policies/policy-runner.ts';
-import { type PlanResult, type ScriptedStep, scriptedPlanner } from '../runtime/planner.ts';
+import { type PlanResult, type ScriptedStep, scriptedPlanner } from '../run/planner.ts';
+import type { PolicyEffects } from '../run/policy-effects.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { call, deferred, done, hangingStep, nextEvent, reachState, testRuntime } from './run-fixtures.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { scriptedPlanner } from '../runtime/planner.ts';
+import { scriptedPlanner } from '../run/planner.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { ToolError } from '../tools/tool-error.ts';
 import { call, done, echoTool, hangingStep, nextEvent, sleep, testRuntime } from './run-fixtures.ts';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { MAX_CONTEXT_KEYS } from '../machines/run-context.ts';
-import { scriptedPlanner } from '../runtime/planner.ts';
-import { type RunEvent, RunEventSchema } from '../runtime/run-events.ts';
+import { scriptedPlanner } from '../run/planner.ts';
+import { type RunEvent, RunEventSchema } from '../run/run-events.ts';
 import { allEvents, call, done, echoTool, testRuntime } from './run-fixtures.ts';
 
 const prompt = [{ role: 'user' as const, content: 'Echo hi' }];

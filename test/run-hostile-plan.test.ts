@@ -1,8 +1,8 @@
 import { lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
+import type { Planner } from '../run/planner.ts';
+import { RunEventSchema } from '../run/run-events.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
-import type { Planner } from '../runtime/planner.ts';
-import { RunEventSchema } from '../runtime/run-events.ts';
 
 describe('a planner result that throws when read', () => {
   it('fails the run as an invalid PlanResult: run_failed, events$ closed, failed status stored', async () => {

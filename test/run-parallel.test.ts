@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { scriptedPlanner } from '../runtime/planner.ts';
+import { scriptedPlanner } from '../run/planner.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { allEvents, done, sleep, testRuntime } from './run-fixtures.ts';
 

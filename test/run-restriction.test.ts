@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { restrictOnInvalidArguments } from '../policies/index.ts';
+import { type PlanResumeInput, scriptedPlanner } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
-import { type PlanResumeInput, scriptedPlanner } from '../runtime/planner.ts';
 import { defineTool } from '../tools/define-tool.ts';
 
 describe('a restricted turn offers only the restricted tools', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { type AnyStateNode, createActor, waitFor } from 'xstate';
 import { type RunMachine, runMachine } from '../machines/run-machine.ts';
 import type { PolicyRunner } from '../policies/policy-runner.ts';
-import { scriptedPlanner } from '../runtime/planner.ts';
+import { scriptedPlanner } from '../run/planner.ts';
 import { stateName } from '../runtime/run-handle.ts';
 import { memoryStore } from '../runtime/stores/memory-store.ts';
 import { call, done, echoTool, nextEvent, reachState, sleep, testRuntime } from './run-fixtures.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
+import { scriptedPlanner } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
-import { scriptedPlanner } from '../runtime/planner.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { ToolError } from '../tools/tool-error.ts';
 

@@ -10,10 +10,10 @@ import {
 import { AlwaysOffSampler, BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { NO_EFFECTS } from '../policies/policy-effects.ts';
 import type { PolicyRunner } from '../policies/policy-runner.ts';
+import { type ScriptedStep, scriptedPlanner } from '../run/planner.ts';
+import { NO_EFFECTS } from '../run/policy-effects.ts';
 import { createRuntime, type RuntimeOptions } from '../runtime/create-runtime.ts';
-import { type ScriptedStep, scriptedPlanner } from '../runtime/planner.ts';
 import { TOOLWARDEN_METRICS } from '../telemetry/attributes.ts';
 import { createInstruments, TOOL_DURATION_BUCKETS_S } from '../telemetry/metrics.ts';
 import { OTHER_TOOL } from '../telemetry/telemetry-plugin.ts';

@@ -10,8 +10,8 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { type ScriptedStep, scriptedPlanner } from '../run/planner.ts';
 import { createRuntime, type RuntimeOptions } from '../runtime/create-runtime.ts';
-import { type ScriptedStep, scriptedPlanner } from '../runtime/planner.ts';
 import { memoryStore } from '../runtime/stores/memory-store.ts';
 import { TELEMETRY_PLUGIN_NAME, telemetryPlugin } from '../telemetry/telemetry-plugin.ts';
 import { spanContextFromCarrier } from '../telemetry/trace-context.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type Planner, scriptedPlanner } from '../../runtime/planner.ts';
+import { type Planner, scriptedPlanner } from '../../run/planner.ts';
 import type { RunStore, StoredRun } from '../../runtime/stores/run-store.ts';
 import { defineTool } from '../../tools/define-tool.ts';
 

@@ -1,4 +1,4 @@
-import type { AwaitClarification } from '../../runtime/planner.ts';
+import type { AwaitClarification } from '../../run/planner.ts';
 import { recoverTruncatedJson } from '../../runtime/planners/truncated-json.ts';
 import type { RetryHint } from '../../tools/index.ts';
 import type { EvalCase } from './eval-case.ts';

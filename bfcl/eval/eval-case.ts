@@ -1,5 +1,5 @@
-import type { Message } from '../../runtime/message.ts';
-import type { PlannedToolCall } from '../../runtime/planner.ts';
+import type { Message } from '../../run/message.ts';
+import type { PlannedToolCall } from '../../run/planner.ts';
 import type { FirstQuestion } from '../../runtime/planners/hint-repair-planner.ts';
 import type { RetryReason, Tool } from '../../tools/index.ts';
 import type { BfclEntry, BfclMessage } from '../bfcl-types.ts';

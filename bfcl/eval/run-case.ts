@@ -6,10 +6,10 @@ import {
   restrictOnInvalidArguments,
   timeBudget,
 } from '../../policies/index.ts';
-import type { Caps } from '../../runtime/caps.ts';
+import type { Caps } from '../../run/caps.ts';
+import type { RunEvent } from '../../run/run-events.ts';
 import { createRuntime } from '../../runtime/create-runtime.ts';
 import { hintRepairPlanner } from '../../runtime/planners/hint-repair-planner.ts';
-import type { RunEvent } from '../../runtime/run-events.ts';
 import type { RetryHint, RetryReason } from '../../tools/index.ts';
 import { answerClarification } from './answer-clarification.ts';
 import { echoOf } from './echo-tool.ts';

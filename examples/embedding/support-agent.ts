@@ -11,8 +11,8 @@
  */
 
 import { z } from 'zod';
-import type { Message } from '../../runtime/message.ts';
-import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../../runtime/planner.ts';
+import type { Message } from '../../run/message.ts';
+import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../../run/planner.ts';
 import { defineTool } from '../../tools/define-tool.ts';
 
 /** A stand-in for a CRM that honours idempotency keys (as Stripe-style APIs do). */

@@ -13,8 +13,8 @@
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { scriptedPlanner } from '../../run/planner.ts';
 import { createRuntime } from '../../runtime/create-runtime.ts';
-import { scriptedPlanner } from '../../runtime/planner.ts';
 import { defineTool } from '../../tools/define-tool.ts';
 
 const { values: flags } = parseArgs({

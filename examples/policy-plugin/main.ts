@@ -5,8 +5,9 @@
  * arguments twice, a rate limit, then a malformed response from a bulk import. Each event of the
  * run is printed; the policy decisions show what the guard did and why.
  */
+
+import { scriptedPlanner } from '../../run/planner.ts';
 import { createRuntime } from '../../runtime/create-runtime.ts';
-import { scriptedPlanner } from '../../runtime/planner.ts';
 import { crmTools } from './crm-tools.ts';
 import { writeGuard } from './write-guard.ts';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { policyHarness } from '../../policies/testing.ts';
+import { scriptedPlanner } from '../../run/planner.ts';
+import type { PolicyDecisionRecord } from '../../run/run-events.ts';
 import { createRuntime } from '../../runtime/create-runtime.ts';
-import { scriptedPlanner } from '../../runtime/planner.ts';
-import type { PolicyDecisionRecord } from '../../runtime/run-events.ts';
 import { crmTools } from './crm-tools.ts';
 import { writeGuard } from './write-guard.ts';
 

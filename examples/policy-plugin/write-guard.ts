@@ -3,7 +3,7 @@ import { rateLimitBackoff } from '../../policies/builtins/rate-limit-backoff.ts'
 import { restrictOnInvalidArguments } from '../../policies/builtins/restrict-on-invalid-arguments.ts';
 import { definePolicy, type Policy } from '../../policies/define-policy.ts';
 import { matchesTool, type ToolSelector } from '../../policies/tool-selector.ts';
-import type { PolicyDecisionRecord } from '../../runtime/run-events.ts';
+import type { PolicyDecisionRecord } from '../../run/run-events.ts';
 
 /** What {@link writeGuard} takes. Every field has a default. */
 export interface WriteGuardOptions {

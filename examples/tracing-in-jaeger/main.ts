@@ -17,8 +17,8 @@
 import { trace } from '@opentelemetry/api';
 import { z } from 'zod';
 import { restrictOnInvalidArguments } from '../../policies/index.ts';
+import { scriptedPlanner } from '../../run/planner.ts';
 import { createRuntime } from '../../runtime/create-runtime.ts';
-import { scriptedPlanner } from '../../runtime/planner.ts';
 import { startTelemetry } from '../../telemetry/setup.ts';
 import { spanContextFromCarrier } from '../../telemetry/trace-context.ts';
 import { defineTool } from '../../tools/define-tool.ts';

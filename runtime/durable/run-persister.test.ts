@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { RunEvent } from '../run-events.ts';
+import type { RunEvent } from '../../run/run-events.ts';
 import { isImmutableCopy } from '../stores/immutable-copy.ts';
 import { memoryStore } from '../stores/memory-store.ts';
 import type { RunStore, RunUpdate, StoredRun } from '../stores/run-store.ts';

@@ -31,7 +31,7 @@
 
 import { performance } from 'node:perf_hooks';
 import { isDeepStrictEqual } from 'node:util';
-import type { RunEvent } from '../run-events.ts';
+import type { RunEvent } from '../../run/run-events.ts';
 import { type CopyBase, immutableCopy, isImmutableCopy } from '../stores/immutable-copy.ts';
 import type { NewRunEvent, RunStatus, RunStore, StoredRun } from '../stores/run-store.ts';
 import {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import { z } from 'zod';
+import type { PlanResult } from '../../run/planner.ts';
 import { defineTool } from '../../tools/define-tool.ts';
 import { createRuntime } from '../create-runtime.ts';
-import type { PlanResult } from '../planner.ts';
 import { packSnapshot, unpackSnapshot } from './snapshot-codec.ts';
 
 const json = (value: unknown) => JSON.parse(JSON.stringify(value));

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { askOnMissingFields } from '../../policies/index.ts';
+import type { RunEvent } from '../../run/run-events.ts';
 import { defineTool } from '../../tools/define-tool.ts';
 import { createRuntime } from '../create-runtime.ts';
-import type { RunEvent } from '../run-events.ts';
 import type { RunHandle } from '../run-handle.ts';
 import { hintRepairPlanner, valuesInAnswer } from './hint-repair-planner.ts';
 

@@ -1,7 +1,7 @@
+import type { Message } from '../../run/message.ts';
+import type { PlanInput, PlannedToolCall, Planner, PlanResult } from '../../run/planner.ts';
 import type { RetryHint } from '../../tools/retry-hint.ts';
 import type { ToolResult } from '../../tools/tool-result.ts';
-import type { Message } from '../message.ts';
-import type { PlanInput, PlannedToolCall, Planner, PlanResult } from '../planner.ts';
 import { type Question, repairCall, withAnswers } from './repair-call.ts';
 
 /** What {@link hintRepairPlanner} takes. */

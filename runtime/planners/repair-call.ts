@@ -1,8 +1,8 @@
+import type { PlannedToolCall } from '../../run/planner.ts';
 import { closestIds } from '../../tools/closest-ids.ts';
 import type { JSONSchema } from '../../tools/define-tool.ts';
 import type { FieldIssue } from '../../tools/retry-hint.ts';
 import type { ToolResult } from '../../tools/tool-result.ts';
-import type { PlannedToolCall } from '../planner.ts';
 import { recoverTruncatedJson } from './truncated-json.ts';
 
 /**

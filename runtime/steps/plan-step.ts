@@ -2,12 +2,12 @@ import type { PlanActorInput, PlanActorOutput } from '../../machines/run-actors.
 import { type RunContext, turnId } from '../../machines/run-context.ts';
 import { fromTask } from '../../machines/task-actor.ts';
 import { composeWrappers, type PlanInvocation } from '../../plugins/define-plugin.ts';
+import type { CapsState } from '../../run/caps.ts';
+import type { Message } from '../../run/message.ts';
+import type { PlanInput, PlanResult, PlanResumeInput } from '../../run/planner.ts';
+import { waitUntil } from '../../run/wait-until.ts';
 import { toolResultFromJSON } from '../../tools/tool-result.ts';
-import type { CapsState } from '../caps.ts';
-import type { Message } from '../message.ts';
-import type { PlanInput, PlanResult, PlanResumeInput } from '../planner.ts';
 import { advertisedTools, type RunDeps, runInfo } from './run-deps.ts';
-import { waitUntil } from './wait-until.ts';
 
 /**
  * The `plan` actor: builds the planner's input from the run context, asks the planner through

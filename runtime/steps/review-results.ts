@@ -1,6 +1,6 @@
 import type { ReviewResultsInput } from '../../machines/run-actors.ts';
 import { fromTask } from '../../machines/task-actor.ts';
-import type { PolicyEffects } from '../../policies/policy-effects.ts';
+import type { PolicyEffects } from '../../run/policy-effects.ts';
 import type { RunDeps } from './run-deps.ts';
 
 /**

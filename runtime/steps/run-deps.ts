@@ -1,9 +1,9 @@
 import type { RunContext } from '../../machines/run-context.ts';
 import type { Plugin, RunInfo } from '../../plugins/define-plugin.ts';
 import type { PolicyRunner } from '../../policies/policy-runner.ts';
+import type { Planner } from '../../run/planner.ts';
 import type { ParseLimits } from '../../tools/parse-arguments.ts';
 import type { ToolCatalog } from '../../tools/tool-catalog.ts';
-import type { Planner } from '../planner.ts';
 
 /** What the run's steps need from the runtime that hosts them. */
 export interface RunDeps {

@@ -1,7 +1,7 @@
 import type { ValidateBatchInput, ValidateBatchOutput } from '../../machines/run-actors.ts';
 import { type PendingCall, type RunContext, toolCallMeta } from '../../machines/run-context.ts';
 import { fromTask } from '../../machines/task-actor.ts';
-import type { PolicyEffects } from '../../policies/policy-effects.ts';
+import type { PolicyEffects } from '../../run/policy-effects.ts';
 import { type PreparedCall, prepareToolCall } from '../../tools/call-tool.ts';
 import { type PolicyRetryHint, toPolicyRetryHint } from '../../tools/retry-hint.ts';
 import { ToolError } from '../../tools/tool-error.ts';

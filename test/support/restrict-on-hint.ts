@@ -1,5 +1,5 @@
-import { NO_EFFECTS } from '../../policies/policy-effects.ts';
 import type { PolicyRunner } from '../../policies/policy-runner.ts';
+import { NO_EFFECTS } from '../../run/policy-effects.ts';
 import type { PolicyRetryHint } from '../../tools/retry-hint.ts';
 
 /**

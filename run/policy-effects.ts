@@ -1,6 +1,6 @@
-import type { Caps } from '../runtime/caps.ts';
-import type { AwaitClarification } from '../runtime/planner.ts';
-import type { PolicyDecisionRecord } from '../runtime/run-events.ts';
+import type { Caps } from './caps.ts';
+import type { AwaitClarification } from './planner.ts';
+import type { PolicyDecisionRecord } from './run-events.ts';
 
 /**
  * The merged outcome of consulting the policies at one point of a run, as the run machine
