@@ -1,42 +1,199 @@
 /**
- * toolwarden's public API. See README.md and SPEC.md for the contract; each module's docstring
- * names the section it implements.
+ * toolwarden's core API: the runtime, the tool boundary, policies, plugins and the run's
+ * vocabulary. The contract is in `docs/` (start with `docs/architecture.md`); each module's
+ * docstring names the section it implements.
+ *
+ * Integrations with heavy dependencies live on their own subpaths so an app pays only for what
+ * it uses: `toolwarden/sqlite`, `toolwarden/postgres`, `toolwarden/inspector`,
+ * `toolwarden/diagram`, `toolwarden/telemetry`, `toolwarden/telemetry/setup`, `toolwarden/testing`.
+ *
+ * @packageDocumentation
  */
-export * from './machines/run-context.ts';
+
+// --- The run machine (docs/architecture.md): for diagrams, inspectors and durable engines -----
+export { PARENT_RUN_LABEL, PARENT_TOOL_CALL_LABEL } from './machines/run-context.ts';
 export {
   type RunActorRef,
   type RunMachine,
   type RunMachineEvent,
   runMachine,
 } from './machines/run-machine.ts';
-export * from './plugins/index.ts';
-export * from './policies/index.ts';
-export * from './run/caps.ts';
-export * from './run/message.ts';
-export * from './run/planner.ts';
-export * from './run/run-events.ts';
-export * from './runtime/agent-tool.ts';
-export * from './runtime/create-runtime.ts';
-export * from './runtime/durable/index.ts';
-export * from './runtime/run-handle.ts';
+// --- Plugins (docs/policies.md §Plugins) ------------------------------------------------------
 export {
+  definePlugin,
+  type PlanInvocation,
+  type Plugin,
+  PluginDefinitionError,
+  type RunInfo,
+  type ToolInvocation,
+} from './plugins/define-plugin.ts';
+export {
+  fromLabel,
+  fromMeta,
+  type InjectedFieldSource,
+  type InjectionNote,
+  injectFields,
+} from './plugins/inject-fields.ts';
+// --- Policies (docs/policies.md) ---------------------------------------------------------------
+export {
+  type AskOnMissingFieldsOptions,
+  askOnMissingFields,
+} from './policies/builtins/ask-on-missing-fields.ts';
+export { type CircuitBreakerOptions, circuitBreaker } from './policies/builtins/circuit-breaker.ts';
+export { type RateLimitBackoffOptions, rateLimitBackoff } from './policies/builtins/rate-limit-backoff.ts';
+export {
+  type RestrictOnInvalidArgumentsOptions,
+  restrictOnInvalidArguments,
+} from './policies/builtins/restrict-on-invalid-arguments.ts';
+export { type TimeBudgetOptions, timeBudget } from './policies/builtins/time-budget.ts';
+export { type ToolListOptions, toolAllowlist, toolDenylist } from './policies/builtins/tool-allowlist.ts';
+export { clarificationFromHint } from './policies/clarification-from-hint.ts';
+export {
+  definePolicy,
+  type Policy,
+  type PolicyContext,
+  type PolicyDecision,
+  PolicyDecisionSchema,
+  type PolicyDefinition,
+  PolicyDefinitionError,
+  type PolicyHookName,
+  type PolicyHookResult,
+  type PolicyToolState,
+} from './policies/define-policy.ts';
+export type { PolicyRunContext, ToolInfo } from './policies/policy-consultation.ts';
+export { DEFAULT_POLICY_TIMEOUT_MS } from './policies/policy-engine.ts';
+export { PolicyError, PolicyTimeoutError } from './policies/policy-error.ts';
+export type { JsonValue } from './policies/policy-json.ts';
+export type { ToolSelector } from './policies/tool-selector.ts';
+// --- The run's vocabulary: planner contract, awaits, events, caps, messages ------------------
+export {
+  type Caps,
+  CapsSchema,
+  type CapsState,
+  CapsStateSchema,
+  DEFAULT_CAPS,
+  type FinalizeReason,
+} from './run/caps.ts';
+export { type Message, MessageSchema } from './run/message.ts';
+export {
+  type AwaitClarification,
+  AwaitClarificationSchema,
+  type AwaitConfirmation,
+  AwaitConfirmationSchema,
+  type AwaitExternalTools,
+  AwaitExternalToolsSchema,
+  type ParsedPlanResult,
+  type PlanInput,
+  type PlannedToolCall,
+  PlannedToolCallSchema,
+  type Planner,
+  type PlanResult,
+  PlanResultSchema,
+  type PlanResumeInput,
+} from './run/planner.ts';
+export {
+  type PolicyDecisionRecord,
+  PolicyDecisionRecordSchema,
+  type RunEvent,
+  RunEventSchema,
+  type RunEventType,
+  type RunStatus,
+  RunStatusSchema,
+} from './run/run-events.ts';
+// --- Runtime: create one, start runs, answer them, read them back (docs/architecture.md) --------
+export {
+  type AgentToolOptions,
+  type AgentToolResult,
+  agentTool,
+} from './runtime/agent-tool.ts';
+export {
+  createRuntime,
+  type Runtime,
+  type RuntimeOptions,
+  type StartOptions,
+} from './runtime/create-runtime.ts';
+export {
+  type DurableOptions,
+  type PersistedWrite,
+  type PersistenceStatus,
+  RunConflictError,
+  type RunEventsOptions,
+  RunPersistenceError,
+} from './runtime/durable/index.ts';
+export {
+  type ProvidedToolResult,
+  RunAnswerError,
+  RunHandle,
+  type RunOutcome,
+  type RunStorage,
+} from './runtime/run-handle.ts';
+export {
+  type MemoryStoreOptions,
   memoryStore,
   type NewRun,
   type NewRunEvent,
-  type PostgresStoreOptions,
-  postgresStore,
   type ReadEventsOptions,
   type RunEventRecord,
   RunExistsError,
   RunLeasedError,
   type RunListFilter,
+  RunNotFoundError,
   type RunStore,
+  RunStoreClosedError,
   RunStoreError,
   RunStoreUnavailableError,
   type RunUpdate,
-  type SqliteStoreOptions,
   StaleRunVersionError,
   type StoredRun,
-  sqliteStore,
 } from './runtime/stores/index.ts';
-export * from './tools/index.ts';
+// --- The tool boundary (docs/tool-boundary.md) -------------------------------------------------
+export { callTool, type ToolCallRequest } from './tools/call-tool.ts';
+export {
+  defineTool,
+  type JSONSchema,
+  TOOL_ID_PATTERN,
+  type Tool,
+  type ToolContext,
+  type ToolDefinition,
+  ToolDefinitionError,
+  type ToolOutput,
+  toolOutput,
+} from './tools/define-tool.ts';
+export {
+  type JsonSchemaFunction,
+  type JsonSchemaToolOptions,
+  toolFromJsonSchema,
+} from './tools/json-schema-tool.ts';
+export * as policy from './tools/policy-namespace.ts';
+export {
+  type FieldIssue,
+  FieldIssueSchema,
+  type PolicyRetryHint,
+  PolicyRetryHintSchema,
+  type RetryHint,
+  RetryHintSchema,
+  type RetryReason,
+  RetryReasonSchema,
+  toPolicyRetryHint,
+} from './tools/retry-hint.ts';
+export { type ToolCallMeta, ToolCallMetaSchema } from './tools/tool-call-meta.ts';
+export { ToolCatalog, type ToolDescriptor } from './tools/tool-catalog.ts';
+export {
+  RateLimitedError,
+  ToolError,
+  type ToolErrorJSON,
+  ToolErrorJSONSchema,
+  ToolTimeoutError,
+  ToolUnavailableError,
+} from './tools/tool-error.ts';
+export {
+  type Artifact,
+  ArtifactSchema,
+  type Bounds,
+  BoundsSchema,
+  type ToolResult,
+  type ToolResultJSON,
+  ToolResultJSONSchema,
+  toolResultFromJSON,
+  toolResultToJSON,
+} from './tools/tool-result.ts';

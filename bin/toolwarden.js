@@ -11,5 +11,15 @@ if (existsSync(source)) {
   register();
   await import(source);
 } else {
+  // commander is an optional peer dependency of the installed package (a library user may never
+  // run the command): say what to install rather than fail with ERR_MODULE_NOT_FOUND.
+  try {
+    import.meta.resolve('commander');
+  } catch {
+    console.error(
+      "The toolwarden command needs commander, an optional peer dependency: npm install 'commander@^14.0.3'",
+    );
+    process.exit(1);
+  }
   await import(fileURLToPath(new URL('../dist/cli/main.js', import.meta.url)));
 }

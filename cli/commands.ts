@@ -85,7 +85,15 @@ Examples:
   toolwarden eval bfcl -c multi_turn_miss_param -l 20`,
     )
     .action(async (options: EvalBfclOptions) => {
-      const { evalBfclCommand } = await import('./eval-bfcl.ts');
+      const { evalBfclCommand } = await import('./eval-bfcl.ts').catch((error: unknown) => {
+        // The published package leaves the eval (bfcl/, cli-progress) out: it is this repository's
+        // main job, not part of the library.
+        if ((error as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+        throw new Error(
+          '`toolwarden eval bfcl` runs from a checkout of the repository (`npm start`); the installed package leaves the BFCL eval out',
+          { cause: error },
+        );
+      });
       const { exitCode } = await evalBfclCommand(options);
       process.exitCode = exitCode;
     });

@@ -3,10 +3,12 @@
  * telemetry plugin, the tests and users' dashboards agree on them.
  *
  * GenAI names come from the OpenTelemetry semantic conventions (`gen_ai.*`, `error.type`); the
- * rest are toolwarden's own under the `toolwarden.` prefix. The GenAI conventions are still
- * "development" status, so they are imported from `@opentelemetry/semantic-conventions/incubating`,
- * which may rename them in a minor release: `test/telemetry-attributes.test.ts` pins the wire
- * names, so an upgrade that changes one fails there rather than in someone's Jaeger query.
+ * rest are toolwarden's own under the `toolwarden.` prefix. The GenAI names are written out here
+ * rather than imported from `@opentelemetry/semantic-conventions/incubating`: that entry point
+ * costs ~25 ms to load and several MB to install, for thirteen strings. The conventions are still
+ * "development" status and may rename them: `test/telemetry-attributes.test.ts` checks each name
+ * against the installed semantic-conventions package (a development dependency), so a rename
+ * fails there rather than in someone's Jaeger query.
  *
  * | span | name | kind | attributes |
  * |---|---|---|---|
@@ -18,22 +20,6 @@
  * `toolwarden.policy_decision` on the run segment's root span (a decision concerns the run: its
  * caps, tools and next turn, even when a hint triggered it; the event names the call).
  */
-import { ATTR_ERROR_TYPE } from '@opentelemetry/semantic-conventions';
-import {
-  ATTR_GEN_AI_AGENT_ID,
-  ATTR_GEN_AI_AGENT_NAME,
-  ATTR_GEN_AI_CONVERSATION_ID,
-  ATTR_GEN_AI_OPERATION_NAME,
-  ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
-  ATTR_GEN_AI_TOOL_CALL_ID,
-  ATTR_GEN_AI_TOOL_CALL_RESULT,
-  ATTR_GEN_AI_TOOL_DESCRIPTION,
-  ATTR_GEN_AI_TOOL_NAME,
-  ATTR_GEN_AI_TOOL_TYPE,
-  GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
-  GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
-} from '@opentelemetry/semantic-conventions/incubating';
-
 // --- Instrumentation scope ------------------------------------------------------------------------
 
 /** Name of the tracer and meter toolwarden obtains from `@opentelemetry/api`. */
@@ -41,21 +27,32 @@ export const INSTRUMENTATION_SCOPE = 'toolwarden';
 
 // --- GenAI semantic conventions (re-exported under the names the plugin uses) ---------------------
 
-export {
-  ATTR_ERROR_TYPE,
-  ATTR_GEN_AI_AGENT_ID,
-  ATTR_GEN_AI_AGENT_NAME,
-  ATTR_GEN_AI_CONVERSATION_ID,
-  ATTR_GEN_AI_OPERATION_NAME,
-  ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
-  ATTR_GEN_AI_TOOL_CALL_ID,
-  ATTR_GEN_AI_TOOL_CALL_RESULT,
-  ATTR_GEN_AI_TOOL_DESCRIPTION,
-  ATTR_GEN_AI_TOOL_NAME,
-  ATTR_GEN_AI_TOOL_TYPE,
-  GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
-  GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
-};
+/** `error.type` (stable convention): the retry reason or the error's class on a failed span. */
+export const ATTR_ERROR_TYPE = 'error.type';
+/** `gen_ai.agent.id` */
+export const ATTR_GEN_AI_AGENT_ID = 'gen_ai.agent.id';
+/** `gen_ai.agent.name` */
+export const ATTR_GEN_AI_AGENT_NAME = 'gen_ai.agent.name';
+/** `gen_ai.conversation.id`: the run's sessionId. */
+export const ATTR_GEN_AI_CONVERSATION_ID = 'gen_ai.conversation.id';
+/** `gen_ai.operation.name`: `invoke_agent` or `execute_tool`. */
+export const ATTR_GEN_AI_OPERATION_NAME = 'gen_ai.operation.name';
+/** `gen_ai.tool.call.arguments` (only with `captureContent`). */
+export const ATTR_GEN_AI_TOOL_CALL_ARGUMENTS = 'gen_ai.tool.call.arguments';
+/** `gen_ai.tool.call.id` */
+export const ATTR_GEN_AI_TOOL_CALL_ID = 'gen_ai.tool.call.id';
+/** `gen_ai.tool.call.result` (only with `captureContent`). */
+export const ATTR_GEN_AI_TOOL_CALL_RESULT = 'gen_ai.tool.call.result';
+/** `gen_ai.tool.description` */
+export const ATTR_GEN_AI_TOOL_DESCRIPTION = 'gen_ai.tool.description';
+/** `gen_ai.tool.name` */
+export const ATTR_GEN_AI_TOOL_NAME = 'gen_ai.tool.name';
+/** `gen_ai.tool.type` */
+export const ATTR_GEN_AI_TOOL_TYPE = 'gen_ai.tool.type';
+/** `execute_tool`, the value of `gen_ai.operation.name` on a tool span. */
+export const GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL = 'execute_tool';
+/** `invoke_agent`, the value of `gen_ai.operation.name` on a run's root span. */
+export const GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT = 'invoke_agent';
 
 /**
  * `gen_ai.tool.type` for tools the agent calls itself (the convention's `function`; the semconv

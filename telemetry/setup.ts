@@ -30,19 +30,26 @@
  * receiver accepts) and `OTEL_NODE_RESOURCE_DETECTORS` (env, process and host detectors always run).
  */
 import { context, diag, metrics, propagation, trace } from '@opentelemetry/api';
-import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import {
+import type { Resource } from '@opentelemetry/resources';
+import type { IMetricReader } from '@opentelemetry/sdk-metrics';
+import type { NodeSDK, NodeSDKConfiguration } from '@opentelemetry/sdk-node';
+import { loadSetupPeers } from './setup-peers.ts';
+
+export { SETUP_PEERS, TelemetrySetupPeersError } from './setup-peers.ts';
+
+// Optional peers: importing this module without them throws TelemetrySetupPeersError, naming them.
+const { sdkNode, traceExporter, metricExporter, sdkMetrics, resources } = await loadSetupPeers();
+const { OTLPMetricExporter } = metricExporter;
+const { OTLPTraceExporter } = traceExporter;
+const {
   defaultResource,
   detectResources,
   envDetector,
   hostDetector,
   processDetector,
-  type Resource,
   resourceFromAttributes,
-} from '@opentelemetry/resources';
-import { type IMetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { NodeSDK, type NodeSDKConfiguration } from '@opentelemetry/sdk-node';
+} = resources;
+const { PeriodicExportingMetricReader } = sdkMetrics;
 
 /** Options of {@link startTelemetry}; every field overrides its `OTEL_*` variable. */
 export interface TelemetryOptions {
@@ -178,7 +185,7 @@ export function startTelemetry(options: TelemetryOptions = {}): Telemetry {
   } else {
     sdkConfig.spanProcessors = [];
   }
-  const sdk = new NodeSDK(sdkConfig);
+  const sdk = new sdkNode.NodeSDK(sdkConfig);
   sdk.start();
 
   let stopping: Promise<void> | undefined;

@@ -1,3 +1,5 @@
+import * as stable from '@opentelemetry/semantic-conventions';
+import * as incubating from '@opentelemetry/semantic-conventions/incubating';
 import { describe, expect, it } from 'vitest';
 import * as names from '../telemetry/attributes.ts';
 
@@ -31,6 +33,17 @@ describe('telemetry names (SPEC §6)', () => {
       errorType: 'error.type',
     });
     expect(names.GEN_AI_TOOL_TYPE_VALUE_FUNCTION).toBe('function');
+  });
+
+  it('writes out the same GenAI names the installed semantic-conventions package defines', () => {
+    const conventions: Record<string, unknown> = { ...incubating, ATTR_ERROR_TYPE: stable.ATTR_ERROR_TYPE };
+    const ours: Record<string, unknown> = names;
+    const written = Object.keys(ours).filter((key) => key.includes('GEN_AI') || key === 'ATTR_ERROR_TYPE');
+    expect(written.length).toBeGreaterThan(10);
+    for (const key of written) expect([key, ours[key]]).toEqual([key, conventions[key] ?? ours[key]]);
+    expect(written.filter((key) => conventions[key] === undefined)).toEqual([
+      'GEN_AI_TOOL_TYPE_VALUE_FUNCTION',
+    ]);
   });
 
   it('names spans `invoke_agent {agent}`, `plan {agent}` and `execute_tool {tool}`', () => {

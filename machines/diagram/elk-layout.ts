@@ -1,4 +1,3 @@
-import ELK from 'elkjs/lib/elk.bundled.js';
 import type {
   ELKConstructorArguments,
   ELK as ElkApi,
@@ -62,7 +61,21 @@ export interface LayoutOptions {
 
 // elkjs is CommonJS and sets `default` on its export; either shape is the constructor.
 type ElkConstructor = new (args?: ELKConstructorArguments) => ElkApi;
-const Elk = ((ELK as unknown as { default?: ElkConstructor }).default ?? ELK) as unknown as ElkConstructor;
+
+/**
+ * elkjs (7.9 MB, an optional peer of the package) is loaded on the first SVG layout only, so
+ * Mermaid, the graph model and the inspector's recording never pay for it.
+ */
+async function loadElk(): Promise<ElkConstructor> {
+  const ELK = await import('elkjs/lib/elk.bundled.js').catch((error: unknown) => {
+    if ((error as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    throw new Error("SVG diagrams need elkjs, an optional peer dependency: npm install 'elkjs@^0.12.1'", {
+      cause: error,
+    });
+  });
+  const module = ELK as unknown as { default?: { default?: ElkConstructor } & ElkConstructor };
+  return (module.default?.default ?? module.default ?? ELK) as unknown as ElkConstructor;
+}
 
 /**
  * Lays out a graph model with ELK's layered algorithm (issue 8 §2). Compound states are ELK
@@ -158,6 +171,7 @@ export async function layoutGraph(graph: GraphModel, options: LayoutOptions = {}
     },
   };
 
+  const Elk = await loadElk();
   const laid = await new Elk().layout(root);
   const boxes: StateBox[] = [];
   const initials: InitialMarker[] = [];
