@@ -106,6 +106,7 @@ export {
   type AgentToolResult,
   agentTool,
 } from './runtime/agent-tool.ts';
+export { SessionBusyError } from './runtime/continue-session.ts';
 export {
   createRuntime,
   type Runtime,
@@ -120,6 +121,7 @@ export {
   type RunEventsOptions,
   RunPersistenceError,
 } from './runtime/durable/index.ts';
+export type { RunAwaiting } from './runtime/run-awaiting.ts';
 export {
   type ProvidedToolResult,
   RunAnswerError,

@@ -20,8 +20,14 @@ export interface InspectorPluginOptions extends Pick<InspectorServerOptions, 'po
   maxLog?: number;
   /** Start the server at once (default true); when false, it starts on the first `start()`. */
   serve?: boolean;
-  /** Called once the page is served. Default: prints the URL on stderr. */
+  /**
+   * Called once the page is served. Default: prints the address on stderr without the access
+   * token (logs are read by more people than the page should be); `printUrl` prints the URL
+   * with its token instead. The URL: `(await inspector.start()).url`.
+   */
   onListening?: (server: InspectorServer) => void;
+  /** Print the page's URL with its access token on stderr when it is served. Default false. */
+  printUrl?: boolean;
 }
 
 /** The inspector as a plugin: an inspection observer, an `onEvent` hook, a server. */
@@ -57,9 +63,7 @@ export function inspectorPlugin(options: InspectorPluginOptions = {}): Inspector
   });
   let started: Promise<InspectorServer> | undefined;
   let closed = false;
-  const onListening =
-    options.onListening ??
-    ((server: InspectorServer) => process.stderr.write(`[toolwarden] inspector: ${server.url}\n`));
+  const onListening = options.onListening ?? (options.printUrl ? printUrl : printAddress);
 
   const start = (): Promise<InspectorServer> => {
     started ??= (async () => {
@@ -108,4 +112,16 @@ export function inspectorPlugin(options: InspectorPluginOptions = {}): Inspector
       await server?.close();
     },
   });
+}
+
+function printUrl(server: InspectorServer): void {
+  process.stderr.write(`[toolwarden] inspector: ${server.url}\n`);
+}
+
+function printAddress(server: InspectorServer): void {
+  const address = new URL(server.url);
+  address.search = '';
+  process.stderr.write(
+    `[toolwarden] inspector listening on ${address.href} (its URL with the access token: (await runtime.inspector.start()).url, or the printUrl option)\n`,
+  );
 }

@@ -37,6 +37,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     labels: z.record(z.string(), z.string()),
   }),
   z.object({ type: z.literal('state_changed'), ...base, state: z.string(), previous: z.string().optional() }),
+  /** The run was restored from the store into a runtime (`owner`) in `state`, after a restart or an eviction. */
+  z.object({ type: z.literal('run_resumed'), ...base, state: z.string(), owner: z.string() }),
   z.object({
     type: z.literal('tool_call_scheduled'),
     ...base,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createActor, type InspectionEvent, type Observer } from 'xstate';
 import { type InspectorPluginOptions, inspectorPlugin } from '../inspector/inspector-plugin.ts';
 import { persistedSnapshotOf } from '../machines/persisted-snapshot.ts';
-import type { RunInput } from '../machines/run-context.ts';
+import type { RunContext, RunInput } from '../machines/run-context.ts';
 import { type RunActorRef, runMachine, validateCallsAction } from '../machines/run-machine.ts';
 import type { Plugin, RunInfo } from '../plugins/define-plugin.ts';
 import type { Policy } from '../policies/define-policy.ts';
@@ -22,8 +22,10 @@ import type { JSONSchema, Tool } from '../tools/define-tool.ts';
 import type { ParseLimits } from '../tools/parse-arguments.ts';
 import { ToolCatalog } from '../tools/tool-catalog.ts';
 import { ToolError } from '../tools/tool-error.ts';
+import { sessionTranscript } from './continue-session.ts';
 import { createDurableRuns, type DurableOptions, type RunEventsOptions } from './durable/durable-runs.ts';
 import { unpackSnapshot } from './durable/snapshot-codec.ts';
+import { runAwaitingOf } from './run-awaiting.ts';
 import { type ProvidedToolResult, RunHandle, runStatusOf, stateName } from './run-handle.ts';
 import { createExecuteToolActor } from './steps/execute-tool.ts';
 import { createPlanActor } from './steps/plan-step.ts';
@@ -218,7 +220,8 @@ export function createRuntime(options: RuntimeOptions) {
       }
     };
     actor.on('*', (event) => dispatch(event as RunEvent));
-    let previous: string | undefined;
+    // A restored run already logged the state it is in: only a change is a new state_changed.
+    let previous: string | undefined = how === 'resume' ? stateName(actor.getSnapshot()) : undefined;
     // Persisted at every step boundary (a new state), and whenever a step emitted events without
     // changing state (a tool result while the rest of the batch runs): nothing emitted is only in memory.
     const observe = () => {
@@ -265,13 +268,24 @@ export function createRuntime(options: RuntimeOptions) {
       for (const decision of startDecisions) {
         dispatch({ type: 'policy_decision', runId, at: Date.now(), turnId: `${runId}:t0`, decision });
       }
+    } else {
+      // The restore is marked by its own event, not by logging the saved state again. Being an
+      // event, it also makes the first observe write the run, which records the tool calls in
+      // flight for the write-ahead gate (they wait for it).
+      dispatch({
+        type: 'run_resumed',
+        runId,
+        at: Date.now(),
+        state: stateName(actor.getSnapshot()),
+        owner: durable.owner,
+      });
     }
     actor.start();
     observe();
     return handle;
   }
 
-  return {
+  const runtime = {
     /** The run machine with this runtime's actors provided (for diagrams and inspectors). */
     machine,
     /** The inspector plugin when the `inspector` option is set: `start()` gives its URL, `close()` stops it. */
@@ -375,22 +389,24 @@ export function createRuntime(options: RuntimeOptions) {
      * `follow: false`, each new one as it is written, until the run's final event. Works for
      * runs hosted here, elsewhere, or finished; `seq` numbers resume a dropped stream.
      */
-    events(runId: string, options?: RunEventsOptions): AsyncGenerator<RunEventRecord> {
+    events(runId: string, options?: RunEventsOptions): AsyncGenerator<RunEventRecord<RunEvent>> {
       return durable.events(runId, options);
     },
 
     /**
      * Stops hosting runs: waits for writes in flight, stops every live actor, releases the runs
      * and ends this runtime's lease, so another process can resume them at once. The store is
-     * not closed (it is the app's).
+     * not closed (it is the app's). The inspector server the `inspector` option started is
+     * stopped too, so nothing keeps the process alive.
      */
-    close(): Promise<void> {
-      return durable.close(() => {
+    async close(): Promise<void> {
+      await durable.close(() => {
         const hosted = [...live.keys()];
         for (const handle of live.values()) handle.actor.stop();
         live.clear();
         return hosted;
       });
+      await inspector?.close();
     },
 
     /** The live handle of a run in this process, if any. */
@@ -398,9 +414,29 @@ export function createRuntime(options: RuntimeOptions) {
       return live.get(runId);
     },
 
-    /** Runs in the store, newest first. */
-    list(filter?: RunListFilter): Promise<StoredRun[]> {
-      return store.list(filter);
+    /** Runs in the store, most recently updated first, each with what it waits for (`awaiting`). */
+    async list(filter?: RunListFilter): Promise<StoredRun[]> {
+      return (await store.list(filter)).map(withAwaiting);
+    },
+
+    /** One run from the store with what it waits for (`awaiting`), or `undefined`; it is not restored. */
+    async load(runId: string): Promise<StoredRun | undefined> {
+      const stored = await store.load(runId);
+      return stored && withAwaiting(stored);
+    },
+
+    /**
+     * Starts the next run of a conversation (docs/threads.md): the new run begins with the
+     * transcript of the session's latest finished run, from the store, followed by `messages`.
+     * The first run of a session starts from `messages` alone. Works across restarts and
+     * processes sharing a durable store.
+     *
+     * @throws SessionBusyError while a run of the session is still running or awaiting (answer
+     *   or cancel it first: a conversation has one run at a time).
+     */
+    async continueSession(sessionId: string, start: Omit<StartOptions, 'sessionId'>): Promise<RunHandle> {
+      const transcript = await sessionTranscript(store, sessionId);
+      return runtime.start({ ...start, sessionId, messages: [...transcript, ...start.messages] });
     },
 
     /** The tool catalog (SPEC §9). */
@@ -418,6 +454,7 @@ export function createRuntime(options: RuntimeOptions) {
       return catalog.schemas();
     },
   };
+  return runtime;
 
   /**
    * The live handle of a run, or the run restored from the store (after a restart, or after it
@@ -486,4 +523,10 @@ function policyRunnerOf(options: RuntimeOptions, plugins: Plugin[], catalog: Too
     return options.policyRunner;
   }
   return policies.length > 0 ? createPolicyEngine({ policies, tools: catalog }) : noPolicies;
+}
+
+/** A stored run with what it waits for, read from its snapshot. */
+function withAwaiting(stored: StoredRun): StoredRun {
+  const snapshot = unpackSnapshot(stored.snapshot) as { context?: RunContext } | undefined;
+  return { ...stored, awaiting: runAwaitingOf(snapshot?.context) };
 }

@@ -14,6 +14,7 @@ import type { ToolCatalog } from '../tools/tool-catalog.ts';
 import type { ToolErrorJSON } from '../tools/tool-error.ts';
 import { type ToolResult, type ToolResultJSON, toolResultFromJSON } from '../tools/tool-result.ts';
 import type { PersistenceStatus } from './durable/run-persister.ts';
+import { type RunAwaiting, runAwaitingOf } from './run-awaiting.ts';
 import { capsState } from './steps/plan-step.ts';
 
 /** What `run.result()` resolves to (SPEC §4). */
@@ -109,7 +110,7 @@ export class RunHandle {
     this.runId = actor.getSnapshot().context.runId;
     this.current = actor;
     this.outcome = new Promise<RunOutcome>((resolve) => {
-      this.resolveOutcome = resolve;
+      this.resolveOutcome = (outcome) => resolve(this.stored(outcome));
     });
     this.follow(actor);
   }
@@ -137,9 +138,18 @@ export class RunHandle {
     return this.actor.getSnapshot().context;
   }
 
-  /** Resolves when the run reaches `completed`, `failed` or `canceled`; never rejects. */
+  /**
+   * Resolves when the run reached `completed`, `failed` or `canceled` and its last snapshot and
+   * events are in the store (a read of the store right after sees them all), or a write of them
+   * failed (then `storage` says `failing` and the runtime keeps retrying). Never rejects.
+   */
   result(): Promise<RunOutcome> {
     return this.outcome;
+  }
+
+  /** What the run waits for now (`null`: nothing): the same shape `runtime.list()` gives. */
+  get awaiting(): RunAwaiting | null {
+    return this.actor.getSnapshot().status === 'active' ? runAwaitingOf(this.context) : null;
   }
 
   /** Stops the run from any non-final state (in-flight tool calls see their signal abort). */
@@ -170,7 +180,7 @@ export class RunHandle {
   /** @throws RunAnswerError when the run is not awaiting this clarification. */
   async provideClarification(answer: { id: string; answer: string }): Promise<void> {
     await this.revive?.();
-    const awaiting = this.awaiting('clarification');
+    const awaiting = this.awaitingFor('clarification');
     if (awaiting.kind !== 'clarification' || awaiting.clarification.id !== answer.id) {
       throw new RunAnswerError(
         this.runId,
@@ -192,7 +202,7 @@ export class RunHandle {
    */
   async provideToolResults(results: ProvidedToolResult[]): Promise<void> {
     await this.revive?.();
-    const awaiting = this.awaiting('external_tools');
+    const awaiting = this.awaitingFor('external_tools');
     if (awaiting.kind !== 'external_tools')
       throw new RunAnswerError(this.runId, 'not awaiting external tools');
     const calls = awaiting.externalTools.calls;
@@ -217,7 +227,7 @@ export class RunHandle {
   /** Approves or denies what the run awaits confirmation for. @throws RunAnswerError on a mismatch. */
   async confirm(answer: { id: string; approved: boolean; by?: string; reason?: string }): Promise<void> {
     await this.revive?.();
-    const awaiting = this.awaiting('confirmation');
+    const awaiting = this.awaitingFor('confirmation');
     if (awaiting.kind !== 'confirmation' || awaiting.confirmation.id !== answer.id) {
       throw new RunAnswerError(
         this.runId,
@@ -263,6 +273,15 @@ export class RunHandle {
     return this;
   }
 
+  /** The outcome, once the writes the final state led to are stored (or failed). */
+  private async stored(outcome: RunOutcome): Promise<RunOutcome> {
+    // The runtime queues the final write in the same snapshot notification that settles the
+    // outcome, after this handle's observer: one tick later it is queued.
+    await Promise.resolve();
+    await this.storageOf?.persisted().catch(() => undefined);
+    return outcome;
+  }
+
   /** Resolves `result()` when `actor` reaches a final state. */
   private follow(actor: RunActorRef): void {
     const settle = () => {
@@ -280,7 +299,7 @@ export class RunHandle {
     });
   }
 
-  private awaiting(kind: string) {
+  private awaitingFor(kind: string) {
     const awaiting = this.context.flow.awaiting;
     if (
       this.actor.getSnapshot().status !== 'active' ||

@@ -131,7 +131,17 @@ describe('embedding example: an HTTP server whose runs survive kill -9', () => {
       runs: { runId: string; state: string; labels: Record<string, string> }[];
     };
     expect(waiting.runs).toEqual([
-      expect.objectContaining({ runId, state: 'awaiting.clarification', labels: { channel: 'web' } }),
+      expect.objectContaining({
+        runId,
+        state: 'awaiting.clarification',
+        labels: { channel: 'web' },
+        // What another process needs to answer, without the snapshot's internals.
+        awaiting: expect.objectContaining({
+          kind: 'clarification',
+          id: 'plan',
+          question: expect.any(String),
+        }),
+      }),
     ]);
 
     // The whole log, from seq 1, then live to the end of the run.

@@ -26,6 +26,7 @@ import type { RunContext } from '../../machines/run-context.ts';
 import { MessageSchema } from '../../run/message.ts';
 import type { Runtime } from '../../runtime/create-runtime.ts';
 import { RunConflictError } from '../../runtime/durable/durable-errors.ts';
+import type { RunAwaiting } from '../../runtime/run-awaiting.ts';
 import { RunAnswerError, type RunHandle, stateName } from '../../runtime/run-handle.ts';
 import type { StoredRun } from '../../runtime/stores/run-store.ts';
 import { RUN_STATUSES, type RunStatus } from '../../runtime/stores/run-store.ts';
@@ -142,7 +143,7 @@ export function createEmbeddingApp(runtime: Runtime): Hono {
 
   /** The stored run, or RunNotFoundError (→ 404). */
   async function load(runId: string): Promise<StoredRun> {
-    const stored = await runtime.store.load(runId);
+    const stored = await runtime.load(runId);
     if (stored === undefined) throw new RunNotFoundError(runId);
     return stored;
   }
@@ -151,27 +152,37 @@ export function createEmbeddingApp(runtime: Runtime): Hono {
 }
 
 /** What a client sees of a run: where it stands and what it waits for. */
-function view(runId: string, status: RunStatus, state: string, context: RunContext | undefined) {
+function view(
+  runId: string,
+  status: RunStatus,
+  state: string,
+  awaiting: RunAwaiting | null | undefined,
+  context: RunContext | undefined,
+) {
   return {
     runId,
     status,
     state,
-    awaiting: context?.flow.awaiting ?? null,
+    // What to answer: kind, id, question, missing fields (clarification), calls (external tools).
+    awaiting: awaiting ?? null,
     finalResponse: context?.flow.finalResponse ?? null,
     error: context?.flow.error ?? null,
   };
 }
 
 function describeLive(run: RunHandle) {
-  return view(run.runId, run.status, run.state, run.context);
+  return view(run.runId, run.status, run.state, run.awaiting, run.context);
 }
 
-/** A stored run's view, read from its snapshot (`value`, `context`) without restoring it. */
+/**
+ * A stored run's view, without restoring it: `awaiting` as `runtime.list()`/`runtime.load()` give
+ * it; the state and final response from its snapshot (`value`, `context`).
+ */
 function summary(run: StoredRun) {
   const snapshot = run.snapshot as { value?: unknown; context?: RunContext };
   const state = stateName(snapshot as Parameters<typeof stateName>[0]);
   return {
-    ...view(run.runId, run.status, state, snapshot.context),
+    ...view(run.runId, run.status, state, run.awaiting, snapshot.context),
     sessionId: run.sessionId,
     labels: run.labels ?? {},
     version: run.version,

@@ -20,6 +20,7 @@
  */
 
 import type { Plugin } from '../../plugins/define-plugin.ts';
+import type { RunEvent } from '../../run/run-events.ts';
 import type { RunHandle } from '../run-handle.ts';
 import type { ReadEventsOptions, RunEventRecord, RunStore, StoredRun } from '../stores/run-store.ts';
 import { RunLeasedError, RunNotFoundError } from '../stores/run-store-errors.ts';
@@ -324,7 +325,10 @@ export function createDurableRuns(config: DurableRunsConfig) {
      * its write lands (this runtime's writes wake it at once; other processes' within `pollMs`),
      * until the run's final event.
      */
-    async *events(runId: string, eventOptions: RunEventsOptions = {}): AsyncGenerator<RunEventRecord> {
+    async *events(
+      runId: string,
+      eventOptions: RunEventsOptions = {},
+    ): AsyncGenerator<RunEventRecord<RunEvent>> {
       let afterSeq = eventOptions.afterSeq ?? 0;
       const follow = eventOptions.follow ?? true;
       const { signal } = eventOptions;
@@ -335,7 +339,8 @@ export function createDurableRuns(config: DurableRunsConfig) {
         for (const record of page) {
           afterSeq = record.seq;
           if (FINAL_EVENTS.has((record.event as { type?: string }).type ?? '')) ended = true;
-          yield record;
+          // Written by a runtime from RunEvents (the persister), so typed as one.
+          yield record as RunEventRecord<RunEvent>;
         }
         if (page.length === PAGE) continue;
         if (ended || !follow) return;

@@ -42,6 +42,8 @@
  * @module
  */
 
+import type { RunAwaiting } from '../run-awaiting.ts';
+
 /** A run's lifecycle status, as the run handle reports it (SPEC §4 `run.status`). */
 export type RunStatus = 'running' | 'awaiting' | 'completed' | 'failed' | 'canceled';
 
@@ -72,6 +74,12 @@ export interface StoredRun {
   labels?: Record<string, string>;
   /** The owner that last claimed or created the run and has not released it. Absent when none. */
   owner?: string;
+  /**
+   * What the run waits for (`null`: nothing), so another process can answer it without reading
+   * the snapshot. Filled by `runtime.list()` and `runtime.load()` from the snapshot; a store's own
+   * `load`/`list` leave it out (it is derived, never stored separately).
+   */
+  awaiting?: RunAwaiting | null;
 }
 
 /** What `create` takes: a run without the fields the store assigns. */
@@ -105,13 +113,16 @@ export interface RunListFilter {
   limit?: number;
 }
 
-/** One entry of a run's append-only event log. */
-export interface RunEventRecord {
+/**
+ * One entry of a run's append-only event log. `E` is `unknown` for a store (it keeps JSON);
+ * `runtime.events()` gives `RunEventRecord<RunEvent>`.
+ */
+export interface RunEventRecord<E = unknown> {
   runId: string;
   /** 1, 2, 3, ... per run, in append order, without gaps. */
   seq: number;
   /** A `RunEvent` (SPEC §4) in its JSON form. */
-  event: unknown;
+  event: E;
   /** Epoch milliseconds, as given to `appendEvents`. */
   at: number;
 }

@@ -1,0 +1,43 @@
+import type { RunContext } from '../machines/run-context.ts';
+import type { Message } from '../run/message.ts';
+import { unpackSnapshot } from './durable/snapshot-codec.ts';
+import type { RunStore, StoredRun } from './stores/run-store.ts';
+
+/**
+ * Thrown by `runtime.continueSession` while a run of the session is still running or awaiting:
+ * a conversation has one run at a time, so the next one would not see its answer. Answer or
+ * cancel that run (`runId`) first.
+ */
+export class SessionBusyError extends Error {
+  override readonly name = 'SessionBusyError';
+  constructor(
+    readonly sessionId: string,
+    /** The run in progress. */
+    readonly runId: string,
+    readonly status: StoredRun['status'],
+  ) {
+    super(
+      `Session "${sessionId}" has a run in progress (${runId}, ${status}): answer or cancel it before the next one`,
+    );
+  }
+}
+
+/**
+ * The transcript a session's next run starts from (docs/threads.md): the messages of its latest
+ * started run that has finished, read from the store; `[]` for a new session.
+ *
+ * @throws SessionBusyError when a run of the session is running or awaiting.
+ */
+export async function sessionTranscript(store: RunStore, sessionId: string): Promise<Message[]> {
+  const runs = await store.list({ sessionId });
+  const busy = runs.find((run) => run.status === 'running' || run.status === 'awaiting');
+  if (busy !== undefined) throw new SessionBusyError(sessionId, busy.runId, busy.status);
+  // Latest by start, not by last update: an old run canceled late is not the conversation's end.
+  const latest = runs.reduce<StoredRun | undefined>(
+    (newest, run) => (newest === undefined || run.createdAt > newest.createdAt ? run : newest),
+    undefined,
+  );
+  if (latest === undefined) return [];
+  const snapshot = unpackSnapshot(latest.snapshot) as { context?: Pick<RunContext, 'messages'> } | undefined;
+  return snapshot?.context?.messages ?? [];
+}

@@ -1,0 +1,79 @@
+import type { AwaitState, RunContext } from '../machines/run-context.ts';
+
+/**
+ * What a run waits for, in the form an app answers it (docs/architecture.md §Awaiting): read it
+ * from `run.awaiting`, or from `runtime.list()` / `runtime.load(runId)` in another process,
+ * without restoring the run or reading its snapshot.
+ *
+ * | kind             | answer with                                                  |
+ * |------------------|--------------------------------------------------------------|
+ * | `clarification`  | `provideClarification(runId, { id, answer })`                |
+ * | `external_tools` | `provideToolResults(runId, [{ toolCallId, result }])` per call |
+ * | `confirmation`   | `confirm(runId, { id, approved })`                           |
+ * | `backoff`        | nothing: the run wakes by itself at `until` (epoch ms)       |
+ */
+export type RunAwaiting =
+  | {
+      kind: 'clarification';
+      id: string;
+      /** The question for a person. */
+      question: string;
+      /** Dotted paths of the fields the answer should give (`address.city`). */
+      missingFields: string[];
+      /** The tool the answer is for, when the question came from one tool's hint. */
+      restrictToTool?: string;
+      exampleInput?: Record<string, unknown>;
+    }
+  | {
+      kind: 'external_tools';
+      id: string;
+      /** The calls the app runs itself and answers by `toolCallId`. */
+      calls: { name: string; toolCallId: string; input: unknown }[];
+    }
+  | {
+      kind: 'confirmation';
+      id: string;
+      /** What a person approves or denies (the planner's `prompt`). */
+      question: string;
+      details?: unknown;
+      /** The tool calls held until the answer, when a policy asked for the confirmation. */
+      toolCallIds?: string[];
+    }
+  | { kind: 'backoff'; until: number };
+
+/** The public form of a run context's `flow.awaiting`; `null` when the run waits for nothing. */
+export function runAwaitingOf(context: Pick<RunContext, 'flow'> | undefined): RunAwaiting | null {
+  const awaiting: AwaitState | null | undefined = context?.flow?.awaiting;
+  if (!awaiting) return null;
+  switch (awaiting.kind) {
+    case 'clarification': {
+      const { id, question, missingFields, restrictToTool, exampleInput } = awaiting.clarification;
+      return {
+        kind: 'clarification',
+        id,
+        question,
+        missingFields: [...missingFields],
+        ...(restrictToTool === undefined ? {} : { restrictToTool }),
+        ...(exampleInput === undefined ? {} : { exampleInput }),
+      };
+    }
+    case 'external_tools':
+      return {
+        kind: 'external_tools',
+        id: awaiting.externalTools.id,
+        calls: [...awaiting.externalTools.calls],
+      };
+    case 'confirmation': {
+      const { id, prompt, details } = awaiting.confirmation;
+      return {
+        kind: 'confirmation',
+        id,
+        question: prompt,
+        ...(details === undefined ? {} : { details }),
+        ...(awaiting.toolCallIds === undefined ? {} : { toolCallIds: [...awaiting.toolCallIds] }),
+      };
+    }
+    case 'backoff':
+      return { kind: 'backoff', until: awaiting.until };
+  }
+}
