@@ -17,7 +17,10 @@ export interface ToolStats {
 
 /** One call of the batch in flight, in the order the planner proposed it. */
 export interface PendingCall {
+  /** The run's id for the call: `<turnId>:c<n>`, the idempotency key (SPEC §2). */
   toolCallId: string;
+  /** The id the planner gave the call (a provider's `call_0`), kept for the transcript. */
+  providerToolCallId?: string;
   name: string;
   /** What the planner sent (object or JSON text). */
   input: unknown;
@@ -157,7 +160,7 @@ export const PARENT_TOOL_CALL_LABEL = 'toolwarden.parent_tool_call_id';
 /** The ToolCallMeta of one call of the run's current turn (SPEC §2). */
 export function toolCallMeta(
   context: Pick<RunContext, 'runId' | 'turn' | 'sessionId' | 'agent' | 'labels'>,
-  call: { toolCallId: string; attempt: number },
+  call: { toolCallId: string; providerToolCallId?: string; attempt: number },
 ): ToolCallMeta {
   const parentToolCallId = context.labels[PARENT_TOOL_CALL_LABEL];
   return {
@@ -165,6 +168,7 @@ export function toolCallMeta(
     sessionId: context.sessionId,
     turnId: turnId(context),
     toolCallId: call.toolCallId,
+    providerToolCallId: call.providerToolCallId,
     parentToolCallId,
     agentId: context.agent.id,
     attempt: call.attempt,

@@ -25,11 +25,12 @@ import {
   hintEvents,
   notRunResult,
   now,
+  pairedResult,
   reviewUpdate,
   runError,
   toolResultEvent,
+  transcriptToolCall,
   turnRecorded,
-  uniqueIds,
   validationUpdate,
   withFlow,
 } from './run-updates.ts';
@@ -169,14 +170,18 @@ export const runMachine = setup({
         });
       }
     }),
+    /**
+     * The run names each call `<turnId>:c<n>` (SPEC §2: unique across runs, stable across a crash,
+     * the idempotency key). A planner's own id (a provider's `call_0`, reused in every turn and
+     * run) is kept as `providerToolCallId` for the transcript, so a model sees its ids paired.
+     */
     recordToolCalls: assign(({ context, event }) => {
       const plan = planOf(event);
       const calls = plan.toolCalls ?? [];
-      const ids = uniqueIds(
-        calls.map((call, index) => call.toolCallId ?? `${turnId(context)}:c${index + 1}`),
-      );
+      const turn = turnId(context);
       const pending: PendingCall[] = calls.map((call, index) => ({
-        toolCallId: ids[index]!,
+        toolCallId: `${turn}:c${index + 1}`,
+        ...(call.toolCallId === undefined ? {} : { providerToolCallId: call.toolCallId }),
         name: call.name,
         input: call.input,
         attempt: (context.toolStats[call.name]?.consecutiveFailures ?? 0) + 1,
@@ -189,11 +194,7 @@ export const runMachine = setup({
           {
             role: 'assistant' as const,
             content: plan.finalResponse?.text,
-            toolCalls: pending.map((call) => ({
-              toolCallId: call.toolCallId,
-              toolName: call.name,
-              input: call.input,
-            })),
+            toolCalls: pending.map(transcriptToolCall),
           },
         ],
         ...turnRecorded(context, { pending, results: pending.map(() => null) }, {}),
@@ -406,8 +407,9 @@ export const runMachine = setup({
       const output = doneOutput<ExecuteToolOutput>(event);
       const call = context.batch.pending[output.index];
       if (!call || context.batch.results[output.index] !== null) return;
+      const result = pairedResult(call, output.result);
       const results = context.batch.results.slice();
-      results[output.index] = output.result;
+      results[output.index] = result;
       const hints = output.hint ? [output.hint] : [];
       enqueue.assign({
         hints: hints.length > 0 ? [...context.hints, ...hints] : context.hints,
@@ -418,7 +420,7 @@ export const runMachine = setup({
         },
       });
       enqueue.stopChild(`tool.${call.toolCallId}`);
-      enqueue.emit(toolResultEvent(context, output.result));
+      enqueue.emit(toolResultEvent(context, result));
       for (const e of hintEvents(context, hints)) enqueue.emit(e);
     }),
     /** `executeTool` never rejects by contract; a rejection (a bug in a wrapper) is kept as a result. */
@@ -427,7 +429,7 @@ export const runMachine = setup({
       const index = context.batch.pending.findIndex((call) => call.toolCallId === id);
       if (index < 0 || context.batch.results[index] !== null) return;
       const err = (event as { error?: unknown }).error;
-      const result: ToolResultJSON = {
+      const result = pairedResult(context.batch.pending[index], {
         name: context.batch.pending[index]!.name,
         toolCallId: id,
         executed: true,
@@ -436,7 +438,7 @@ export const runMachine = setup({
           message: err instanceof Error ? err.message : String(err),
           recoverable: false,
         },
-      };
+      });
       const results = context.batch.results.slice();
       results[index] = result;
       enqueue.assign({ batch: { ...context.batch, results } });

@@ -76,12 +76,15 @@ export function foldResults(context: RunContext, results: ToolResultJSON[]): Par
   let consecutiveFailures = context.consecutiveFailures;
   const newHints = context.batch.newHints;
   for (const result of results) {
-    messages.push({
-      role: 'tool',
-      toolCallId: result.toolCallId,
-      toolName: result.name,
-      content: result.error ? { error: result.error, retryHint: result.retryHint } : (result.result ?? null),
-    });
+    const content = result.error
+      ? { error: result.error, retryHint: result.retryHint }
+      : (result.result ?? null);
+    const { providerToolCallId } = result;
+    messages.push(
+      providerToolCallId === undefined
+        ? { role: 'tool', toolCallId: result.toolCallId, toolName: result.name, content }
+        : { role: 'tool', toolCallId: result.toolCallId, providerToolCallId, toolName: result.name, content },
+    );
     const stats = { ...(toolStats[result.name] ?? { calls: 0, failures: 0, consecutiveFailures: 0 }) };
     stats.calls += 1;
     if (result.error) {
@@ -106,7 +109,7 @@ export function foldResults(context: RunContext, results: ToolResultJSON[]): Par
 
 /** The result of a call the run did not run: refused, denied, or left when the batch stopped. */
 export function notRunResult(
-  call: Pick<PendingCall, 'name' | 'toolCallId'>,
+  call: Pick<PendingCall, 'name' | 'toolCallId' | 'providerToolCallId'>,
   message: string,
   name = 'ToolError',
   recoverable = false,
@@ -114,20 +117,37 @@ export function notRunResult(
   return {
     name: call.name,
     toolCallId: call.toolCallId,
+    ...(call.providerToolCallId === undefined ? {} : { providerToolCallId: call.providerToolCallId }),
     executed: false,
     error: { name, message, recoverable },
   };
 }
 
-/** Tool call ids unique within a batch: a repeated id would make two child actors share an id. */
-export function uniqueIds(ids: string[]): string[] {
-  const seen = new Set<string>();
-  return ids.map((id) => {
-    let unique = id;
-    for (let n = 2; seen.has(unique); n++) unique = `${id}#${n}`;
-    seen.add(unique);
-    return unique;
-  });
+/**
+ * The result as the run records it: paired with the planner's own id for the call, so a planner
+ * (a model adapter) matches results to the calls it made without keeping a map.
+ */
+export function pairedResult(call: PendingCall | undefined, result: ToolResultJSON): ToolResultJSON {
+  if (call?.providerToolCallId === undefined || call.toolCallId !== result.toolCallId) return result;
+  if (result.providerToolCallId === call.providerToolCallId) return result;
+  return { ...result, providerToolCallId: call.providerToolCallId };
+}
+
+/** A pending call as the transcript's assistant message lists it (the provider's id kept). */
+export function transcriptToolCall(call: PendingCall): {
+  toolCallId: string;
+  providerToolCallId?: string;
+  toolName: string;
+  input: unknown;
+} {
+  return call.providerToolCallId === undefined
+    ? { toolCallId: call.toolCallId, toolName: call.name, input: call.input }
+    : {
+        toolCallId: call.toolCallId,
+        providerToolCallId: call.providerToolCallId,
+        toolName: call.name,
+        input: call.input,
+      };
 }
 
 export function toolResultEvent(context: RunContext, result: ToolResultJSON): RunEvent {
@@ -216,7 +236,10 @@ export function validationUpdate(
   if (output.effects.decisions.length > 0) {
     events.push(...decisionEvents({ ...context, ...effects }, output.effects));
   }
-  for (const result of output.results) if (result) events.push(toolResultEvent(context, result));
+  const results = output.results.map(
+    (result, index) => result && pairedResult(output.pending[index], result),
+  );
+  for (const result of results) if (result) events.push(toolResultEvent(context, result));
   const hinted = output.hints.length > 0;
   return {
     // The effects (never `toolCalls`, `hints` or `batch`) last: see the module's note on spreads.
@@ -226,7 +249,7 @@ export function validationUpdate(
       batch: {
         ...context.batch,
         pending: output.pending,
-        results: output.results,
+        results,
         newHints: hinted ? [...context.batch.newHints, ...output.hints] : context.batch.newHints,
       },
       ...effects,

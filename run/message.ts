@@ -5,7 +5,9 @@ import { ToolErrorJSONSchema } from '../tools/tool-error.ts';
 /**
  * One transcript message, in the shape LLM providers expect (OpenAI chat, AI SDK
  * `ModelMessage`): user and system text, assistant text and/or tool calls, and tool results keyed
- * by `toolCallId`. A failed call's `content` is `{ error, retryHint }` (seed test plan: the tool
+ * by `toolCallId`. `toolCallId` is the run's own id for a call (`<turnId>:c<n>`, unique across
+ * runs, the idempotency key); `providerToolCallId` is the id the planner gave it (a model's
+ * `call_0`), which a model adapter sends back so the model sees its calls paired. A failed call's `content` is `{ error, retryHint }` (seed test plan: the tool
  * message carries the serialized ToolError).
  */
 export const MessageSchema = z.discriminatedUnion('role', [
@@ -15,12 +17,20 @@ export const MessageSchema = z.discriminatedUnion('role', [
     role: z.literal('assistant'),
     content: z.string().optional(),
     toolCalls: z
-      .array(z.object({ toolCallId: z.string(), toolName: z.string(), input: z.unknown() }))
+      .array(
+        z.object({
+          toolCallId: z.string(),
+          providerToolCallId: z.string().optional(),
+          toolName: z.string(),
+          input: z.unknown(),
+        }),
+      )
       .optional(),
   }),
   z.object({
     role: z.literal('tool'),
     toolCallId: z.string(),
+    providerToolCallId: z.string().optional(),
     toolName: z.string(),
     content: z.unknown(),
   }),

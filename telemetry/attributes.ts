@@ -101,7 +101,10 @@ export const ATTR_TOOLWARDEN_PLAN_KIND = 'toolwarden.plan.kind';
  * kind" without a name; this one is chosen here.
  */
 export const ATTR_TOOLWARDEN_PLAN_RESULT_KIND = 'toolwarden.plan.result_kind';
-/** ToolCallMeta.toolCallId (the same value as `gen_ai.tool.call.id`). */
+/**
+ * ToolCallMeta.toolCallId, the run's own id for the call; `gen_ai.tool.call.id` is the model's
+ * (`providerToolCallId`) when the planner gave one, else the same value.
+ */
 export const ATTR_TOOLWARDEN_TOOL_CALL_ID = 'toolwarden.tool_call.id';
 /** ToolCallMeta.parentToolCallId, for calls of a child run (agent-as-tool). */
 export const ATTR_TOOLWARDEN_TOOL_CALL_PARENT_ID = 'toolwarden.tool_call.parent_id';

@@ -318,6 +318,7 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
           sessionId: run.sessionId,
           turnId: event.turnId,
           toolCallId: result.toolCallId,
+          providerToolCallId: result.providerToolCallId,
           attempt,
         }),
       },
@@ -398,6 +399,7 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
           sessionId: meta.sessionId,
           turnId: meta.turnId,
           toolCallId: meta.toolCallId,
+          providerToolCallId: meta.providerToolCallId,
           parentToolCallId: meta.parentToolCallId,
           attempt: meta.attempt,
         }),
@@ -559,6 +561,7 @@ interface ToolSpanFields {
   sessionId?: string;
   turnId: string;
   toolCallId: string;
+  providerToolCallId?: string;
   parentToolCallId?: string;
   attempt?: number;
 }
@@ -568,7 +571,8 @@ function toolAttributes(fields: ToolSpanFields): Attributes {
   const attributes: Attributes = {
     [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
     [ATTR_GEN_AI_TOOL_NAME]: fields.tool,
-    [ATTR_GEN_AI_TOOL_CALL_ID]: fields.toolCallId,
+    // The model's id, as the GenAI conventions define it; the run's own id is toolwarden.tool_call.id.
+    [ATTR_GEN_AI_TOOL_CALL_ID]: fields.providerToolCallId ?? fields.toolCallId,
     [ATTR_GEN_AI_TOOL_TYPE]: GEN_AI_TOOL_TYPE_VALUE_FUNCTION,
     [ATTR_TOOLWARDEN_RUN_ID]: fields.runId,
     [ATTR_TOOLWARDEN_TURN_ID]: fields.turnId,

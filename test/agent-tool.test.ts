@@ -61,7 +61,7 @@ describe('agentTool: another agent as a tool (SPEC §9)', () => {
     const parent = createRuntime({ agent: { id: 'support' }, planner, tools: [research], telemetry: false });
 
     const outcome = await parent
-      .start({ sessionId: 's1', messages: [{ role: 'user', content: 'ask' }] })
+      .start({ runId: 'parent-1', sessionId: 's1', messages: [{ role: 'user', content: 'ask' }] })
       .result();
 
     expect(outcome.status).toBe('completed');
@@ -70,14 +70,18 @@ describe('agentTool: another agent as a tool (SPEC §9)', () => {
     expect(result?.artifacts).toEqual([
       {
         kind: 'child_run',
-        title: 'agents.research run ask-1:child',
-        data: { runId: 'ask-1:child', status: 'completed', toolCalls: 1 },
+        title: 'agents.research run parent-1:t1:c1:child',
+        data: { runId: 'parent-1:t1:c1:child', status: 'completed', toolCalls: 1 },
       },
     ]);
     // The child's tool calls know their parent call; the child shares the session.
-    expect(seen[0]).toMatchObject({ runId: 'ask-1:child', parentToolCallId: 'ask-1', sessionId: 's1' });
-    const stored = await child.store.load('ask-1:child');
-    expect(stored?.labels?.[PARENT_TOOL_CALL_LABEL]).toBe('ask-1');
+    expect(seen[0]).toMatchObject({
+      runId: 'parent-1:t1:c1:child',
+      parentToolCallId: 'parent-1:t1:c1',
+      sessionId: 's1',
+    });
+    const stored = await child.store.load('parent-1:t1:c1:child');
+    expect(stored?.labels?.[PARENT_TOOL_CALL_LABEL]).toBe('parent-1:t1:c1');
     // Artifacts never reach the model: the transcript holds the result only.
     expect(JSON.stringify(outcome.transcript)).not.toContain('child_run');
   });
@@ -91,12 +95,12 @@ describe('agentTool: another agent as a tool (SPEC §9)', () => {
     ]);
     const parent = createRuntime({ agent: { id: 'support' }, planner, tools: [research], telemetry: false });
 
-    await parent.start({ messages: [{ role: 'user', content: 'ask' }] }).result();
+    await parent.start({ runId: 'parent-2', messages: [{ role: 'user', content: 'ask' }] }).result();
 
     const resumed = planner.calls[1] as PlanResumeInput;
     const error = resumed.toolResults[0]?.error;
     expect(error).toBeInstanceOf(ToolError);
-    expect(error?.message).toBe('Child run ask-2:child of agents.research failed');
+    expect(error?.message).toBe('Child run parent-2:t1:c1:child of agents.research failed');
     expect(error?.cause?.message).toContain('Planner');
     expect(error?.toJSON().cause).toBeDefined();
   });
@@ -108,9 +112,9 @@ describe('agentTool: another agent as a tool (SPEC §9)', () => {
       { toolCalls: [{ name: 'agents.research', toolCallId: 'ask-3', input: { question: '?' } }] },
     ]);
     const parent = createRuntime({ agent: { id: 'support' }, planner, tools: [research], telemetry: false });
-    const run = parent.start({ messages: [{ role: 'user', content: 'ask' }] });
+    const run = parent.start({ runId: 'parent-3', messages: [{ role: 'user', content: 'ask' }] });
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const childRun = child.get('ask-3:child');
+    const childRun = child.get('parent-3:t1:c1:child');
     expect(childRun?.status).toBe('running');
 
     run.cancel('user left');

@@ -186,7 +186,7 @@ for (const kind of kinds) {
         const outcome = await restored.result();
         expect(outcome.status).toBe('completed');
         expect(outcome.finalResponse?.text).toBe('Ada is on the pro plan.');
-        expect([...tools.applied.keys()]).toEqual(['call-upsert']);
+        expect([...tools.applied.keys()]).toEqual(['run-evict:t2:c1']);
         // The handle the app kept follows the restored run.
         expect(restored).toBe(run);
         expect((await run.result()).status).toBe('completed');
@@ -260,7 +260,7 @@ for (const kind of kinds) {
         await run.provideClarification({ id: 'which-plan', answer: 'pro' });
         expect((await run.result()).status).toBe('completed');
         expect(b.tools.calls).toEqual([]);
-        expect(a.tools.calls).toEqual(['call-upsert']);
+        expect(a.tools.calls).toEqual(['run-shared:t2:c1']);
       });
 
       it('fences off a process that lost its lease: its next write is refused and it stops the run', async () => {
@@ -312,7 +312,7 @@ for (const kind of kinds) {
         expect((await run.result()).status).toBe('completed');
         await vi.waitFor(() => runtime.flush());
         expect(run.storage.state).toBe('saved');
-        expect(tools.calls).toEqual(['call-upsert']);
+        expect(tools.calls).toEqual(['run-outage:t2:c1']);
         const stored = await store.load('run-outage');
         expect(stored?.status).toBe('completed');
         await vi.waitFor(async () => expect((await store.load('run-outage'))?.owner).toBeUndefined());
@@ -327,7 +327,7 @@ for (const kind of kinds) {
         const run = first.runtime.start({ runId: 'run-inflight', messages: ask });
         await awaiting(run);
         await run.provideClarification({ id: 'which-plan', answer: 'pro' });
-        await vi.waitFor(() => expect(first.tools.calls).toEqual(['call-upsert']));
+        await vi.waitFor(() => expect(first.tools.calls).toEqual(['run-inflight:t2:c1']));
         await first.runtime.close(); // stops mid-call: the stored state is `executing`
         release();
 
@@ -335,10 +335,14 @@ for (const kind of kinds) {
         const resumed = await second.runtime.resume('run-inflight');
         const outcome = await resumed.result();
         expect(outcome.status).toBe('completed');
-        expect(second.tools.calls).toEqual(['call-upsert']);
+        expect(second.tools.calls).toEqual(['run-inflight:t2:c1']);
         const toolMessages = outcome.transcript.filter((message) => message.role === 'tool');
         expect(toolMessages).toMatchObject([
-          { toolCallId: 'call-upsert', content: { id: 'profile-ada@example.com' } },
+          {
+            toolCallId: 'run-inflight:t2:c1',
+            providerToolCallId: 'call-upsert',
+            content: { id: 'profile-ada@example.com' },
+          },
         ]);
       });
 

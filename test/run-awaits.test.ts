@@ -142,13 +142,15 @@ describe('awaiting a confirmation', () => {
       call('crm.delete_profile', { email: 'ada@example.com' }, 'del1'),
       done('Deleted.'),
     ]);
-    const run = testRuntime({ planner, tools: [tool] }).start({ messages: prompt });
+    const run = testRuntime({ planner, tools: [tool] }).start({ runId: 'run-del', messages: prompt });
 
     const awaited = await nextEvent(run, 'await_confirmation');
     expect(awaited.confirmation).toMatchObject({
-      toolCallIds: ['del1'],
+      toolCallIds: ['run-del:t1:c1'],
       prompt: 'Approve the call to crm.delete_profile?',
-      details: [{ toolCallId: 'del1', tool: 'crm.delete_profile', input: { email: 'ada@example.com' } }],
+      details: [
+        { toolCallId: 'run-del:t1:c1', tool: 'crm.delete_profile', input: { email: 'ada@example.com' } },
+      ],
     });
     expect(execute).not.toHaveBeenCalled();
     await expect(run.confirm({ id: 'other', approved: true })).rejects.toThrow(RunAnswerError);
@@ -158,7 +160,7 @@ describe('awaiting a confirmation', () => {
 
     expect(execute).toHaveBeenCalledTimes(1);
     expect(outcome.toolResults).toMatchObject([
-      { toolCallId: 'del1', executed: true, result: { deleted: 'ada@example.com' } },
+      { toolCallId: 'run-del:t1:c1', providerToolCallId: 'del1', executed: true, result: { deleted: 'ada@example.com' } },
     ]);
     expect(outcome.status).toBe('completed');
   });
@@ -183,14 +185,14 @@ describe('awaiting a confirmation', () => {
     expect(execute).not.toHaveBeenCalled();
     const resumed = planner.calls[1]!;
     const [denied] = 'toolResults' in resumed ? resumed.toolResults : [];
-    expect(denied).toMatchObject({ toolCallId: 'del1', executed: false });
+    expect(denied).toMatchObject({ providerToolCallId: 'del1', executed: false });
     expect(denied?.error).toMatchObject({
       name: 'ToolConfirmationDenied',
       message: 'The call to crm.delete_profile was not approved by ops@example.com: too risky',
       recoverable: true,
     });
-    expect(outcome.transcript[2]).toMatchObject({ role: 'tool', toolCallId: 'del1' });
-    expect(outcome.toolResults.map((r) => r.toolCallId)).toEqual(['del1']);
+    expect(outcome.transcript[2]).toMatchObject({ role: 'tool', providerToolCallId: 'del1' });
+    expect(outcome.toolResults.map((r) => r.providerToolCallId)).toEqual(['del1']);
   });
 
   it('waits for a confirmation the planner asks for and hands the answer to the next turn', async () => {
@@ -236,7 +238,7 @@ describe('awaiting a clarification a policy asks for', () => {
     await run.result();
 
     const resumed = planner.calls[1]!;
-    expect('toolResults' in resumed && resumed.toolResults.map((r) => r.toolCallId)).toEqual(['c1']);
+    expect('toolResults' in resumed && resumed.toolResults.map((r) => r.providerToolCallId)).toEqual(['c1']);
     expect(resumed).toMatchObject({ clarification: { id: 'p1', answer: 'yes' } });
     expect(onResults.mock.calls.map(([, results]) => results.length)).toEqual([1, 0]);
   });

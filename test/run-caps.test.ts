@@ -43,7 +43,7 @@ describe('maxToolCalls', () => {
     expect(finalizing.tools).toEqual([]);
     expect('finalize' in finalizing && finalizing.finalize).toEqual({ reason: 'tool_cap' });
     const refused = 'toolResults' in finalizing ? finalizing.toolResults : [];
-    expect(refused.map((r) => [r.toolCallId, r.executed])).toEqual([
+    expect(refused.map((r) => [r.providerToolCallId, r.executed])).toEqual([
       ['b1', false],
       ['b2', false],
     ]);
@@ -51,13 +51,13 @@ describe('maxToolCalls', () => {
       /^Batch refused: 2 more calls would pass maxToolCalls \(3; 2 used\)/,
     );
     // The refused calls are answered in the transcript and in the events, like any result.
-    expect(outcome.transcript.filter((m) => m.role === 'tool').map((m) => m.toolCallId)).toEqual([
+    expect(outcome.transcript.filter((m) => m.role === 'tool').map((m) => m.providerToolCallId)).toEqual([
       'a1',
       'a2',
       'b1',
       'b2',
     ]);
-    expect(outcome.toolResults.map((r) => r.toolCallId)).toEqual(['a1', 'a2', 'b1', 'b2']);
+    expect(outcome.toolResults.map((r) => r.providerToolCallId)).toEqual(['a1', 'a2', 'b1', 'b2']);
   });
 
   it('finalizes with tool_cap once the calls made reach the cap', async () => {
@@ -146,7 +146,7 @@ describe('maxRetriesPerTool', () => {
 
     // One attempt plus one repair were spent; the third call is refused although it is valid.
     expect(execute).not.toHaveBeenCalled();
-    const third = outcome.toolResults.find((r) => r.toolCallId === 'try3');
+    const third = outcome.toolResults.find((r) => r.providerToolCallId === 'try3');
     expect(third).toMatchObject({ executed: false, retryHint: { reason: 'tool_unavailable' } });
     expect(third?.error).toBeInstanceOf(ToolError);
     expect(third?.error?.message).toContain('maxRetriesPerTool reached');
@@ -266,12 +266,12 @@ describe('per-tool timeoutMs', () => {
     expect(signal?.aborted).toBe(true);
     const [result] = outcome.toolResults;
     expect(result).toMatchObject({
-      toolCallId: 'slow1',
+      providerToolCallId: 'slow1',
       executed: true,
       retryHint: { reason: 'timeout', tool: 'util.stuck' },
     });
     expect(result?.error?.recoverable).toBe(true);
-    expect(planner.calls[1]).toMatchObject({ toolResults: [{ toolCallId: 'slow1' }] });
+    expect(planner.calls[1]).toMatchObject({ toolResults: [{ providerToolCallId: 'slow1' }] });
     expect(outcome.status).toBe('completed');
   });
 });

@@ -64,7 +64,7 @@ describe('events$', () => {
       'state_changed planning → completed',
     ]);
     expect(events.find((e) => e.type === 'tool_call_scheduled')).toMatchObject({
-      toolCallId: 'c1',
+      toolCallId: `${run.runId}:t1:c1`,
       tool: 'util.echo',
       attempt: 1,
       turnId: `${run.runId}:t1`,
@@ -108,12 +108,12 @@ describe('the inspect option', () => {
     const created = inspected.filter((e) => e.type === '@xstate.actor').map((e) => e.actorRef as AnyActorRef);
     const children = created.filter((ref) => ref !== root);
     expect(created).toContain(root);
-    expect(children.map((ref) => ref.id)).toContain('tool.c1');
+    expect(children.map((ref) => ref.id)).toContain(`tool.${run.runId}:t1:c1`);
     // The planner turns are invoked children too, one per turn.
     expect(children.filter((ref) => (ref.src as unknown) === 'plan')).toHaveLength(2);
     for (const child of children) expect(child._parent).toBe(root);
     // The children's own snapshots are inspected, not only their creation.
-    const tool = children.find((ref) => ref.id === 'tool.c1');
+    const tool = children.find((ref) => ref.id === `tool.${run.runId}:t1:c1`);
     expect(inspected.some((e) => e.type === '@xstate.snapshot' && e.actorRef === tool)).toBe(true);
     expect(inspected.some((e) => e.type === '@xstate.event' && e.actorRef === root)).toBe(true);
   });

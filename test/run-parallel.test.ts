@@ -55,17 +55,17 @@ describe('a batch of tool calls', () => {
     const events = await allEvents(run);
 
     // Completion order, as the events report it: the fast call first.
-    expect(events.flatMap((e) => (e.type === 'tool_result' ? [e.result.toolCallId] : []))).toEqual([
+    expect(events.flatMap((e) => (e.type === 'tool_result' ? [e.result.providerToolCallId] : []))).toEqual([
       'fast',
       'slow',
     ]);
     // Call order in what the planner is given and in the transcript.
     const resumed = planner.calls[1]!;
-    expect('toolResults' in resumed && resumed.toolResults.map((r) => r.toolCallId)).toEqual([
+    expect('toolResults' in resumed && resumed.toolResults.map((r) => r.providerToolCallId)).toEqual([
       'slow',
       'fast',
     ]);
-    expect(outcome.transcript.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : []))).toEqual([
+    expect(outcome.transcript.flatMap((m) => (m.role === 'tool' ? [m.providerToolCallId] : []))).toEqual([
       'slow',
       'fast',
     ]);
@@ -76,7 +76,7 @@ describe('a batch of tool calls', () => {
     expect(finishedAt(0)).toBeGreaterThan(finishedAt(1));
   });
 
-  it('gives repeated tool call ids in one batch distinct ids, so each call keeps its own child actor and result', async () => {
+  it("gives calls whose planner repeats an id (a provider's call_0) distinct run ids, keeping the planner's for the transcript", async () => {
     const planner = scriptedPlanner([
       {
         toolCalls: [
@@ -86,23 +86,35 @@ describe('a batch of tool calls', () => {
       },
       done(),
     ]);
-    const run = testRuntime({ planner, tools: [waitTool] }).start({ messages: prompt });
+    const run = testRuntime({ planner, tools: [waitTool] }).start({ runId: 'run-dup', messages: prompt });
 
     const outcome = await run.result();
 
-    expect(outcome.toolResults.map((r) => r.toolCallId).sort()).toEqual(['dup', 'dup#2']);
+    expect(outcome.toolResults.map((r) => r.toolCallId).sort()).toEqual(['run-dup:t1:c1', 'run-dup:t1:c2']);
     const resumed = planner.calls[1]!;
     expect(
       'toolResults' in resumed &&
-        resumed.toolResults.map((r) => [r.toolCallId, (r.result as { label: string }).label]),
+        resumed.toolResults.map((r) => [
+          r.toolCallId,
+          r.providerToolCallId,
+          (r.result as { label: string }).label,
+        ]),
     ).toEqual([
-      ['dup', 'one'],
-      ['dup#2', 'two'],
+      ['run-dup:t1:c1', 'dup', 'one'],
+      ['run-dup:t1:c2', 'dup', 'two'],
     ]);
     const assistant = outcome.transcript[1];
-    expect(assistant?.role === 'assistant' && assistant.toolCalls?.map((c) => c.toolCallId)).toEqual([
-      'dup',
-      'dup#2',
+    expect(
+      assistant?.role === 'assistant' &&
+        assistant.toolCalls?.map((c) => [c.toolCallId, c.providerToolCallId]),
+    ).toEqual([
+      ['run-dup:t1:c1', 'dup'],
+      ['run-dup:t1:c2', 'dup'],
+    ]);
+    const toolMessages = outcome.transcript.filter((m) => m.role === 'tool');
+    expect(toolMessages.map((m) => m.role === 'tool' && [m.toolCallId, m.providerToolCallId])).toEqual([
+      ['run-dup:t1:c1', 'dup'],
+      ['run-dup:t1:c2', 'dup'],
     ]);
   });
 

@@ -43,7 +43,7 @@ describe('a restricted turn offers only the restricted tools', () => {
     expect(planner.calls[1]?.tools.map((tool) => tool.name)).toEqual(['crm.upsert_profile']);
     const refused = (planner.calls[2] as PlanResumeInput).toolResults[0];
     expect(refused).toMatchObject({
-      toolCallId: 'off-list',
+      providerToolCallId: 'off-list',
       executed: false,
       retryHint: { reason: 'tool_unavailable', tool: 'crm.send_email' },
     });

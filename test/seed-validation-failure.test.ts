@@ -44,7 +44,8 @@ describe('seed test plan APP-SVC-001.8.9: tool argument validation failure', () 
     const second = planner.calls[1]!;
     if (!('toolResults' in second)) throw new Error('the second planner call must be a resume');
     const [toolResult] = second.toolResults;
-    expect(toolResult?.toolCallId).toBe('toolCallValFail1');
+    expect(toolResult?.providerToolCallId).toBe('toolCallValFail1');
+    expect(toolResult?.toolCallId).toBe(`${toolResult?.toolCallId.split(':t1:')[0]}:t1:c1`);
     expect(toolResult?.executed).toBe(false);
     expect(toolResult?.error).toBeInstanceOf(ToolError);
     expect(toolResult?.error?.message).toContain('Argument validation failed');
@@ -65,11 +66,11 @@ describe('seed test plan APP-SVC-001.8.9: tool argument validation failure', () 
     const [, assistantCall, toolMessage, final] = outcome.transcript;
     expect(assistantCall).toMatchObject({
       role: 'assistant',
-      toolCalls: [{ toolCallId: 'toolCallValFail1', toolName: 'test.validationTestTool' }],
+      toolCalls: [{ providerToolCallId: 'toolCallValFail1', toolName: 'test.validationTestTool' }],
     });
     expect(toolMessage).toMatchObject({
       role: 'tool',
-      toolCallId: 'toolCallValFail1',
+      providerToolCallId: 'toolCallValFail1',
       toolName: 'test.validationTestTool',
       content: { error: { recoverable: true }, retryHint: { reason: 'invalid_arguments' } },
     });

@@ -213,7 +213,7 @@ describe('telemetry plugin: the span tree of a run (SPEC §6)', () => {
       'toolwarden.run.id': 'run-1',
       'toolwarden.session.id': 'sess-1',
       'toolwarden.turn.id': 'run-1:t2',
-      'toolwarden.tool_call.id': 'call-2',
+      'toolwarden.tool_call.id': 'run-1:t2:c1',
       'toolwarden.tool_call.attempt': 2,
       'toolwarden.tool_call.executed': true,
     });
@@ -233,7 +233,7 @@ describe('telemetry plugin: the span tree of a run (SPEC §6)', () => {
       'toolwarden.run.id': 'run-1',
       'toolwarden.session.id': 'sess-1',
       'toolwarden.turn.id': 'run-1:t1',
-      'toolwarden.tool_call.id': 'call-1',
+      'toolwarden.tool_call.id': 'run-1:t1:c1',
       'toolwarden.tool_call.attempt': 1,
       'toolwarden.tool_call.executed': false,
       'error.type': 'missing_fields',
@@ -269,7 +269,7 @@ describe('telemetry plugin: the span tree of a run (SPEC §6)', () => {
           'toolwarden.policy.decision.detail': '{"restrictToTool":"crm.upsert_profile"}',
           'toolwarden.policy.note': 'repair crm.upsert_profile first',
           'toolwarden.turn.id': 'run-1:t1',
-          'toolwarden.tool_call.id': 'call-1',
+          'toolwarden.tool_call.id': 'run-1:t1:c1',
           'gen_ai.tool.name': 'crm.upsert_profile',
         },
       ],
@@ -512,9 +512,9 @@ describe('telemetry plugin: content capture (SPEC §6)', () => {
     );
     expect(toolSpan('call-2').attributes['gen_ai.tool.call.result']).toBe('{"id":"cus_1"}');
     expect(seen).toEqual([
-      'arguments crm.upsert_profile call-1',
-      'arguments crm.upsert_profile call-2',
-      'result crm.upsert_profile call-2',
+      'arguments crm.upsert_profile run-1:t1:c1',
+      'arguments crm.upsert_profile run-1:t2:c1',
+      'result crm.upsert_profile run-1:t2:c1',
     ]);
   });
 

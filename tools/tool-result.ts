@@ -31,7 +31,10 @@ export const ToolTelemetrySchema = z.looseObject({ durationMs: z.number().nonneg
  */
 export interface ToolResult {
   name: string;
+  /** The run's id for the call (`<turnId>:c<n>`): unique across runs, the idempotency key. */
   toolCallId: string;
+  /** The id the planner gave the call (a provider's `call_0`), when it gave one. */
+  providerToolCallId?: string;
   executed: boolean;
   result?: unknown;
   error?: ToolError;
@@ -45,6 +48,7 @@ export interface ToolResult {
 export const ToolResultJSONSchema = z.object({
   name: z.string(),
   toolCallId: z.string(),
+  providerToolCallId: z.string().optional(),
   executed: z.boolean(),
   result: z.unknown().optional(),
   error: ToolErrorJSONSchema.optional(),
