@@ -160,7 +160,12 @@ describe('awaiting a confirmation', () => {
 
     expect(execute).toHaveBeenCalledTimes(1);
     expect(outcome.toolResults).toMatchObject([
-      { toolCallId: 'run-del:t1:c1', providerToolCallId: 'del1', executed: true, result: { deleted: 'ada@example.com' } },
+      {
+        toolCallId: 'run-del:t1:c1',
+        providerToolCallId: 'del1',
+        executed: true,
+        result: { deleted: 'ada@example.com' },
+      },
     ]);
     expect(outcome.status).toBe('completed');
   });
