@@ -155,6 +155,7 @@ export function turnId(context: Pick<RunContext, 'runId' | 'turn'>): string {
  * Labels, not context keys: they travel with the run into snapshots, events and spans as they are.
  */
 export const PARENT_RUN_LABEL = 'toolwarden.parent_run_id';
+/** Label a child run (agent-as-tool) carries with its parent's tool call id. */
 export const PARENT_TOOL_CALL_LABEL = 'toolwarden.parent_tool_call_id';
 
 /** The ToolCallMeta of one call of the run's current turn (SPEC §2). */

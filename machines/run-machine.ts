@@ -812,7 +812,9 @@ export const runMachine = setup({
   },
 });
 
+/** The type of {@link runMachine}. */
 export type RunMachine = typeof runMachine;
+/** A run's XState actor (`run.actor`). */
 export type RunActorRef = ActorRefFrom<RunMachine>;
 
 type ValidateCallsAction = NonNullable<

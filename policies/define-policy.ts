@@ -164,6 +164,7 @@ export interface Policy extends Readonly<PolicyDefinition> {
   readonly kind: 'policy';
 }
 
+/** The hooks a policy may define (docs/policies.md). */
 export type PolicyHookName = 'onRunStart' | 'onRetryHint' | 'onToolBatch' | 'onToolResult';
 
 /** Thrown by {@link definePolicy} and the engine for a policy that can never work. */

@@ -93,6 +93,7 @@ export interface HarnessRun extends PolicyRunContext {
 
 const VALIDATION = new Set(['invalid_arguments', 'missing_fields', 'tool_unavailable']);
 
+/** The bench {@link policyHarness} returns: feed it hints, batches and results, read decisions, caps and tools. */
 export class PolicyHarness {
   readonly engine: PolicyEngine;
   readonly steps: HarnessStep[] = [];

@@ -14,8 +14,10 @@ export const CapsSchema = z.object({
   maxRetriesPerTool: z.number().int().nonnegative(),
   timeBudgetMs: z.number().positive(),
 });
+/** Run limits (docs/architecture.md §Caps): configured per runtime and per run; policies may only tighten them. */
 export type Caps = z.infer<typeof CapsSchema>;
 
+/** The runtime's caps when `createRuntime({ caps })` sets none (the ceilings a run's caps are clamped to). */
 export const DEFAULT_CAPS: Caps = {
   maxToolCalls: 50,
   maxConsecutiveFailedToolCalls: 5,
@@ -31,6 +33,7 @@ export const CapsStateSchema = CapsSchema.extend({
   /** Epoch ms at which the time budget runs out. */
   deadlineAt: z.number(),
 });
+/** The caps in force and what is left of them, as planners and policies see it. */
 export type CapsState = z.infer<typeof CapsStateSchema>;
 
 /** Why a run went to `finalizing` (SPEC §4); a policy may name its own reason. */

@@ -35,6 +35,7 @@ export const MessageSchema = z.discriminatedUnion('role', [
     content: z.unknown(),
   }),
 ]);
+/** One transcript message (system, user, assistant with optional tool calls, tool result); see {@link MessageSchema}. */
 export type Message = z.infer<typeof MessageSchema>;
 
 /** The `content` of a tool message for a failed call. */

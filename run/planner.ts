@@ -13,6 +13,7 @@ export const AwaitClarificationSchema = z.object({
   exampleInput: z.record(z.string(), z.unknown()).optional(),
   clarifyingPrompt: z.string().optional(),
 });
+/** A question for a person the run waits on (`awaiting.clarification`); answered with `provideClarification({ id, answer })` (docs/planners.md). */
 export type AwaitClarification = z.input<typeof AwaitClarificationSchema>;
 
 /** Calls the app runs itself; their results come back through `provideToolResults`. */
@@ -20,6 +21,7 @@ export const AwaitExternalToolsSchema = z.object({
   id: z.string(),
   calls: z.array(z.object({ name: z.string(), toolCallId: z.string(), input: z.unknown() })).min(1),
 });
+/** Tool calls the app runs itself (`awaiting.externalTools`); answered with `provideToolResults([...])` (docs/planners.md). */
 export type AwaitExternalTools = z.infer<typeof AwaitExternalToolsSchema>;
 
 /** An approval the planner asks for; answered with `confirm({ id, approved })`. */
@@ -28,14 +30,17 @@ export const AwaitConfirmationSchema = z.object({
   prompt: z.string(),
   details: z.unknown().optional(),
 });
+/** An approval the run waits on (`awaiting.confirmation`); answered with `confirm({ id, approved })` (docs/planners.md). */
 export type AwaitConfirmation = z.infer<typeof AwaitConfirmationSchema>;
 
+/** Schema of {@link PlannedToolCall}. */
 export const PlannedToolCallSchema = z.object({
   name: z.string(),
   toolCallId: z.string().optional(),
   /** An object, or JSON text as providers deliver it. */
   input: z.unknown(),
 });
+/** One tool call a planner proposes; `input` is an object or JSON text. */
 export type PlannedToolCall = z.infer<typeof PlannedToolCallSchema>;
 
 /** What a planner turn returns (SPEC §4). Tool calls win over a final response in one result. */
@@ -51,6 +56,7 @@ export const PlanResultSchema = z.object({
     .optional(),
   notes: z.array(z.string()).optional(),
 });
+/** What a planner turn returns: tool calls, a final response, or something to await (docs/planners.md). */
 export type PlanResult = z.input<typeof PlanResultSchema>;
 /** A PlanResult after {@link PlanResultSchema} parsed it (defaults filled). */
 export type ParsedPlanResult = z.output<typeof PlanResultSchema>;

@@ -6,6 +6,7 @@ import { AwaitClarificationSchema, AwaitConfirmationSchema, AwaitExternalToolsSc
 
 /** A run's status as its handle reports it (SPEC §4). */
 export const RunStatusSchema = z.enum(['running', 'awaiting', 'completed', 'failed', 'canceled']);
+/** A run's status: `running`, `awaiting`, `completed`, `failed`, `canceled`. */
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 
 const base = { runId: z.string(), at: z.number() };
@@ -21,6 +22,7 @@ export const PolicyDecisionRecordSchema = z.object({
   tool: z.string().optional(),
   note: z.string().optional(),
 });
+/** A policy decision as recorded on `policy_decision` events: the policy, the hook, the decision (docs/policies.md). */
 export type PolicyDecisionRecord = z.infer<typeof PolicyDecisionRecordSchema>;
 
 /**
@@ -72,5 +74,7 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('run_failed'), ...base, error: ToolErrorJSONSchema }),
   z.object({ type: z.literal('run_canceled'), ...base, reason: z.string().optional() }),
 ]);
+/** Everything a run reports, a discriminated union on `type` (docs/architecture.md §Run events). */
 export type RunEvent = z.infer<typeof RunEventSchema>;
+/** The `type` of a {@link RunEvent}. */
 export type RunEventType = RunEvent['type'];

@@ -99,6 +99,7 @@ export interface StartOptions {
 /** Thrown by `runtime.resume` (and the by-id answers) for a run the store does not hold. */
 export { RunNotFoundError } from './stores/run-store-errors.ts';
 
+/** What {@link createRuntime} returns: start, resume, answer, list and close runs. */
 export type Runtime = ReturnType<typeof createRuntime>;
 
 /**

@@ -32,6 +32,10 @@ export class ToolOutput<T = unknown> {
   ) {}
 }
 
+/**
+ * Wraps what `execute` returns when it carries more than the result: `bounds` of a bounded
+ * result and `artifacts` for UIs (docs/tool-boundary.md §Bounded results, §Artifacts).
+ */
 export function toolOutput<T>(
   result: T,
   extras: { bounds?: Bounds; artifacts?: Artifact[] } = {},

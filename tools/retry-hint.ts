@@ -13,6 +13,7 @@ export const RetryReasonSchema = z.enum([
   'rate_limited',
   'tool_unavailable',
 ]);
+/** Why a call failed, for a planner: `invalid_arguments`, `missing_fields`, `malformed_response`, `timeout`, `rate_limited`, `tool_unavailable`. */
 export type RetryReason = z.infer<typeof RetryReasonSchema>;
 
 /**
@@ -29,6 +30,7 @@ export const FieldIssueSchema = z.object({
   received: z.string().optional(),
   allowed: z.array(z.unknown()).optional(),
 });
+/** One field problem of a rejected call: path, constraint, expected type, allowed values (docs/tool-boundary.md). */
 export type FieldIssue = z.infer<typeof FieldIssueSchema>;
 
 /**
@@ -49,6 +51,7 @@ export const RetryHintSchema = z.object({
   /** Milliseconds to wait before retrying (`rate_limited`). */
   retryAfterMs: z.number().nonnegative().optional(),
 });
+/** What a planner gets to repair a failed call: reason, tool, missing fields, issues, an example, the prior input, a question (docs/tool-boundary.md). */
 export type RetryHint = z.infer<typeof RetryHintSchema>;
 
 /**
@@ -63,6 +66,7 @@ export const PolicyRetryHintSchema = RetryHintSchema.extend({
   attempt: z.number().int().min(1),
   at: z.number(),
 });
+/** `policy.RetryHint`: a RetryHint with its provenance (run, turn, call, attempt, time), as policies and UIs get it. */
 export type PolicyRetryHint = z.infer<typeof PolicyRetryHintSchema>;
 
 /** Adds provenance from the call's {@link ToolCallMeta}; `at` defaults to `Date.now()`. */

@@ -22,4 +22,5 @@ export const ToolCallMetaSchema = z.object({
   attempt: z.number().int().min(1),
 });
 
+/** Per-call metadata passed to every tool (`ctx.meta`): run, session, turn, call ids, parent call, agent, attempt. `toolCallId` is the idempotency key (docs/tool-boundary.md). */
 export type ToolCallMeta = z.infer<typeof ToolCallMetaSchema>;

@@ -8,6 +8,7 @@ export interface ToolErrorJSON {
   cause?: ToolErrorJSON;
 }
 
+/** Schema of a ToolError in its JSON form (`toJSON()`), with its cause chain. */
 export const ToolErrorJSONSchema: z.ZodType<ToolErrorJSON> = z.lazy(() =>
   z.object({
     name: z.string(),

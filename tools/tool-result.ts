@@ -12,6 +12,7 @@ export const BoundsSchema = z.object({
   truncated: z.boolean(),
   refinementHint: z.string().optional(),
 });
+/** How much of a bounded result was returned: `returned`, `total?`, `truncated`, `refinementHint?` (docs/tool-boundary.md §Bounded results). */
 export type Bounds = z.infer<typeof BoundsSchema>;
 
 /** Full-fidelity data for UIs; delivered on `tool_result` events, never sent to the model. */
@@ -21,6 +22,7 @@ export const ArtifactSchema = z.object({
   mimeType: z.string().optional(),
   title: z.string().optional(),
 });
+/** Full-fidelity data for UIs, delivered on `tool_result` events and never sent to the model (docs/tool-boundary.md §Artifacts). */
 export type Artifact = z.infer<typeof ArtifactSchema>;
 
 export const ToolTelemetrySchema = z.looseObject({ durationMs: z.number().nonnegative() });
@@ -57,6 +59,7 @@ export const ToolResultJSONSchema = z.object({
   bounds: BoundsSchema.optional(),
   artifacts: z.array(ArtifactSchema).optional(),
 });
+/** A ToolResult in its JSON form, as stored and sent on `tool_result` events. */
 export type ToolResultJSON = z.infer<typeof ToolResultJSONSchema>;
 
 /** Plain-JSON copy of a result, for snapshots, events and stores. */

@@ -4,7 +4,9 @@ import { toGraphModel } from './graph-model.ts';
 import { toMermaid } from './mermaid.ts';
 import { toSvg } from './svg.ts';
 
+/** The formats `renderDiagram` and `toolwarden diagram --format` accept. */
 export const DIAGRAM_FORMATS = ['mermaid', 'svg', 'json'] as const;
+/** One of {@link DIAGRAM_FORMATS}. */
 export type DiagramFormat = (typeof DIAGRAM_FORMATS)[number];
 
 /** `toolwarden diagram` — one line for the command list. */

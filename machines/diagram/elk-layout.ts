@@ -52,6 +52,7 @@ export interface DiagramLayout {
   initials: InitialMarker[];
 }
 
+/** ELK layout options of an SVG diagram. */
 export interface LayoutOptions {
   /** `DOWN` (default) or `RIGHT`. */
   direction?: 'DOWN' | 'RIGHT';

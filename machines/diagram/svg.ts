@@ -2,6 +2,7 @@ import type { ElkPoint } from 'elkjs/lib/elk-api.js';
 import { type DiagramLayout, EDGE_LINE_HEIGHT, FONT, type LayoutOptions, layoutGraph } from './elk-layout.ts';
 import type { GraphEdge, GraphModel, GraphState } from './graph-model.ts';
 
+/** Options of {@link toSvg}. */
 export interface SvgOptions extends LayoutOptions {
   /**
    * Embed a `<style>` element (default true), so the file reads well on its own. The inspector

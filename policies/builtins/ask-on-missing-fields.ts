@@ -2,6 +2,7 @@ import type { RetryReason } from '../../tools/retry-hint.ts';
 import { definePolicy, type Policy } from '../define-policy.ts';
 import { matchesTool, type ToolSelector } from '../tool-selector.ts';
 
+/** Options of {@link askOnMissingFields}. */
 export interface AskOnMissingFieldsOptions {
   /** Questions per tool per run; after that the planner is left to repair on its own. Default 2. */
   maxAsks?: number;

@@ -6,6 +6,7 @@ import { matchesTool, type ToolSelector } from '../tool-selector.ts';
 /** A failure kind the breaker counts: a retry reason, or `error` for a call that threw without a hint. */
 export type BreakerReason = RetryReason | 'error';
 
+/** Options of {@link circuitBreaker}. */
 export interface CircuitBreakerOptions {
   /** Counted failures in a row that open the breaker (disable the tool). Default 3. */
   failures?: number;

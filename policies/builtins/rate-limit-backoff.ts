@@ -1,6 +1,7 @@
 import { definePolicy, type Policy } from '../define-policy.ts';
 import { matchesTool, type ToolSelector } from '../tool-selector.ts';
 
+/** Options of {@link rateLimitBackoff}. */
 export interface RateLimitBackoffOptions {
   /** The first wait when the tool gives no `retryAfterMs`, in ms; doubled on each wait. Default 1 000. */
   baseMs?: number;

@@ -2,6 +2,7 @@ import type { RetryReason } from '../../tools/retry-hint.ts';
 import { definePolicy, type Policy } from '../define-policy.ts';
 import { matchesTool, type ToolSelector } from '../tool-selector.ts';
 
+/** Options of {@link restrictOnInvalidArguments}. */
 export interface RestrictOnInvalidArgumentsOptions {
   /** Repairs allowed after the first bad call; the call after that disables the tool. Default 2. */
   maxRetries?: number;

@@ -1,5 +1,6 @@
 import { definePolicy, type Policy, type PolicyContext, type PolicyDecision } from '../define-policy.ts';
 
+/** Options of {@link timeBudget}. */
 export interface TimeBudgetOptions {
   /** Tightens the run's `timeBudgetMs` cap to this, in ms, when it starts. */
   maxMs?: number;

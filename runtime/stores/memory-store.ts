@@ -46,6 +46,7 @@ import {
   FINISHED_STATUSES,
 } from './run-store-input.ts';
 
+/** Options of {@link memoryStore}. */
 export interface MemoryStoreOptions {
   /** Clock for `createdAt`/`updatedAt`, epoch ms. Default `Date.now`. */
   now?: () => number;

@@ -63,6 +63,7 @@ import {
   FINISHED_STATUSES,
 } from './run-store-input.ts';
 
+/** Options of {@link sqliteStore}. */
 export interface SqliteStoreOptions {
   /**
    * A file path (relative to the working directory; missing parent directories are created), a
