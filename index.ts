@@ -149,7 +149,12 @@ export {
   type StoredRun,
 } from './runtime/stores/index.ts';
 // --- The tool boundary (docs/tool-boundary.md) -------------------------------------------------
-export { callTool, type ToolCallRequest } from './tools/call-tool.ts';
+export {
+  callTool,
+  type ExecuteOptions,
+  type PrepareOptions,
+  type ToolCallRequest,
+} from './tools/call-tool.ts';
 export {
   defineTool,
   type JSONSchema,

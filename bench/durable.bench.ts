@@ -1,5 +1,5 @@
 /**
- * What durable runs cost (issue 7, SPEC §7), on the reference loop of `bench/run.ts` (10 steps of
+ * What durable runs cost (issue 7, docs/durability.md), on the reference loop of `bench/run.ts` (10 steps of
  * one `bench.add` call with zod validation, then a final response):
  *
  * - snapshot size: the largest and the final stored snapshot of the run, in bytes of JSON, as

@@ -1,5 +1,5 @@
 /**
- * What persisting a run costs per step (SPEC §7): the median time of one `save` of a ~6 KB
+ * What persisting a run costs per step (docs/durability.md): the median time of one `save` of a ~6 KB
  * snapshot (the size of a run a few turns in) and of one `load`, for the memory store and the
  * SQLite store on a temporary file (WAL, default durability: every save is a committed
  * transaction).

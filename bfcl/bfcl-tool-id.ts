@@ -3,7 +3,7 @@ import { TOOL_ID_PATTERN } from '../tools/index.ts';
 /**
  * The reversible mapping between BFCL function names and toolwarden tool ids.
  *
- * Tool ids are `toolset.tool` with segments of `[A-Za-z0-9_-]` (SPEC §2, `TOOL_ID_PATTERN`);
+ * Tool ids are `toolset.tool` with segments of `[A-Za-z0-9_-]` (docs/tool-boundary.md §Vocabulary, `TOOL_ID_PATTERN`);
  * BFCL names are free text (`math.sqrt`, `requests.get`, `version_api.VersionApi.get_version`).
  * Every name gets the `bfcl.` prefix, dots stay segment separators, and anything a segment may
  * not hold is escaped as `-<hex code point>-` (so `-` itself is `-2d-`, and an empty segment is

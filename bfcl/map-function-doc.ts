@@ -11,7 +11,7 @@ import { pythonJsonDumps } from './python-json-dumps.ts';
 import { toSourceText } from './source-text.ts';
 
 /**
- * BFCL function docs → JSON Schema tools (SPEC §3 "A tool catalog can also be built from plain
+ * BFCL function docs → JSON Schema tools (docs/tool-boundary.md §Failures "A tool catalog can also be built from plain
  * JSON Schema"), saying for each doc whether the schema says exactly what the doc says.
  *
  * "Exact" is judged against BFCL's own reading of its docs at the pinned commit: the type table

@@ -10,7 +10,7 @@ import { seededRandom } from './seeded-random.ts';
 /**
  * A seeded model of the wrong calls LLMs make, built from a correct call (a BFCL ground truth)
  * and the tool's model-facing JSON Schema. Each mistake says which RetryReason the tool boundary
- * (SPEC §3) must report for it, so a run can check the boundary's hints against it.
+ * (docs/tool-boundary.md §Failures) must report for it, so a run can check the boundary's hints against it.
  *
  * | kind                | what the planner sends                              | expected reason     | applies when |
  * |---------------------|-----------------------------------------------------|---------------------|--------------|

@@ -68,7 +68,7 @@ export function inspectorPlugin(options: InspectorPluginOptions = {}): Inspector
   const start = (): Promise<InspectorServer> => {
     started ??= (async () => {
       const [{ startInspectorServer }, { toSvg }] = await Promise.all([
-        import('./inspector-server.ts'),
+        import('./inspector-server.ts').catch(missingPeers),
         import('../machines/diagram/svg.ts'),
       ]);
       const key = JSON.stringify(graph);
@@ -123,5 +123,14 @@ function printAddress(server: InspectorServer): void {
   address.search = '';
   process.stderr.write(
     `[toolwarden] inspector listening on ${address.href} (its URL with the access token: (await runtime.inspector.start()).url, or the printUrl option)\n`,
+  );
+}
+
+/** The server's packages are optional peers of the package: name them instead of ERR_MODULE_NOT_FOUND. */
+function missingPeers(error: unknown): never {
+  if ((error as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+  throw new Error(
+    "The inspector page needs optional peer dependencies: npm install 'hono@^4.13.19' '@hono/node-server@^2.1.8' 'ws@^8.23.0' 'elkjs@^0.12.1'",
+    { cause: error },
   );
 }

@@ -10,7 +10,7 @@ import type { PendingCall, RunContext } from './run-context.ts';
 /**
  * The run machine's ports: the actor logic it invokes, by name. The machine declares them with
  * these placeholder implementations; the runtime supplies real ones with `machine.provide()`
- * (SPEC §4), so the same definition serves the runtime, diagrams and other engines.
+ * (docs/architecture.md), so the same definition serves the runtime, diagrams and other engines.
  *
  * | actor           | state                | does                                                 |
  * |-----------------|----------------------|------------------------------------------------------|

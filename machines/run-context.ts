@@ -6,7 +6,7 @@ import type { ToolCallMeta } from '../tools/tool-call-meta.ts';
 import type { ToolErrorJSON } from '../tools/tool-error.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
 
-/** Per-tool usage, as policies read it (`PolicyContext.tools`, SPEC §5). */
+/** Per-tool usage, as policies read it (`PolicyContext.tools`, docs/policies.md). */
 export interface ToolStats {
   calls: number;
   failures: number;
@@ -33,7 +33,7 @@ export interface PendingCall {
   droppedFields?: string[];
 }
 
-/** What the run waits for in `awaiting` (SPEC §4); deadlines are epoch-ms timestamps. */
+/** What the run waits for in `awaiting` (docs/architecture.md); deadlines are epoch-ms timestamps. */
 export type AwaitState =
   | { kind: 'clarification'; clarification: AwaitClarification & { missingFields: string[] } }
   | { kind: 'external_tools'; externalTools: AwaitExternalTools }
@@ -77,7 +77,7 @@ export interface RunContext {
   hints: PolicyRetryHint[];
   /** The policy engine's own JSON state. */
   policyState: unknown;
-  /** W3C trace context of the run's root span, so a resumed run continues its trace (SPEC §6). */
+  /** W3C trace context of the run's root span, so a resumed run continues its trace (docs/telemetry.md). */
   traceContext: Record<string, string> | null;
   batch: BatchState;
   flow: FlowState;
@@ -151,14 +151,14 @@ export function turnId(context: Pick<RunContext, 'runId' | 'turn'>): string {
 }
 
 /**
- * Run labels that link a child run to the tool call that started it (agent-as-tool, SPEC §9).
+ * Run labels that link a child run to the tool call that started it (agent-as-tool, docs/tool-boundary.md).
  * Labels, not context keys: they travel with the run into snapshots, events and spans as they are.
  */
 export const PARENT_RUN_LABEL = 'toolwarden.parent_run_id';
 /** Label a child run (agent-as-tool) carries with its parent's tool call id. */
 export const PARENT_TOOL_CALL_LABEL = 'toolwarden.parent_tool_call_id';
 
-/** The ToolCallMeta of one call of the run's current turn (SPEC §2). */
+/** The ToolCallMeta of one call of the run's current turn (docs/tool-boundary.md §Vocabulary). */
 export function toolCallMeta(
   context: Pick<RunContext, 'runId' | 'turn' | 'sessionId' | 'agent' | 'labels'>,
   call: { toolCallId: string; providerToolCallId?: string; attempt: number },

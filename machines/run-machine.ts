@@ -88,7 +88,7 @@ function doneOutput<T>(event: unknown): T {
 }
 
 /**
- * The run machine (SPEC §4): one XState v5 actor per agent run.
+ * The run machine (docs/architecture.md): one XState v5 actor per agent run.
  *
  * ```
  * planning ─▶ validating ─▶ admitting ─▶ executing ─▶ resuming ─▶ routing ─▶ planning … ─▶ completed
@@ -760,7 +760,7 @@ export const runMachine = setup({
         },
       },
     },
-    /** Decides where a resumed run goes; transient. Order is precedence (SPEC §5). */
+    /** Decides where a resumed run goes; transient. Order is precedence (docs/policies.md). */
     routing: {
       always: [
         { guard: 'policyFailed', target: 'failed', actions: 'failFromPolicy' },

@@ -169,7 +169,7 @@ function decisionEvents(context: RunContext, effects: PolicyEffects): RunEvent[]
 }
 
 /**
- * Applies merged policy effects (SPEC §5): caps only tighten, never above the ceilings; tools
+ * Applies merged policy effects (docs/policies.md): caps only tighten, never above the ceilings; tools
  * the app disabled stay disabled whatever a policy says; `flow.effects` is what routing reads.
  */
 export function applyEffects(context: RunContext, effects: PolicyEffects): Partial<RunContext> {
@@ -193,7 +193,7 @@ export function applyEffects(context: RunContext, effects: PolicyEffects): Parti
 /**
  * What routing reads of the effects; null when they ask for nothing (carry on). A clarification
  * request that is not a valid AwaitClarification fails the run closed, as a policy error does
- * (SPEC §5), instead of throwing inside the machine's action.
+ * (docs/policies.md), instead of throwing inside the machine's action.
  */
 function routedEffects(effects: PolicyEffects): FlowState['effects'] {
   const backoffUntil = effects.backoffMs && effects.backoffMs > 0 ? now() + effects.backoffMs : undefined;

@@ -14,7 +14,7 @@ export interface RunInfo {
   labels: Record<string, string>;
   /**
    * W3C trace context (`traceparent`, `tracestate`) kept in the run's snapshot, so a run resumed
-   * after awaiting or a restart continues its trace (SPEC §6). A plugin may set it.
+   * after awaiting or a restart continues its trace (docs/telemetry.md). A plugin may set it.
    */
   traceContext: Record<string, string> | null;
 }
@@ -22,7 +22,7 @@ export interface RunInfo {
 /** One tool call on its way to `execute`, as `wrapToolCall` sees it. */
 export interface ToolInvocation {
   tool: Tool;
-  /** The validated input; a plugin fills the tool's injected fields here (SPEC §9). */
+  /** The validated input; a plugin fills the tool's injected fields here (docs/tool-boundary.md). */
   input: Record<string, unknown>;
   meta: ToolCallMeta;
   labels: Record<string, string>;
@@ -40,7 +40,7 @@ export interface PlanInvocation {
 }
 
 /**
- * A bundle of what an integration needs (SPEC §5): tools, policies, and hooks around tool calls,
+ * A bundle of what an integration needs (docs/policies.md): tools, policies, and hooks around tool calls,
  * planner turns and run events. Telemetry and the inspector are plugins themselves.
  *
  * Hooks run in registration order, outermost first. A hook that throws is isolated: an
@@ -73,7 +73,7 @@ export class PluginDefinitionError extends TypeError {
 const HOOKS = ['wrapToolCall', 'wrapPlan', 'onRunStart', 'onEvent'] as const;
 
 /**
- * Checks and types a plugin (SPEC §5 `definePlugin`): a bundle of policies, tools and hooks an
+ * Checks and types a plugin (docs/policies.md `definePlugin`): a bundle of policies, tools and hooks an
  * integration needs. Its policies run after the runtime's own, plugins in registration order;
  * its tools join the runtime's catalog.
  *

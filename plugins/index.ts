@@ -1,3 +1,3 @@
-/** The plugin API and built-in plugins (SPEC §5, §9). */
+/** The plugin API and built-in plugins (docs/policies.md, §9). */
 export * from './define-plugin.ts';
 export * from './inject-fields.ts';

@@ -32,7 +32,7 @@ export interface InjectionNote {
 }
 
 /**
- * Fills the tool's injected fields (SPEC §9, seed "injected fields") from trusted sources, in
+ * Fills the tool's injected fields (docs/tool-boundary.md, Goa-AI "injected fields", docs/sources.md §Injected fields) from trusted sources, in
  * `wrapToolCall`. A tool declares `inject: ['session_id']`; the field is absent from the
  * model-facing JSON Schema, a value the model sends anyway is dropped at the tool boundary, and
  * this plugin sets it from `sources` just before `execute`. So a model can never set it.

@@ -2,9 +2,9 @@ import type { AwaitClarification } from '../run/planner.ts';
 import type { PolicyRetryHint } from '../tools/retry-hint.ts';
 
 /**
- * The clarification a policy's `awaitClarification` asks (SPEC §5: "default question from the
+ * The clarification a policy's `awaitClarification` asks (docs/policies.md: "default question from the
  * hint"), with `missingFields` always set. What the policy gave wins; the rest comes from the
- * hint, as the seed's planner example builds it: the hint's clarifyingQuestion (else its
+ * hint, as Goa-AI's planner example builds it (docs/sources.md §Retry hints): the hint's clarifyingQuestion (else its
  * message), missingFields, exampleInput, the tool when the hint has `restrictToTool`, and the
  * message as `clarifyingPrompt`. The id is `clarify:<toolCallId>`, stable across a restore.
  */

@@ -8,7 +8,7 @@ import type { JsonValue } from './policy-json.ts';
 import type { BatchCall } from './policy-runner.ts';
 
 /**
- * What one policy decides at one consultation (SPEC §5). Every field is optional; returning
+ * What one policy decides at one consultation (docs/policies.md). Every field is optional; returning
  * nothing (or `{}`) means "no opinion". How the engine merges decisions:
  *
  * | field                | merged by                           | note                                        |
@@ -99,7 +99,7 @@ export interface PendingEffects {
 }
 
 /**
- * What a policy reads (SPEC §5). Read-only (deeply frozen) and, within one consultation, the
+ * What a policy reads (docs/policies.md). Read-only (deeply frozen) and, within one consultation, the
  * state after the policies registered before it: their caps, disabled tools, labels and effects.
  */
 export interface PolicyContext {
@@ -176,7 +176,7 @@ export class PolicyDefinitionError extends Error {
 export const RESERVED_POLICY_NAMES: readonly string[] = ['app', 'retry_cap'];
 
 /**
- * Defines a policy (SPEC §5): a name and hooks that return {@link PolicyDecision}s.
+ * Defines a policy (docs/policies.md): a name and hooks that return {@link PolicyDecision}s.
  *
  * ```ts
  * const strictWrites = definePolicy({

@@ -1,5 +1,5 @@
 /**
- * The policy engine and built-in policies (SPEC §5). `policies/testing.ts` (the harness for
+ * The policy engine and built-in policies (docs/policies.md). `policies/testing.ts` (the harness for
  * policy authors) is exported from here too.
  */
 

@@ -76,7 +76,7 @@ const RUN_START_KINDS: ReadonlySet<string> = new Set(['caps', 'disableTools', 'l
 
 /**
  * One consultation of the policies (one `onRunStart`, `onToolBatch` or `onResults` call of the
- * engine): the running merge of their decisions, in registration order, under SPEC §5's rules.
+ * engine): the running merge of their decisions, in registration order, under docs/policies.md §Merge rules.
  * Each policy reads the state after the previous ones through {@link contextFor}.
  *
  * | effect               | rule                                                              |
@@ -292,7 +292,7 @@ export class Consultation {
 
   /**
    * A policy threw, timed out or returned garbage. A `failOpen` policy's error is recorded and
-   * ignored; any other fails the consultation closed (SPEC §5).
+   * ignored; any other fails the consultation closed (docs/policies.md).
    */
   policyError(policy: Policy, hook: PolicyHookName, err: unknown, subject: DecisionSubject = {}): void {
     const error = err instanceof PolicyError ? err : PolicyError.thrown(policy.name, hook, err);

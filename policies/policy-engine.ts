@@ -22,7 +22,7 @@ import { deepFreeze, frozenCopy } from './policy-json.ts';
 import type { BatchCall, PolicyRunner, RunStartEffects, RunStartInput } from './policy-runner.ts';
 import { readEngineState } from './policy-state.ts';
 
-/** The default limit for one async hook call, in ms (SPEC §5 "time limit"). */
+/** The default limit for one async hook call, in ms (docs/policies.md "time limit"). */
 export const DEFAULT_POLICY_TIMEOUT_MS = 1_000;
 
 /** What {@link createPolicyEngine} takes. */
@@ -52,7 +52,7 @@ export interface PolicyEngine extends Required<PolicyRunner> {
 }
 
 /**
- * Builds the policy engine (SPEC §5), the {@link PolicyRunner} the run machine calls.
+ * Builds the policy engine (docs/policies.md), the {@link PolicyRunner} the run machine calls.
  *
  * | the run…                          | engine call   | policy hooks, in order                                       |
  * |-----------------------------------|---------------|--------------------------------------------------------------|

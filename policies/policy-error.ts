@@ -3,7 +3,7 @@ import type { PolicyHookName } from './define-policy.ts';
 /**
  * A policy broke its contract: it threw, exceeded its time limit, returned a decision that is not
  * a {@link PolicyDecision}, or decided `fail`. Fails the run closed unless the policy is
- * `failOpen` (SPEC §5); the run's error then names the policy. Thrown by `runtime.start` when
+ * `failOpen` (docs/policies.md); the run's error then names the policy. Thrown by `runtime.start` when
  * this happens in `onRunStart`.
  */
 export class PolicyError extends Error {

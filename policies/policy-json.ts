@@ -1,6 +1,6 @@
 /**
  * JSON values: what a policy may keep as its memory (`PolicyDecision.state`), because that memory
- * is persisted in the run's snapshot (SPEC §5, §7) and must survive any store.
+ * is persisted in the run's snapshot (docs/policies.md, §7) and must survive any store.
  */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 

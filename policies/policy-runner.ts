@@ -36,7 +36,7 @@ export interface RunStartEffects {
 }
 
 /**
- * Where the run consults policies (SPEC §5): when it starts (optional; synchronous, so its
+ * Where the run consults policies (docs/policies.md): when it starts (optional; synchronous, so its
  * disabled tools are never advertised), before a batch is admitted, and after its results (every
  * result through `onToolResult`, every hint through `onRetryHint`). The run machine only knows
  * this port; the engine behind it (`createPolicyEngine`) applies the merge rules.

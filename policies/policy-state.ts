@@ -3,7 +3,7 @@ import type { JsonValue } from './policy-json.ts';
 
 /**
  * The policy engine's per-run state, kept as JSON in the run context's `policyState` and so in
- * every persisted snapshot (SPEC §5, §7). The engine itself holds nothing between calls: a run
+ * every persisted snapshot (docs/policies.md, §7). The engine itself holds nothing between calls: a run
  * restored in another process carries on with the same memory.
  */
 export interface PolicyEngineState {

@@ -15,7 +15,7 @@ import type { JsonValue } from './policy-json.ts';
 import { readEngineState } from './policy-state.ts';
 
 /**
- * A test bench for policy authors (SPEC §1 "tests it in isolation"): feed batches, results and
+ * A test bench for policy authors (docs/architecture.md §Uses "tests it in isolation"): feed batches, results and
  * hints to one policy or a set, then read the decisions and the resulting caps and tool states.
  * No runtime, no actor, no timers: a fake clock you move with {@link PolicyHarness.advance}.
  *
@@ -69,7 +69,7 @@ export interface HarnessResult {
   retryHint?: Partial<RetryHint> & Pick<RetryHint, 'reason'>;
 }
 
-/** Where the run would go after a step (SPEC §5 precedence). */
+/** Where the run would go after a step (docs/policies.md §Merge rules precedence). */
 export type HarnessOutcome = 'fail' | 'finalize' | 'awaitClarification' | 'backoff' | 'continue';
 
 /** One consultation of the engine and what it decided. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Run limits (SPEC §4). Configured per runtime and per run; policies may only tighten them.
+ * Run limits (docs/architecture.md). Configured per runtime and per run; policies may only tighten them.
  * `timeBudgetMs` is wall-clock milliseconds from the run's start and also bounds a planner call
  * in flight. Per-tool `timeoutMs` lives on the tool.
  */
@@ -36,10 +36,10 @@ export const CapsStateSchema = CapsSchema.extend({
 /** The caps in force and what is left of them, as planners and policies see it. */
 export type CapsState = z.infer<typeof CapsStateSchema>;
 
-/** Why a run went to `finalizing` (SPEC §4); a policy may name its own reason. */
+/** Why a run went to `finalizing` (docs/architecture.md); a policy may name its own reason. */
 export type FinalizeReason = 'tool_cap' | 'failure_cap' | 'time_budget' | 'policy' | (string & {});
 
-/** Merges caps by min, so a tightening can never loosen (SPEC §5). */
+/** Merges caps by min, so a tightening can never loosen (docs/policies.md). */
 export function tightenCaps(current: Caps, proposed: Partial<Caps> | undefined): Caps {
   if (!proposed) return current;
   const out = { ...current };

@@ -4,7 +4,7 @@ import type { ToolResult } from '../tools/tool-result.ts';
 import type { CapsState, FinalizeReason } from './caps.ts';
 import type { Message } from './message.ts';
 
-/** A person is asked a question; the run waits in `awaiting.clarification` (SPEC §4). */
+/** A person is asked a question; the run waits in `awaiting.clarification` (docs/architecture.md). */
 export const AwaitClarificationSchema = z.object({
   id: z.string(),
   question: z.string(),
@@ -43,7 +43,7 @@ export const PlannedToolCallSchema = z.object({
 /** One tool call a planner proposes; `input` is an object or JSON text. */
 export type PlannedToolCall = z.infer<typeof PlannedToolCallSchema>;
 
-/** What a planner turn returns (SPEC §4). Tool calls win over a final response in one result. */
+/** What a planner turn returns (docs/architecture.md). Tool calls win over a final response in one result. */
 export const PlanResultSchema = z.object({
   toolCalls: z.array(PlannedToolCallSchema).optional(),
   finalResponse: z.object({ text: z.string(), data: z.unknown().optional() }).optional(),
@@ -61,7 +61,7 @@ export type PlanResult = z.input<typeof PlanResultSchema>;
 /** A PlanResult after {@link PlanResultSchema} parsed it (defaults filled). */
 export type ParsedPlanResult = z.output<typeof PlanResultSchema>;
 
-/** What the planner is given (SPEC §4). `tools` is `[]` when finalizing. */
+/** What the planner is given (docs/architecture.md). `tools` is `[]` when finalizing. */
 export interface PlanInput {
   runId: string;
   turnId: string;
@@ -83,7 +83,7 @@ export interface PlanResumeInput extends PlanInput {
   finalize?: { reason: FinalizeReason };
 }
 
-/** Decides the next step of a run: an LLM adapter, or code (SPEC §4). */
+/** Decides the next step of a run: an LLM adapter, or code (docs/architecture.md). */
 export interface Planner {
   planStart(input: PlanInput): Promise<PlanResult>;
   planResume(input: PlanResumeInput): Promise<PlanResult>;

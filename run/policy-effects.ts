@@ -4,7 +4,7 @@ import type { PolicyDecisionRecord } from './run-events.ts';
 
 /**
  * The merged outcome of consulting the policies at one point of a run, as the run machine
- * applies it. Produced by the policy engine (SPEC §5 merge rules); the machine never sees
+ * applies it. Produced by the policy engine (docs/policies.md §Merge rules); the machine never sees
  * individual policies. Every field is optional: `{ decisions: [] }` means "carry on".
  */
 export interface PolicyEffects {

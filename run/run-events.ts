@@ -4,14 +4,14 @@ import { ToolErrorJSONSchema } from '../tools/tool-error.ts';
 import { ToolResultJSONSchema } from '../tools/tool-result.ts';
 import { AwaitClarificationSchema, AwaitConfirmationSchema, AwaitExternalToolsSchema } from './planner.ts';
 
-/** A run's status as its handle reports it (SPEC §4). */
+/** A run's status as its handle reports it (docs/architecture.md). */
 export const RunStatusSchema = z.enum(['running', 'awaiting', 'completed', 'failed', 'canceled']);
 /** A run's status: `running`, `awaiting`, `completed`, `failed`, `canceled`. */
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 
 const base = { runId: z.string(), at: z.number() };
 
-/** One recorded policy decision: who decided what, and why (SPEC §5). */
+/** One recorded policy decision: who decided what, and why (docs/policies.md). */
 export const PolicyDecisionRecordSchema = z.object({
   policy: z.string(),
   hook: z.enum(['onRunStart', 'onRetryHint', 'onToolBatch', 'onToolResult']),
@@ -26,7 +26,7 @@ export const PolicyDecisionRecordSchema = z.object({
 export type PolicyDecisionRecord = z.infer<typeof PolicyDecisionRecordSchema>;
 
 /**
- * Everything a run reports, as a discriminated union on `type` (SPEC §4). Each event carries
+ * Everything a run reports, as a discriminated union on `type` (docs/architecture.md). Each event carries
  * `runId` and `at` (epoch ms). Streamed on `run.events$`, written to the store's event log,
  * turned into span events by telemetry and shown by the inspector.
  */

@@ -4,7 +4,7 @@ const MAX_TIMER_MS = 2_147_483_647;
 /**
  * Calls `fire` once the clock reaches `deadline` (epoch ms), and returns a function that cancels
  * it. Deadlines are timestamps, not delays, so a run restored from a snapshot waits only for what
- * is left (SPEC §4); a deadline further than `setTimeout` can reach (~24.8 days) is re-armed in
+ * is left (docs/architecture.md); a deadline further than `setTimeout` can reach (~24.8 days) is re-armed in
  * steps instead of firing at once.
  */
 export function waitUntil(deadline: number, fire: () => void): () => void {

@@ -32,7 +32,7 @@ export interface AgentToolResult {
 }
 
 /**
- * Agent-as-tool (seed `toolsets.it-en.md`, "agent-as-tool"; SPEC §9): a tool whose `execute`
+ * Agent-as-tool (seed `toolsets.it-en.md`, "agent-as-tool"; docs/tool-boundary.md): a tool whose `execute`
  * runs another agent as a child run in `options.runtime`.
  *
  * - The child run is linked to the call: its labels carry the parent run id and the parent

@@ -37,7 +37,7 @@ import type { RunEventRecord, RunListFilter, RunStore, StoredRun } from './store
 
 type InspectObserver = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
 
-/** What `createRuntime` takes (SPEC §4). */
+/** What `createRuntime` takes (docs/architecture.md). */
 export interface RuntimeOptions {
   agent: { id: string; name?: string };
   planner: Planner;
@@ -46,14 +46,14 @@ export interface RuntimeOptions {
   /** Configured ceilings; each run may lower them, policies may only tighten them. */
   caps?: Partial<Caps>;
   /**
-   * Policies (SPEC §5), consulted in this order, then each plugin's in plugin order. Built into the
+   * Policies (docs/policies.md), consulted in this order, then each plugin's in plugin order. Built into the
    * policy engine (`createPolicyEngine`) over this runtime's tools.
    */
   policies?: Policy[];
   /** A policy engine of your own instead of `policies` (the port the run machine calls). */
   policyRunner?: PolicyRunner;
   /**
-   * Where runs are persisted at every step boundary (SPEC §7). Default: in memory
+   * Where runs are persisted at every step boundary (docs/durability.md). Default: in memory
    * (`memoryStore()`); `sqliteStore({ path })` makes runs survive a restart, `postgresStore` lets
    * several processes share them.
    */
@@ -77,7 +77,7 @@ export interface RuntimeOptions {
   /** Where errors the runtime cannot hand to a caller go (a store write failing, a plugin hook throwing). */
   onError?: (error: unknown, where: string) => void;
   /**
-   * Traces and metrics (SPEC §6) through `@opentelemetry/api`, by the telemetry plugin installed
+   * Traces and metrics (docs/telemetry.md) through `@opentelemetry/api`, by the telemetry plugin installed
    * first (outermost) unless `plugins` has one: on by default, a no-op until an SDK is registered;
    * `false` turns it off.
    */
@@ -103,7 +103,7 @@ export { RunNotFoundError } from './stores/run-store-errors.ts';
 export type Runtime = ReturnType<typeof createRuntime>;
 
 /**
- * Creates the runtime that hosts runs (SPEC §4): one XState actor per run, persisted at every
+ * Creates the runtime that hosts runs (docs/architecture.md): one XState actor per run, persisted at every
  * step boundary in `store`, with events on `run.events$` and answers through the run handle.
  *
  * @throws ToolDefinitionError when two tools share an id; ZodError for invalid caps.
@@ -294,7 +294,7 @@ export function createRuntime(options: RuntimeOptions) {
     catalog,
     store,
     caps: ceilings,
-    /** This runtime's name as the owner of the runs it hosts (SPEC §7 leases; `durable.owner`). */
+    /** This runtime's name as the owner of the runs it hosts (docs/durability.md §Guarantees (leases); `durable.owner`). */
     owner: durable.owner,
 
     /** Starts a run; its first events are replayed to any `events$` subscriber. */
@@ -440,7 +440,7 @@ export function createRuntime(options: RuntimeOptions) {
       return runtime.start({ ...start, sessionId, messages: [...transcript, ...start.messages] });
     },
 
-    /** The tool catalog (SPEC §9). */
+    /** The tool catalog (docs/tool-boundary.md). */
     listTools(): Tool[] {
       return catalog.list();
     },

@@ -17,7 +17,7 @@ import type { PersistenceStatus } from './durable/run-persister.ts';
 import { type RunAwaiting, runAwaitingOf } from './run-awaiting.ts';
 import { capsState } from './steps/plan-step.ts';
 
-/** What `run.result()` resolves to (SPEC §4). */
+/** What `run.result()` resolves to (docs/architecture.md). */
 export interface RunOutcome {
   runId: string;
   status: 'completed' | 'failed' | 'canceled';
@@ -34,7 +34,7 @@ export interface RunOutcome {
 /**
  * Thrown when an answer does not fit what the run awaits: wrong state, unknown id, missing or
  * duplicate tool call ids, a result that fails the tool's output schema. The run stays where it
- * was, with nothing lost (SPEC §4).
+ * was, with nothing lost (docs/architecture.md).
  */
 export class RunAnswerError extends Error {
   override readonly name = 'RunAnswerError';
@@ -84,7 +84,7 @@ export interface RunStorage {
 }
 
 /**
- * The app's handle on one run (SPEC §4): its events as an rxjs Observable (replayed from the
+ * The app's handle on one run (docs/architecture.md): its events as an rxjs Observable (replayed from the
  * first event to any subscriber), its status, its result, and the answers it may await.
  *
  * A handle outlives its actor when the runtime evicts an awaiting run from memory: answering
@@ -163,7 +163,7 @@ export class RunHandle {
 
   /**
    * Resolves once everything this run has emitted so far (snapshot and events) is in the
-   * runtime's store (SPEC §7).
+   * runtime's store (docs/durability.md).
    *
    * @throws RunPersistenceError when a write fails meanwhile (the runtime keeps retrying; call
    *   again to wait for the retry); RunConflictError when another owner took the run.

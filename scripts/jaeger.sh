@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Jaeger v2 as a local test peer for toolwarden's telemetry (SPEC §6: "verified against a real
+# Jaeger v2 as a local test peer for toolwarden's telemetry (docs/telemetry.md: "verified against a real
 # Jaeger, OTLP in, Jaeger's query API out").
 #
 #   bash scripts/jaeger.sh install        build Jaeger v2 with Go from the Go module proxy (cached)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A throwaway PostgreSQL for toolwarden's tests (the PostgreSQL RunStore contract suite, SPEC §7).
+# A throwaway PostgreSQL for toolwarden's tests (the PostgreSQL RunStore contract suite, docs/durability.md).
 #
 #   bash scripts/postgres.sh start [DATA_DIR]   init (first time), start, create toolwarden_test,
 #                                               wait until ready, print the connection string

@@ -1,5 +1,5 @@
 /**
- * Names of toolwarden's spans, attributes, span events and metrics (SPEC §6), in one place so the
+ * Names of toolwarden's spans, attributes, span events and metrics (docs/telemetry.md), in one place so the
  * telemetry plugin, the tests and users' dashboards agree on them.
  *
  * GenAI names come from the OpenTelemetry semantic conventions (`gen_ai.*`, `error.type`); the
@@ -97,7 +97,7 @@ export const ATTR_TOOLWARDEN_TURN_ID = 'toolwarden.turn.id';
 /** Which planner call a `plan` span is: see {@link PlanKind}. */
 export const ATTR_TOOLWARDEN_PLAN_KIND = 'toolwarden.plan.kind';
 /**
- * What the planner returned: `tool_calls` | `final_response` | `await`. SPEC §6 says "the result
+ * What the planner returned: `tool_calls` | `final_response` | `await`. docs/telemetry.md says "the result
  * kind" without a name; this one is chosen here.
  */
 export const ATTR_TOOLWARDEN_PLAN_RESULT_KIND = 'toolwarden.plan.result_kind';
@@ -149,7 +149,7 @@ export const ATTR_TOOLWARDEN_POLICY_NOTE = 'toolwarden.policy.note';
 /** The decision itself as JSON (`{"restrictToTool":"crm.upsert_profile"}`), on `toolwarden.policy_decision`. */
 export const ATTR_TOOLWARDEN_POLICY_DECISION_DETAIL = 'toolwarden.policy.decision.detail';
 
-/** Values of {@link ATTR_TOOLWARDEN_PLAN_KIND} (SPEC §6). */
+/** Values of {@link ATTR_TOOLWARDEN_PLAN_KIND} (docs/telemetry.md). */
 export type PlanKind = 'start' | 'resume' | 'finalize';
 /** Values of {@link ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME}: ran and succeeded, ran and failed, stopped before running. */
 export type ToolCallOutcome = 'success' | 'error' | 'rejected';
@@ -192,7 +192,7 @@ export interface MetricDescriptor {
   attributes: readonly string[];
 }
 
-/** The six metrics of SPEC §6, keyed by name. */
+/** The six metrics of docs/telemetry.md, keyed by name. */
 export const TOOLWARDEN_METRICS: Readonly<Record<string, MetricDescriptor>> = Object.freeze({
   [METRIC_TOOLWARDEN_TOOL_CALLS]: {
     name: METRIC_TOOLWARDEN_TOOL_CALLS,

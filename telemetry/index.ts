@@ -1,6 +1,6 @@
 /**
  * `toolwarden/telemetry`: the telemetry plugin, its span/attribute/metric names and the trace
- * context helpers (SPEC §6). Depends only on `@opentelemetry/api`; the SDK setup helper is the
+ * context helpers (docs/telemetry.md). Depends only on `@opentelemetry/api`; the SDK setup helper is the
  * separate `toolwarden/telemetry/setup` entry.
  */
 export * from './attributes.ts';

@@ -1,5 +1,5 @@
 /**
- * The six metric instruments of SPEC §6, created through `@opentelemetry/api` from the
+ * The six metric instruments of docs/telemetry.md, created through `@opentelemetry/api` from the
  * descriptors in `attributes.ts` (name, unit, description).
  *
  * | instrument | kind | unit | attributes | recorded |

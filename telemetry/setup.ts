@@ -1,5 +1,5 @@
 /**
- * The OpenTelemetry SDK setup helper (SPEC §6): registers a `@opentelemetry/sdk-node` NodeSDK that
+ * The OpenTelemetry SDK setup helper (docs/telemetry.md): registers a `@opentelemetry/sdk-node` NodeSDK that
  * exports traces and metrics over OTLP/HTTP (JSON) to a collector such as Jaeger v2.
  *
  * This is a separate entry point for applications, examples and tests. The library itself only

@@ -1,5 +1,5 @@
 /**
- * The telemetry plugin (SPEC §6): OpenTelemetry spans and metrics for every run, built on the
+ * The telemetry plugin (docs/telemetry.md): OpenTelemetry spans and metrics for every run, built on the
  * public plugin hooks and `@opentelemetry/api` only. `createRuntime` installs it by default; with
  * no SDK registered every call is a no-op.
  *
@@ -128,7 +128,7 @@ export interface ContentInfo {
  */
 export type RedactContent = (value: unknown, info: ContentInfo) => unknown;
 
-/** `createRuntime({ telemetry })` and {@link telemetryPlugin} options (SPEC §6). */
+/** `createRuntime({ telemetry })` and {@link telemetryPlugin} options (docs/telemetry.md). */
 export interface TelemetryPluginOptions {
   /** Where spans go. Default: the global provider of `@opentelemetry/api` (a no-op until an SDK registers). */
   tracerProvider?: TracerProvider;
@@ -191,7 +191,7 @@ interface Segment {
 }
 
 /**
- * Creates the telemetry plugin (SPEC §6). `createRuntime` installs one by default (configured by
+ * Creates the telemetry plugin (docs/telemetry.md). `createRuntime` installs one by default (configured by
  * its `telemetry` option); build one yourself to place it among your plugins, in which case the
  * runtime adds no other.
  */
@@ -566,7 +566,7 @@ interface ToolSpanFields {
   attempt?: number;
 }
 
-/** The GenAI `execute_tool` attributes and ToolCallMeta of a tool span (SPEC §6). */
+/** The GenAI `execute_tool` attributes and ToolCallMeta of a tool span (docs/telemetry.md). */
 function toolAttributes(fields: ToolSpanFields): Attributes {
   const attributes: Attributes = {
     [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,

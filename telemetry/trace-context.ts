@@ -1,7 +1,7 @@
 /**
  * The W3C Trace Context form of a span context (`traceparent`, `tracestate`), as a run keeps it in
  * its snapshot (`RunContext.traceContext`) so a run resumed after awaiting or a restart continues
- * its trace (SPEC §6).
+ * its trace (docs/telemetry.md).
  *
  * Written here rather than through `propagation.inject`: the global propagator is the app's
  * choice (it may be unset, B3 or a composite), while the snapshot needs one stable format that any

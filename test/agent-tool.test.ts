@@ -37,7 +37,7 @@ function researchTool(child: Runtime) {
   });
 }
 
-describe('agentTool: another agent as a tool (SPEC §9)', () => {
+describe('agentTool: another agent as a tool (docs/tool-boundary.md)', () => {
   it('runs the child agent, links it to the call, and returns its final response', async () => {
     const seen: ToolCallMeta[] = [];
     const child = researchRuntime(

@@ -10,7 +10,7 @@ import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
 import type { ChildConfig, ResumeReport } from './support/durable-child.ts';
 
 /**
- * Crash safety (issue 7, SPEC §7): worker processes running the same multi-step run on one
+ * Crash safety (issue 7, docs/durability.md): worker processes running the same multi-step run on one
  * SQLite file are killed with SIGKILL at each step boundary in turn, and once in the middle of a
  * tool call; a fresh process then resumes every run to completion. See
  * `support/durable-child.ts` for the run and the idempotent ledger tool.

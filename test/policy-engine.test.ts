@@ -10,7 +10,7 @@ import { PolicyError } from '../policies/policy-error.ts';
 import { policyHarness } from '../policies/testing.ts';
 
 /**
- * SPEC §5 merge rules, one test each, through the policy harness (which drives the engine the
+ * docs/policies.md §Merge rules, one test each, through the policy harness (which drives the engine the
  * runtime uses). Tools are given as ids and tags only: the engine needs nothing else of them.
  */
 const tools = [
@@ -38,7 +38,7 @@ function deciding(name: string, decision: PolicyDecision, seen: PolicyContext[] 
 
 const invalid = { reason: 'invalid_arguments', tool: 'crm.upsert_profile' } as const;
 
-describe('policy engine merge rules (SPEC §5)', () => {
+describe('policy engine merge rules (docs/policies.md)', () => {
   it('runs policies in registration order, each seeing the state after the previous ones', async () => {
     const seen: PolicyContext[] = [];
     const h = policyHarness({
@@ -366,7 +366,7 @@ describe('policy engine merge rules (SPEC §5)', () => {
   });
 });
 
-describe('policy errors fail the run closed (SPEC §5)', () => {
+describe('policy errors fail the run closed (docs/policies.md)', () => {
   const boom = definePolicy({
     name: 'strict-writes',
     onRetryHint: () => {

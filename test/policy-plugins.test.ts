@@ -8,7 +8,7 @@ import { createRuntime } from '../runtime/create-runtime.ts';
 import type { ToolContext } from '../tools/define-tool.ts';
 import { defineTool } from '../tools/define-tool.ts';
 
-/** definePlugin (SPEC §5) and the injected-fields plugin (SPEC §9). */
+/** definePlugin (docs/policies.md) and the injected-fields plugin (docs/tool-boundary.md). */
 
 function auditTool() {
   const received: { input: Record<string, unknown>; ctx: ToolContext }[] = [];

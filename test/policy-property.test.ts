@@ -16,7 +16,7 @@ import { defineTool } from '../tools/define-tool.ts';
 import { RateLimitedError, ToolTimeoutError, ToolUnavailableError } from '../tools/tool-error.ts';
 
 /**
- * SPEC §5 invariants under random input, through the real runtime: for random sequences of tool
+ * docs/policies.md invariants under random input, through the real runtime: for random sequences of tool
  * outcomes (so random sequences of hints) and random sets of built-in policies, the effective
  * caps never exceed the configured ceilings and a disabled tool never executes. The scripted
  * planner is stubborn: it calls the tools it was scripted to call, advertised or not.

@@ -18,7 +18,7 @@ import { memoryStore } from '../runtime/stores/memory-store.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { RateLimitedError } from '../tools/tool-error.ts';
 
-/** SPEC §5 effects through the real runtime (run machine, steps, store) with scripted planners. */
+/** docs/policies.md effects through the real runtime (run machine, steps, store) with scripted planners. */
 
 function crmTools() {
   const upsertCalls: unknown[] = [];
@@ -323,7 +323,7 @@ describe('policies in a run', () => {
     await vi.waitFor(() => expect(run.state).toBe('awaiting.clarification'), WAIT);
     await vi.waitFor(async () => expect((await store.load('run-restore'))?.status).toBe('awaiting'), WAIT);
 
-    // The first process goes away (it releases the run; a live one would hold it: SPEC §7).
+    // The first process goes away (it releases the run; a live one would hold it: docs/durability.md).
     await first.close();
     const planner = scriptedPlanner([{ finalResponse: { text: 'after restart' } }]);
     const second = createRuntime({ agent: { id: 'a' }, planner, tools, policies, store });

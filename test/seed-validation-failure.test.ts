@@ -6,7 +6,7 @@ import { defineTool } from '../tools/define-tool.ts';
 import { ToolError } from '../tools/tool-error.ts';
 
 /**
- * The seed test plan `test-plan-validation-failure.pt.md` (APP-SVC-001.8.9) as a test: a tool call
+ * The test plan APP-SVC-001.8.9 (docs/sources.md §Test plan) as a test: a tool call
  * whose arguments fail the tool's zod schema is recorded as a recoverable ToolError, the tool is
  * not executed, the planner is called again with the error in its history, and the run completes.
  */

@@ -5,7 +5,7 @@ import * as names from '../telemetry/attributes.ts';
 
 // These are wire names users query in Jaeger and build dashboards on: a semconv upgrade that
 // renames an incubating GenAI attribute must fail here, not silently change our spans.
-describe('telemetry names (SPEC §6)', () => {
+describe('telemetry names (docs/telemetry.md)', () => {
   it('uses the OpenTelemetry GenAI names for operation, agent, conversation and tool attributes', () => {
     expect({
       operation: names.ATTR_GEN_AI_OPERATION_NAME,
@@ -54,7 +54,7 @@ describe('telemetry names (SPEC §6)', () => {
     expect(names.GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL).toBe('execute_tool');
   });
 
-  it('puts ToolCallMeta and run state under toolwarden.* as SPEC §6 spells them', () => {
+  it('puts ToolCallMeta and run state under toolwarden.* as docs/telemetry.md spells them', () => {
     expect([
       names.ATTR_TOOLWARDEN_RUN_ID,
       names.ATTR_TOOLWARDEN_RUN_STATUS,
@@ -116,7 +116,7 @@ describe('telemetry names (SPEC §6)', () => {
     ]);
   });
 
-  it('describes the six SPEC metrics with their instrument and unit (durations in seconds)', () => {
+  it('describes the six metrics of docs/telemetry.md with their instrument and unit (durations in seconds)', () => {
     const summary = Object.values(names.TOOLWARDEN_METRICS).map((m) => `${m.name} ${m.instrument} ${m.unit}`);
     expect(summary).toEqual([
       'toolwarden.tool.calls counter {call}',

@@ -25,7 +25,7 @@ import { storedAs, until } from './support/wait.ts';
 
 // Real runs (createRuntime + scripted planner, telemetry on by default through the global API)
 // exported by `startTelemetry` over OTLP/HTTP to a real Jaeger v2 and read back through its
-// query API (SPEC §6: "verified against a real Jaeger"). Same gating as the setup suite: skipped
+// query API (docs/telemetry.md: "verified against a real Jaeger"). Same gating as the setup suite: skipped
 // with a message without Jaeger on a developer's machine, failing in CI.
 const SUITE = 'telemetry plugin → OTLP/HTTP → Jaeger: real runs';
 const available = await jaegerAvailable();
@@ -111,7 +111,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
       await until(() => waiting.status === 'awaiting');
       await storedAs(store, resumedRunId, 'awaiting');
       resumedTraceId = traceIdOf(waiting.context.traceContext);
-      // Process 1 goes away, releasing the run it holds (SPEC §7).
+      // Process 1 goes away, releasing the run it holds (docs/durability.md).
       await asking.close();
 
       // "Process 2": a fresh runtime that knows the run only from the store.

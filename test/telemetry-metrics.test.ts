@@ -20,7 +20,7 @@ import { OTHER_TOOL } from '../telemetry/telemetry-plugin.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { until } from './support/wait.ts';
 
-// SPEC §6 metrics, read with a pull reader from an SDK MeterProvider handed over through
+// docs/telemetry.md §Metrics, read with a pull reader from an SDK MeterProvider handed over through
 // `telemetry: { meterProvider }`. Counters are cumulative: each test uses its own provider.
 
 /** A reader the test pulls from (`collect()`), as a Prometheus exporter would. */
@@ -113,7 +113,7 @@ const busyScript: ScriptedStep[] = [
   { finalResponse: { text: 'done' } },
 ];
 
-describe('telemetry metrics (SPEC §6)', () => {
+describe('telemetry metrics (docs/telemetry.md)', () => {
   afterAll(() => metrics.disable());
 
   it('counts tool calls by tool and outcome (success, error, rejected); invented tool ids become _OTHER', async () => {

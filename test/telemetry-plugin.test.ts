@@ -20,7 +20,7 @@ import { RateLimitedError } from '../tools/tool-error.ts';
 import { restrictOnHint } from './support/restrict-on-hint.ts';
 import { storedAs, until } from './support/wait.ts';
 
-// SPEC §6 through the public plugin hooks, read back from an in-memory exporter. The tracer
+// docs/telemetry.md through the public plugin hooks, read back from an in-memory exporter. The tracer
 // provider is handed over with `telemetry: { tracerProvider }`; only the context manager is global
 // (the API has no other way to carry the active span across `await`).
 
@@ -99,7 +99,7 @@ const toolSpan = (toolCallId: string) => {
 const idOf = (span: ReadableSpan) => span.spanContext().spanId;
 const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
 
-/** The failing-then-repaired call of SPEC §3 with a policy decision in between. */
+/** The failing-then-repaired call of docs/tool-boundary.md §Failures with a policy decision in between. */
 const repairScript: ScriptedStep[] = [
   { toolCalls: [{ name: 'crm.upsert_profile', toolCallId: 'call-1', input: { email: 'ada@example.com' } }] },
   {
@@ -110,7 +110,7 @@ const repairScript: ScriptedStep[] = [
   { finalResponse: { text: 'Ada is on pro.' } },
 ];
 
-describe('telemetry plugin: the span tree of a run (SPEC §6)', () => {
+describe('telemetry plugin: the span tree of a run (docs/telemetry.md)', () => {
   it('puts one run in one trace: invoke_agent root, plan and execute_tool children, user spans under the tool', async () => {
     const runtime = runtimeWith(repairScript);
     const outcome = await runtime.start({ runId: 'run-1', sessionId: 'sess-1', messages: prompt }).result();
@@ -364,7 +364,7 @@ describe('telemetry plugin: the span tree of a run (SPEC §6)', () => {
   });
 });
 
-describe('telemetry plugin: a run that awaits continues its trace (SPEC §6)', () => {
+describe('telemetry plugin: a run that awaits continues its trace (docs/telemetry.md)', () => {
   const clarifyScript: ScriptedStep[] = [
     { await: { clarification: { id: 'q1', question: 'Free or pro?', missingFields: ['plan'] } } },
     {
@@ -410,7 +410,7 @@ describe('telemetry plugin: a run that awaits continues its trace (SPEC §6)', (
     await storedAs(store, 'run-moved', 'awaiting');
     const segmentOne = one('invoke_agent Support agent');
 
-    // The first process goes away, releasing the run it holds (SPEC §7).
+    // The first process goes away, releasing the run it holds (docs/durability.md).
     await first.close();
     // A second runtime: new plugin instance, new planner; it knows the run only from the store.
     const second = runtimeWith(clarifyScript.slice(1), { store });
@@ -482,7 +482,7 @@ describe('telemetry plugin: a run that awaits continues its trace (SPEC §6)', (
   });
 });
 
-describe('telemetry plugin: content capture (SPEC §6)', () => {
+describe('telemetry plugin: content capture (docs/telemetry.md)', () => {
   it('records no arguments or results by default', async () => {
     await runtimeWith(repairScript).start({ runId: 'run-1', messages: prompt }).result();
     for (const span of exporter.getFinishedSpans()) {
@@ -535,7 +535,7 @@ describe('telemetry plugin: content capture (SPEC §6)', () => {
   });
 });
 
-describe('telemetry plugin: installation (SPEC §6)', () => {
+describe('telemetry plugin: installation (docs/telemetry.md)', () => {
   it('is on by default through the global API, and telemetry: false turns it off', async () => {
     trace.setGlobalTracerProvider(provider);
     try {

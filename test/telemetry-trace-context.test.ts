@@ -2,7 +2,7 @@ import { createTraceState, INVALID_SPAN_CONTEXT, type SpanContext, TraceFlags } 
 import { describe, expect, it } from 'vitest';
 import { spanContextFromCarrier, traceContextCarrier } from '../telemetry/trace-context.ts';
 
-// The run snapshot keeps its trace as a W3C Trace Context carrier (SPEC §6), written and read
+// The run snapshot keeps its trace as a W3C Trace Context carrier (docs/telemetry.md), written and read
 // without the app's global propagator.
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';

@@ -9,7 +9,7 @@ const exampleCache = new WeakMap<Tool, Record<string, unknown> | null>();
 /**
  * The `exampleInput` of a hint: the tool's first example (without injected fields, which a model
  * must never send), else one synthesized from its model-facing JSON Schema that passes the input
- * schema, else undefined (SPEC §3). Computed once per tool.
+ * schema, else undefined (docs/tool-boundary.md §Failures). Computed once per tool.
  */
 export function exampleInputFor(tool: Tool): Record<string, unknown> | undefined {
   let example = exampleCache.get(tool);
@@ -26,7 +26,7 @@ export function exampleInputFor(tool: Tool): Record<string, unknown> | undefined
 
 /**
  * A question a person can answer, naming up to three fields with their descriptions and
- * allowed values (SPEC §3), e.g. `I need more information to run crm.upsert_profile. Please
+ * allowed values (docs/tool-boundary.md §Failures), e.g. `I need more information to run crm.upsert_profile. Please
  * provide: email (Customer email); plan (one of: free, pro).` With no fields it asks for the
  * arguments as a whole.
  */
@@ -57,7 +57,7 @@ function describeField(schema: JSONSchema, field: string, issues: readonly Field
   return parts.length > 0 ? `${field || 'arguments'} (${parts.join('; ')})` : field || 'arguments';
 }
 
-/** The hint for a validation failure (`missing_fields` or `invalid_arguments`), SPEC §3 rows 1–3. */
+/** The hint for a validation failure (`missing_fields` or `invalid_arguments`), docs/tool-boundary.md §Failures rows 1–3. */
 export function validationHint(
   tool: Tool,
   reason: 'missing_fields' | 'invalid_arguments',

@@ -24,7 +24,7 @@ const meta: ToolCallMeta = {
   attempt: 1,
 };
 
-/** The tool of SPEC §3, with a spy for `execute`. */
+/** The tool of docs/tool-boundary.md §Failures, with a spy for `execute`. */
 function upsertProfile(
   execute = vi.fn(async (_input: unknown, _ctx: ToolContext): Promise<unknown> => ({ id: 'cus_1' })),
 ) {
@@ -97,7 +97,7 @@ describe('callTool: success', () => {
   });
 });
 
-describe('SPEC §3 table', () => {
+describe('docs/tool-boundary.md §Failures table', () => {
   it('required field absent → missing_fields, restrictToTool, not executed, every absent path listed', async () => {
     const { tool, execute } = upsertProfile();
     const result = await callTool(catalogOf(tool), call('crm.upsert_profile', {}), { meta });
@@ -670,7 +670,7 @@ describe('nested missing paths and the clarifying question', () => {
     );
   });
 
-  it('asks the SPEC question for crm.upsert_profile with input {}', () => {
+  it('asks the question docs/tool-boundary.md gives for crm.upsert_profile with input {}', () => {
     const { tool } = upsertProfile();
     const prepared = prepareToolCall(catalogOf(tool), call('crm.upsert_profile', {}));
     if (prepared.ok) throw new Error('expected a failure');
@@ -700,7 +700,7 @@ describe('nested missing paths and the clarifying question', () => {
   });
 });
 
-describe('validation failures (SPEC §3)', () => {
+describe('validation failures (docs/tool-boundary.md §Failures)', () => {
   it('message starts with "Argument validation failed", the error is recoverable, priorInput is the rejected input', async () => {
     const { tool } = upsertProfile();
     const input = { email: 'ada@example', plan: 'gold' };

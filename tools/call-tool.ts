@@ -10,7 +10,7 @@ import type { ToolResult } from './tool-result.ts';
 import { dottedPath, validateToolInput } from './validate-input.ts';
 
 /**
- * The tool boundary (SPEC §3), in the two halves the run machine calls from its `validating`
+ * The tool boundary (docs/tool-boundary.md §Failures), in the two halves the run machine calls from its `validating`
  * and `executing` states, plus {@link callTool} that does both.
  *
  * | situation                          | reason               | restrictToTool | executed |
@@ -26,6 +26,7 @@ import { dottedPath, validateToolInput } from './validate-input.ts';
  *
  * None of these functions throw: every outcome is a {@link ToolResult}.
  */
+/** One call as a planner proposes it, with the id it runs under. */
 export interface ToolCallRequest {
   /** The tool id the planner asked for. */
   name: string;
@@ -34,6 +35,7 @@ export interface ToolCallRequest {
   input: unknown;
 }
 
+/** How {@link prepareToolCall} (and {@link callTool}) checks a call. */
 export interface PrepareOptions {
   /** False for tools disabled by the app or a policy; such calls become `tool_unavailable`. */
   isEnabled?: (toolId: string) => boolean;
@@ -46,7 +48,7 @@ export type PreparedCall =
       tool: Tool;
       /** The validated input the model sent, injected fields left for plugins to fill. */
       input: Record<string, unknown>;
-      /** Injected fields the model tried to set; dropped (SPEC §9: a model can never set them). */
+      /** Injected fields the model tried to set; dropped (docs/tool-boundary.md: a model can never set them). */
       droppedFields: string[];
     }
   | { ok: false; result: ToolResult };
@@ -107,6 +109,7 @@ export function prepareToolCall(
   return { ok: true, tool, input: validation.value as Record<string, unknown>, droppedFields };
 }
 
+/** What {@link executeToolCall} (and {@link callTool}) runs a call with. */
 export interface ExecuteOptions {
   meta: ToolCallMeta;
   labels?: Record<string, string>;
@@ -298,7 +301,7 @@ function unavailable(
 
 const PREVIEW_CHARS = 4096;
 
-/** `{ $raw }` for input that is not usable JSON (SPEC §3 row 3): the text, or a preview of the value. */
+/** `{ $raw }` for input that is not usable JSON (docs/tool-boundary.md §Failures row 3): the text, or a preview of the value. */
 function rawPrior(input: unknown): Record<string, unknown> {
   return { $raw: typeof input === 'string' ? truncate(input) : safeText(input) };
 }

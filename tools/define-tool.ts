@@ -6,13 +6,13 @@ import { withoutFields } from './without-fields.ts';
 /** A JSON Schema document (draft 2020-12, as `z.toJSONSchema` emits it). */
 export type JSONSchema = Record<string, unknown>;
 
-/** What a tool's `execute` receives besides its input (SPEC §3). */
+/** What a tool's `execute` receives besides its input (docs/tool-boundary.md §Failures). */
 export interface ToolContext {
   /**
    * Who calls: run, turn, call. `meta.toolCallId` is the idempotency key: with a durable store, a
    * call in flight when its process died runs again after resume with the same id, so a tool with
    * side effects hands it to the system it changes (or skips work already done under it), and the
-   * effect happens once (SPEC §7).
+   * effect happens once (docs/durability.md).
    */
   meta: ToolCallMeta;
   /** Aborted when the call times out or the run is canceled. */
@@ -69,11 +69,11 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.Zod
   execute?: (input: z.output<I>, ctx: ToolContext) => Promise<unknown> | unknown;
   /** The run asks for approval (`awaiting.confirmation`) before each call. */
   requiresConfirmation?: boolean;
-  /** Fields filled by plugins from ToolCallMeta or labels; hidden from the model (SPEC §9). */
+  /** Fields filled by plugins from ToolCallMeta or labels; hidden from the model (docs/tool-boundary.md). */
   inject?: string[];
   /**
    * `reject` (default): an unknown field is an `unknown_field` issue, because a hallucinated
-   * parameter is a signal, not noise (SPEC §3). `passthrough`: unknown fields reach `execute`.
+   * parameter is a signal, not noise (docs/tool-boundary.md §Failures). `passthrough`: unknown fields reach `execute`.
    */
   unknownFields?: 'reject' | 'passthrough';
   /** The tool must return `toolOutput(result, { bounds })`; a bare result is `malformed_response`. */
@@ -86,7 +86,7 @@ export interface Tool<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.Z
   readonly kind: 'tool';
   /** The input schema without injected fields: what the model may send. */
   readonly modelInput: z.ZodType;
-  /** JSON Schema of `modelInput`, from `z.toJSONSchema` (SPEC §3). */
+  /** JSON Schema of `modelInput`, from `z.toJSONSchema` (docs/tool-boundary.md §Failures). */
   readonly inputSchema: JSONSchema;
   readonly outputSchema?: JSONSchema;
 }
@@ -100,7 +100,7 @@ export class ToolDefinitionError extends Error {
 export const MAX_TIMEOUT_MS = 2_147_483_647;
 
 /**
- * Defines a tool (SPEC §3). Checks the id (`toolset.tool`) and that every example passes the
+ * Defines a tool (docs/tool-boundary.md §Failures). Checks the id (`toolset.tool`) and that every example passes the
  * model-facing input schema, and derives that schema (injected fields removed) and its JSON
  * Schema.
  *

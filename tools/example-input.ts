@@ -2,7 +2,7 @@ import type { JSONSchema } from './define-tool.ts';
 
 /**
  * A plausible input built from a JSON Schema, for the `exampleInput` of hints when a tool has no
- * examples (SPEC §3). Required properties only; `examples`, `default`, `const` and `enum` win
+ * examples (docs/tool-boundary.md §Failures). Required properties only; `examples`, `default`, `const` and `enum` win
  * over synthesized values; string formats get a canonical sample. The caller validates the
  * result against the real schema, since patterns and refinements cannot be synthesized.
  */

@@ -24,7 +24,7 @@ export interface JsonSchemaToolOptions extends Partial<Omit<ToolDefinition, 'inp
 /**
  * Builds a tool from a plain JSON Schema declaration (OpenAI / MCP style), validated by
  * `z.fromJSONSchema`. Objects that declare `properties` and do not say otherwise get
- * `additionalProperties: false`, so an unknown argument is reported as `unknown_field` (SPEC §3);
+ * `additionalProperties: false`, so an unknown argument is reported as `unknown_field` (docs/tool-boundary.md §Failures);
  * `{ type: 'object' }` without `properties` stays a free-form map.
  *
  * The id is `name` when it already has the `toolset.tool` form, else `<toolset>.<name>`.

@@ -1,6 +1,6 @@
 /**
  * Turns what a planner sent as a tool's arguments (an object, or JSON text) into a plain,
- * prototype-safe JSON value, refusing what is hostile (SPEC §3 "arguments are not valid JSON";
+ * prototype-safe JSON value, refusing what is hostile (docs/tool-boundary.md §Failures "arguments are not valid JSON";
  * foundation issue: payloads over the size limit or deeper than 64 levels).
  *
  * | input                                   | outcome                                  |

@@ -1,5 +1,5 @@
 /**
- * The `policy` namespace of SPEC §2: `policy.RetryHint` is the runtime's form of a hint, with
+ * The `policy` namespace of docs/tool-boundary.md §Vocabulary: `policy.RetryHint` is the runtime's form of a hint, with
  * provenance, given to policies and UIs.
  */
 export type { PolicyRetryHint as RetryHint } from './retry-hint.ts';

@@ -3,7 +3,7 @@ import type { ToolCallMeta } from './tool-call-meta.ts';
 
 /**
  * Why a call failed in a way the planner may repair (seed `tool-validation-retry-hints`,
- * "Common RetryReason values"; SPEC §2).
+ * "Common RetryReason values"; docs/tool-boundary.md §Vocabulary).
  */
 export const RetryReasonSchema = z.enum([
   'invalid_arguments',
@@ -34,7 +34,7 @@ export const FieldIssueSchema = z.object({
 export type FieldIssue = z.infer<typeof FieldIssueSchema>;
 
 /**
- * The planner-side hint that says how to repair a failed call (SPEC §2). Built by the tool
+ * The planner-side hint that says how to repair a failed call (docs/tool-boundary.md §Vocabulary). Built by the tool
  * boundary; read by planners and, in its {@link PolicyRetryHint} form, by policies.
  */
 export const RetryHintSchema = z.object({

@@ -1,7 +1,7 @@
 import type { JSONSchema, Tool } from './define-tool.ts';
 import { ToolDefinitionError } from './define-tool.ts';
 
-/** What a planner is shown of a tool (SPEC §4 `ToolDescriptor`). */
+/** What a planner is shown of a tool (docs/architecture.md `ToolDescriptor`). */
 export interface ToolDescriptor {
   name: string;
   description: string;
@@ -9,7 +9,7 @@ export interface ToolDescriptor {
 }
 
 /**
- * The tools of a runtime by id (SPEC §9 "tool catalog"): lookup, descriptors for the planner and
+ * The tools of a runtime by id (docs/tool-boundary.md "tool catalog"): lookup, descriptors for the planner and
  * the `tool_schemas.json` export.
  */
 export class ToolCatalog {

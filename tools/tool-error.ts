@@ -29,7 +29,7 @@ const TRUNCATED = '(cause chain truncated)';
 
 /**
  * A tool failure as the planner and UIs see it: a message, whether the planner can fix it, and
- * the chain of causes (seed `tool-validation-retry-hints`, "Core Types"; SPEC §2).
+ * the chain of causes (seed `tool-validation-retry-hints`, "Core Types"; docs/tool-boundary.md §Vocabulary).
  *
  * JSON-serializable through {@link ToolError.toJSON}; {@link ToolError.fromJSON} rebuilds it, so
  * a ToolError survives a persisted snapshot. A non-ToolError `cause` (an `Error`, or anything
@@ -194,7 +194,7 @@ function describe(value: unknown): string {
 
 /**
  * Thrown by a tool's `execute` when an upstream service rate-limited it; the boundary turns it
- * into a `rate_limited` RetryHint carrying `retryAfterMs` (SPEC §3).
+ * into a `rate_limited` RetryHint carrying `retryAfterMs` (docs/tool-boundary.md §Failures).
  */
 export class RateLimitedError extends Error {
   override readonly name = 'RateLimitedError';
@@ -211,7 +211,7 @@ export class ToolUnavailableError extends Error {
   override readonly name = 'ToolUnavailableError';
 }
 
-/** The cause recorded when `execute` ran past its `timeoutMs` (SPEC §3, row `timeout`). */
+/** The cause recorded when `execute` ran past its `timeoutMs` (docs/tool-boundary.md §Failures, row `timeout`). */
 export class ToolTimeoutError extends Error {
   override readonly name = 'ToolTimeoutError';
   constructor(

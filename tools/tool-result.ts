@@ -4,7 +4,7 @@ import { ToolError, ToolErrorJSONSchema } from './tool-error.ts';
 
 /**
  * How much of a bounded result was returned (seed `toolsets.it-en.md`, "Bounded results";
- * SPEC §9). `refinementHint` tells the model how to narrow the query when `truncated`.
+ * docs/tool-boundary.md). `refinementHint` tells the model how to narrow the query when `truncated`.
  */
 export const BoundsSchema = z.object({
   returned: z.number().int().nonnegative(),
@@ -28,7 +28,7 @@ export type Artifact = z.infer<typeof ArtifactSchema>;
 export const ToolTelemetrySchema = z.looseObject({ durationMs: z.number().nonnegative() });
 
 /**
- * The outcome of one tool call, successful or not (SPEC §2). `executed` is false when validation
+ * The outcome of one tool call, successful or not (docs/tool-boundary.md §Vocabulary). `executed` is false when validation
  * or policy stopped the call before `execute` ran.
  */
 export interface ToolResult {

@@ -5,7 +5,7 @@ import type { FieldIssue } from './retry-hint.ts';
 
 /**
  * Checks a parsed input against a tool's model-facing schema and sorts the failures the way
- * SPEC §3 asks:
+ * docs/tool-boundary.md §Failures asks:
  *
  * | finding                                       | reason              |
  * |-----------------------------------------------|---------------------|
@@ -132,7 +132,7 @@ function unknownField(path: string, allowed: string[]): FieldIssue {
 }
 
 /**
- * Zod's default objects strip unknown keys silently; SPEC §3 wants them reported. Walks the
+ * Zod's default objects strip unknown keys silently; docs/tool-boundary.md §Failures wants them reported. Walks the
  * schema beside the value and reports keys that a stripping object would drop. Objects with a
  * catchall (`.strict()` reports them itself; `.passthrough()`/`.loose()` accepts them) are left out.
  */

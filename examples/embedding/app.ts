@@ -1,5 +1,5 @@
 /**
- * The HTTP face of a toolwarden runtime (SPEC §1.1 "embedding actors in apps"), as a Hono app:
+ * The HTTP face of a toolwarden runtime (docs/architecture.md §Uses "embedding actors in apps"), as a Hono app:
  *
  * | route                              | does                                                            |
  * |------------------------------------|-----------------------------------------------------------------|

@@ -1,5 +1,5 @@
 /**
- * A toolwarden run traced in Jaeger (SPEC §1.3, §6):
+ * A toolwarden run traced in Jaeger (docs/architecture.md §Uses, §6):
  *
  *     docker run --rm -p 16686:16686 -p 4318:4318 jaegertracing/jaeger:2
  *     node --import tsx examples/tracing-in-jaeger/main.ts

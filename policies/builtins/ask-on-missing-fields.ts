@@ -17,7 +17,7 @@ export interface AskOnMissingFieldsOptions {
 type Memory = Record<string, number>;
 
 /**
- * Asks a person for required fields the model left out (SPEC §5 built-in; the seed's
+ * Asks a person for required fields the model left out (docs/policies.md §Built-in; Goa-AI's
  * "Strategy 1: Ask the user for clarification"). On a `missing_fields` hint the run waits in
  * `awaiting.clarification` with the hint's clarifyingQuestion, missingFields and exampleInput,
  * and the turn after the answer is restricted to the tool. At most `maxAsks` questions per tool.

@@ -34,7 +34,7 @@ type Decision = { enableTools: string[]; disableTools: string[] };
 const DEFAULT_REASONS: BreakerReason[] = ['timeout', 'malformed_response', 'tool_unavailable', 'error'];
 
 /**
- * A circuit breaker per tool (SPEC §5 built-in): after `failures` counted failures in a row the
+ * A circuit breaker per tool (docs/policies.md §Built-in): after `failures` counted failures in a row the
  * tool is disabled (open); once `cooldownMs` has passed it is re-enabled for a trial (half-open,
  * through `enableTools`, so only a tool this breaker disabled); a successful trial closes the
  * breaker, a failed one opens it again for another cooldown.

@@ -20,7 +20,7 @@ export interface RateLimitBackoffOptions {
 type Memory = Record<string, number>;
 
 /**
- * Waits before the next planner turn when a tool is rate limited (SPEC §5 built-in). The wait
+ * Waits before the next planner turn when a tool is rate limited (docs/policies.md §Built-in). The wait
  * is the hint's `retryAfterMs` when the tool said it, else exponential: `baseMs`, `2·baseMs`,
  * `4·baseMs`, … capped at `maxMs`. The run waits in `awaiting.backoff` (a stored deadline, so a
  * restored run waits only for what is left).

@@ -22,7 +22,7 @@ type Memory = Record<string, number>;
 
 /**
  * Keeps the planner on a tool it called with bad arguments, and stops it after `maxRetries`
- * failed repairs (SPEC §5 built-in; the seed's `restrictToTool` hint made a policy).
+ * failed repairs (docs/policies.md §Built-in; Goa-AI's `restrictToTool` hint made a policy, docs/sources.md §Retry hints).
  *
  * For each `invalid_arguments` / `missing_fields` hint of a watched tool, in a row: from the
  * `restrictAfter`-th on, the next turn sees only that tool; the bad call after `maxRetries`

@@ -15,7 +15,7 @@ export interface TimeBudgetOptions {
 }
 
 /**
- * Keeps a run inside its time (SPEC §5 built-in): `maxMs` tightens the `timeBudgetMs` cap when
+ * Keeps a run inside its time (docs/policies.md §Built-in): `maxMs` tightens the `timeBudgetMs` cap when
  * the run starts (never above the configured one), and `finalizeWhenRemainingMs` finishes the
  * run with reason `time_budget` while there is still time for a final answer.
  *

@@ -8,7 +8,7 @@ export interface ToolListOptions extends ToolSelector {
 }
 
 /**
- * Only the listed tools (by id, `toolset.*`, or tag) are usable (SPEC §5 built-in). Every other
+ * Only the listed tools (by id, `toolset.*`, or tag) are usable (docs/policies.md §Built-in). Every other
  * tool of the catalog is disabled when the run starts, so the planner never sees it; a call to
  * one is `tool_unavailable` and never runs. It checks every batch again, so a run restored from
  * before the policy was added is covered too. An empty list allows nothing.
@@ -29,7 +29,7 @@ export function toolAllowlist(options: ToolListOptions): Policy {
 }
 
 /**
- * The listed tools (by id, `toolset.*`, or tag) are never usable (SPEC §5 built-in): disabled
+ * The listed tools (by id, `toolset.*`, or tag) are never usable (docs/policies.md §Built-in): disabled
  * when the run starts, so the planner never sees them; a call to one is `tool_unavailable` and
  * never runs. Checked again on every batch.
  *

@@ -1,5 +1,5 @@
 /**
- * What the runtime reports when a run's persistence goes wrong (SPEC §7), as named classes with
+ * What the runtime reports when a run's persistence goes wrong (docs/durability.md), as named classes with
  * the data a caller needs. Both reach `onError(error, where)`, the run handle's `persisted()` and
  * `storage` (see `run-persister.ts`).
  *
@@ -38,7 +38,7 @@ export class RunPersistenceError extends Error {
 }
 
 /**
- * Another owner holds the run, or advanced it past the version this process knew (SPEC §7:
+ * Another owner holds the run, or advanced it past the version this process knew (docs/durability.md:
  * only one process can advance a run). Thrown by `runtime.resume(runId)` and the by-id answer
  * methods when the run's lease is held elsewhere; reported for a hosted run whose save was
  * stale, which this process then stops (the other process has it).

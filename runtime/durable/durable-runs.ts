@@ -1,5 +1,5 @@
 /**
- * Durable runs (SPEC §7, issue 7): what `createRuntime` does with its `store` beyond starting
+ * Durable runs (docs/durability.md, issue 7): what `createRuntime` does with its `store` beyond starting
  * actors. One object per runtime; `create-runtime.ts` calls it at these points:
  *
  * | runtime moment                     | call                  | does                                                    |
@@ -28,7 +28,7 @@ import { RunConflictError } from './durable-errors.ts';
 import { defaultOwnerName, OwnerLease } from './owner-lease.ts';
 import { type PersistedWrite, RunPersister } from './run-persister.ts';
 
-/** `createRuntime({ durable })`: how runs are kept in the store (SPEC §7). */
+/** `createRuntime({ durable })`: how runs are kept in the store (docs/durability.md). */
 export interface DurableOptions {
   /**
    * Evict a run from memory once it has waited this long for an answer (clarification, external

@@ -1,5 +1,5 @@
 /**
- * Durable runs (SPEC §7): what the runtime does with its `store` — persistence at every step
+ * Durable runs (docs/durability.md): what the runtime does with its `store` — persistence at every step
  * boundary, leases, eviction, restore — and the errors it reports.
  *
  * @module

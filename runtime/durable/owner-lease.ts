@@ -1,5 +1,5 @@
 /**
- * The runtime's lease as an owner of runs (SPEC §7): one heartbeat row per process, renewed every
+ * The runtime's lease as an owner of runs (docs/durability.md): one heartbeat row per process, renewed every
  * `ttlMs / 3`, so that runs this process holds cannot be claimed by another one while it lives,
  * and can be once it is gone for `ttlMs`.
  *

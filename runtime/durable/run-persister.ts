@@ -1,5 +1,5 @@
 /**
- * Writes one run to its {@link RunStore} (SPEC §7): the snapshot at every step boundary, with the
+ * Writes one run to its {@link RunStore} (docs/durability.md): the snapshot at every step boundary, with the
  * events that led to it in the same write, in order, without blocking the actor.
  *
  * | call                 | does                                                                   |
@@ -372,7 +372,7 @@ export class RunPersister {
           : 'the run is no longer in the store (deleted)';
     this.conflict = new RunConflictError(
       this.runId,
-      `${what}; this process stopped it (SPEC §7: only one process advances a run)`,
+      `${what}; this process stopped it (docs/durability.md: only one process advances a run)`,
       { cause: error },
     );
     clearTimeout(this.retryTimer);

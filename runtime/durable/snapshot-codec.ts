@@ -1,5 +1,5 @@
 /**
- * The stored form of a run actor's persisted snapshot (SPEC §7): XState's
+ * The stored form of a run actor's persisted snapshot (docs/durability.md): XState's
  * `getPersistedSnapshot()` without the second copy of the run context it carries.
  *
  * XState persists every running child actor with its input. The run machine's step actors

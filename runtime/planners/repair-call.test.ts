@@ -34,7 +34,7 @@ function repairedInput(result: ToolResult, canAsk = false): unknown {
   return repair.call.input;
 }
 
-describe('repairCall reads RetryHints the way the seeds recommend', () => {
+describe('repairCall reads RetryHints the way Goa-AI recommends (docs/sources.md §Retry hints)', () => {
   it('coerces a number sent as a string to the expected type', () => {
     const input = repairedInput(
       rejected('travel.book_flight', { from: 'SFO', to: 'JFK', seats: '2', cabin: 'economy' }),

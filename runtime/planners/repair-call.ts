@@ -6,7 +6,7 @@ import type { ToolResult } from '../../tools/tool-result.ts';
 import { recoverTruncatedJson } from './truncated-json.ts';
 
 /**
- * How a planner reads a RetryHint and repairs the call, the way the seeds recommend
+ * How a planner reads a RetryHint and repairs the call, the way Goa-AI recommends (docs/sources.md §Retry hints)
  * (`tool-validation-retry-hints`, "Pattern: Auto-Repairing Invalid Tool Calls"). No LLM: each
  * reason maps to one repair, and this table is the whole of it.
  *

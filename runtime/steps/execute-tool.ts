@@ -8,7 +8,7 @@ import { type ToolResult, toolResultToJSON } from '../../tools/tool-result.ts';
 import type { RunDeps } from './run-deps.ts';
 
 /**
- * The `executeTool` actor: one child actor per admitted call (SPEC §4 `executing`). Runs the
+ * The `executeTool` actor: one child actor per admitted call (docs/architecture.md `executing`). Runs the
  * plugins' `wrapToolCall` hooks (where injected fields are filled and telemetry opens the span),
  * then the tool with its timeout. Stopping the actor (cancel) aborts the tool's signal. Never
  * rejects: every outcome is a ToolResult.

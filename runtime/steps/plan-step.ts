@@ -11,7 +11,7 @@ import { advertisedTools, type RunDeps, runInfo } from './run-deps.ts';
 
 /**
  * The `plan` actor: builds the planner's input from the run context, asks the planner through
- * the plugins' `wrapPlan` hooks, and bounds the call by the time budget (SPEC §4: the budget
+ * the plugins' `wrapPlan` hooks, and bounds the call by the time budget (docs/architecture.md: the budget
  * "also bounds a planner call in flight"). The deadline is recomputed from stored timestamps, so
  * a restored run waits only for what is left. The planner's `signal` aborts when the budget runs
  * out or the run is canceled; either way the actor settles at once, holding no timer.

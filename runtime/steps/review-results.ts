@@ -4,7 +4,7 @@ import type { PolicyEffects } from '../../run/policy-effects.ts';
 import type { RunDeps } from './run-deps.ts';
 
 /**
- * The `reviewResults` actor (SPEC §4 `resuming`, when the runtime has policies): the results
+ * The `reviewResults` actor (docs/architecture.md `resuming`, when the runtime has policies): the results
  * folded and the hints produced since the policies were last consulted go through
  * `onToolResult` / `onRetryHint`; the merged effects decide whether the run plans again, waits,
  * finalizes or fails. Resuming from an answer reviews no results (they were reviewed already).

@@ -28,7 +28,7 @@ export function runInfo(context: RunContext): RunInfo {
   };
 }
 
-/** Tools the planner may see now: enabled and inside the current restriction (SPEC §4). */
+/** Tools the planner may see now: enabled and inside the current restriction (docs/architecture.md). */
 export function advertisedTools(deps: RunDeps, context: RunContext) {
   const restrict = context.restrictTo ? new Set(context.restrictTo) : undefined;
   return deps.catalog.descriptors(

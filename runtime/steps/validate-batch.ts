@@ -9,7 +9,7 @@ import { type ToolResultJSON, toolResultToJSON } from '../../tools/tool-result.t
 import type { RunDeps } from './run-deps.ts';
 
 /**
- * The `validateBatch` actor (SPEC §4 `validating`, when the runtime has policies): `onToolBatch`
+ * The `validateBatch` actor (docs/architecture.md `validating`, when the runtime has policies): `onToolBatch`
  * policies see the whole batch first (they may disable tools, finalize, fail), then
  * {@link validateCalls} checks each call against the tool boundary.
  */
@@ -116,7 +116,7 @@ function prepare(deps: RunDeps, call: PendingCall, disabled: Record<string, stri
 /**
  * A turn restricted to some tools (a policy's `restrictToTool`) only offers those: every other
  * tool is unavailable for that batch, as if disabled, so what the planner is shown is what it can
- * call (SPEC §5).
+ * call (docs/policies.md).
  */
 function notOffered(
   disabled: Record<string, string>,

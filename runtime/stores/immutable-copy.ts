@@ -1,6 +1,6 @@
 /**
  * Deep-frozen copies of JSON-like values, which an in-memory store keeps (and hands back) without
- * copying them again: the in-memory store's fast path (SPEC §7).
+ * copying them again: the in-memory store's fast path (docs/durability.md).
  *
  * The in-memory store must keep what it is given safe from later changes by the caller, so it
  * deep-copies it. For a run's snapshot that is the whole transcript at every step boundary,

@@ -1,5 +1,5 @@
 /**
- * Run stores: versioned persistence for run snapshots and event logs (SPEC §7).
+ * Run stores: versioned persistence for run snapshots and event logs (docs/durability.md).
  *
  * @module
  */

@@ -1,5 +1,5 @@
 /**
- * The in-memory RunStore: the runtime's default (SPEC §4 `store`, "default in-memory"; §7).
+ * The in-memory RunStore: the runtime's default (docs/architecture.md `store`, "default in-memory"; §7).
  * Runs live as long as the store object; nothing survives the process.
  *
  * Values are deep-copied with `structuredClone` on the way in and on the way out, so neither the

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL RunStore: for runs shared by several processes or machines (SPEC §7), through
+ * The PostgreSQL RunStore: for runs shared by several processes or machines (docs/durability.md), through
  * `pg` (an optional peer dependency, loaded on first use).
  *
  * - Everything lives in one schema (default `toolwarden`): `runs`, `run_events`,

@@ -1,5 +1,5 @@
 /**
- * The test-gating convention for suites that need a real PostgreSQL (SPEC §10 "integration
+ * The test-gating convention for suites that need a real PostgreSQL (docs/architecture.md §Layers "integration
  * suites that start real peers"):
  *
  * - The database is `TOOLWARDEN_PG_URL`, default {@link DEFAULT_POSTGRES_TEST_URL} (what

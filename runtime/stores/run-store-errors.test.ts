@@ -19,7 +19,7 @@ describe('run store errors', () => {
     });
     expect(error.message).toBe(
       'Run "run-1" is at version 4, not 3: another writer saved it first. Load the run again before saving ' +
-        '(optimistic concurrency, SPEC §7).',
+        '(optimistic concurrency, docs/durability.md).',
     );
   });
 
@@ -29,7 +29,7 @@ describe('run store errors', () => {
     expect(error).toMatchObject({ name: 'RunLeasedError', runId: 'run-1', owner: 'pod-a' });
     expect(error.message).toBe(
       'Run "run-1" is held by owner "pod-a", whose lease is live until 2026-01-15T09:30:30.000Z: only the ' +
-        'holder can advance it (SPEC §7).',
+        'holder can advance it (docs/durability.md).',
     );
   });
 

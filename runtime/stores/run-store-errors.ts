@@ -1,6 +1,6 @@
 /**
  * The errors a {@link RunStore} throws, as named classes carrying the data a caller needs to
- * react (SPEC §7; STYLE "errors are named classes"). Each has a stable `name`; catch them all
+ * react (docs/durability.md; STYLE "errors are named classes"). Each has a stable `name`; catch them all
  * with `instanceof RunStoreError`.
  *
  * @module
@@ -26,7 +26,7 @@ export class StaleRunVersionError extends RunStoreError {
   constructor(runId: string, expectedVersion: number, actualVersion: number) {
     super(
       `Run "${runId}" is at version ${actualVersion}, not ${expectedVersion}: another writer saved it ` +
-        'first. Load the run again before saving (optimistic concurrency, SPEC §7).',
+        'first. Load the run again before saving (optimistic concurrency, docs/durability.md).',
     );
     this.runId = runId;
     this.expectedVersion = expectedVersion;
@@ -35,7 +35,7 @@ export class StaleRunVersionError extends RunStoreError {
 }
 
 /**
- * `claim` was refused: another owner holds the run and its lease is live (SPEC §7: only one
+ * `claim` was refused: another owner holds the run and its lease is live (docs/durability.md: only one
  * process can advance a run). Wait for that owner to release the run or for its lease to run
  * out (`leaseUntil`), or answer through the process that holds it.
  */
@@ -50,7 +50,7 @@ export class RunLeasedError extends RunStoreError {
   constructor(runId: string, owner: string, leaseUntil: number) {
     super(
       `Run "${runId}" is held by owner "${owner}", whose lease is live until ` +
-        `${new Date(leaseUntil).toISOString()}: only the holder can advance it (SPEC §7).`,
+        `${new Date(leaseUntil).toISOString()}: only the holder can advance it (docs/durability.md).`,
     );
     this.runId = runId;
     this.owner = owner;

@@ -1,6 +1,6 @@
 /**
  * The RunStore contract: where a run's persisted actor snapshot and its event log live between
- * steps, across process restarts, and across processes (SPEC §7, §1.1).
+ * steps, across process restarts, and across processes (docs/durability.md, §1.1).
  *
  * A run is saved with a version number. Every write names the version it was computed from
  * (`expectedVersion`); the store accepts it only when that is still the current version, and then
@@ -44,7 +44,7 @@
 
 import type { RunAwaiting } from '../run-awaiting.ts';
 
-/** A run's lifecycle status, as the run handle reports it (SPEC §4 `run.status`). */
+/** A run's lifecycle status, as the run handle reports it (docs/architecture.md `run.status`). */
 export type RunStatus = 'running' | 'awaiting' | 'completed' | 'failed' | 'canceled';
 
 /** Every {@link RunStatus}, in lifecycle order. */
@@ -70,7 +70,7 @@ export interface StoredRun {
   createdAt: number;
   /** Epoch milliseconds, from the store's clock at the last `create`/`save`. */
   updatedAt: number;
-  /** Run labels (SPEC §4 `labels`). Absent when never set. */
+  /** Run labels (docs/architecture.md `labels`). Absent when never set. */
   labels?: Record<string, string>;
   /** The owner that last claimed or created the run and has not released it. Absent when none. */
   owner?: string;
@@ -121,7 +121,7 @@ export interface RunEventRecord<E = unknown> {
   runId: string;
   /** 1, 2, 3, ... per run, in append order, without gaps. */
   seq: number;
-  /** A `RunEvent` (SPEC §4) in its JSON form. */
+  /** A `RunEvent` (docs/architecture.md) in its JSON form. */
   event: E;
   /** Epoch milliseconds, as given to `appendEvents`. */
   at: number;
@@ -143,7 +143,7 @@ export interface ReadEventsOptions {
 }
 
 /**
- * Persistence for runs: versioned snapshots plus an append-only event log per run (SPEC §7).
+ * Persistence for runs: versioned snapshots plus an append-only event log per run (docs/durability.md).
  *
  * All methods are async and safe to call concurrently. After `close()` every method rejects
  * with {@link RunStoreUnavailableError}; `close()` itself is idempotent.

@@ -1,5 +1,5 @@
 /**
- * The SQLite RunStore: the embedded, durable default (SPEC §7), through `@libsql/client`.
+ * The SQLite RunStore: the embedded, durable default (docs/durability.md), through `@libsql/client`.
  *
  * - One database file holds the runs of any number of processes on one machine. Tables are
  *   prefixed `toolwarden_` so the file can be an application's own database.

@@ -1,5 +1,5 @@
 /**
- * The RunStore contract as one vitest suite that every store runs unchanged (SPEC §7): what
+ * The RunStore contract as one vitest suite that every store runs unchanged (docs/durability.md): what
  * `run-store.ts` promises, shown with real values. A store that passes it can back the runtime.
  *
  * Usage, in `<store>.test.ts`:

@@ -1,7 +1,7 @@
 /**
  * A small client for Jaeger's HTTP query API (the `/api/*` JSON API the Jaeger UI uses, served by
  * Jaeger v2's `jaeger_query` extension), for integration suites that export spans over OTLP and
- * read them back (SPEC §6: "verified against a real Jaeger").
+ * read them back (docs/telemetry.md: "verified against a real Jaeger").
  *
  * | call | request | returns |
  * |---|---|---|

@@ -5,7 +5,7 @@ import type { PolicyRetryHint } from '../../tools/retry-hint.ts';
 /**
  * A hand-written PolicyRunner (the port the run machine calls, no engine): after any hint, the
  * next turn sees only the tool that got it, recorded as one `policy_decision` with `note(hint)`.
- * Telemetry tests use it to get exactly one decision of a known shape (SPEC §5).
+ * Telemetry tests use it to get exactly one decision of a known shape (docs/policies.md).
  */
 export function restrictOnHint(note: (hint: PolicyRetryHint) => string): PolicyRunner {
   return {
