@@ -17,7 +17,7 @@ export interface ToolStats {
 
 /** One call of the batch in flight, in the order the planner proposed it. */
 export interface PendingCall {
-  /** The run's id for the call: `<turnId>:c<n>`, the idempotency key (SPEC §2). */
+  /** The run's id for the call: `<turnId>:c<n>`, the idempotency key (docs/tool-boundary.md §Vocabulary). */
   toolCallId: string;
   /** The id the planner gave the call (a provider's `call_0`), kept for the transcript. */
   providerToolCallId?: string;

@@ -171,7 +171,7 @@ export const runMachine = setup({
       }
     }),
     /**
-     * The run names each call `<turnId>:c<n>` (SPEC §2: unique across runs, stable across a crash,
+     * The run names each call `<turnId>:c<n>` (docs/tool-boundary.md §Vocabulary: unique across runs, stable across a crash,
      * the idempotency key). A planner's own id (a provider's `call_0`, reused in every turn and
      * run) is kept as `providerToolCallId` for the transcript, so a model sees its ids paired.
      */

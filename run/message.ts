@@ -7,7 +7,7 @@ import { ToolErrorJSONSchema } from '../tools/tool-error.ts';
  * `ModelMessage`): user and system text, assistant text and/or tool calls, and tool results keyed
  * by `toolCallId`. `toolCallId` is the run's own id for a call (`<turnId>:c<n>`, unique across
  * runs, the idempotency key); `providerToolCallId` is the id the planner gave it (a model's
- * `call_0`), which a model adapter sends back so the model sees its calls paired. A failed call's `content` is `{ error, retryHint }` (seed test plan: the tool
+ * `call_0`), which a model adapter sends back so the model sees its calls paired. A failed call's `content` is `{ error, retryHint }` (docs/sources.md §Test plan: the tool
  * message carries the serialized ToolError).
  */
 export const MessageSchema = z.discriminatedUnion('role', [

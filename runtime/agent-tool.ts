@@ -32,7 +32,7 @@ export interface AgentToolResult {
 }
 
 /**
- * Agent-as-tool (seed `toolsets.it-en.md`, "agent-as-tool"; docs/tool-boundary.md): a tool whose `execute`
+ * Agent-as-tool (Goa-AI's toolsets guide, docs/sources.md §Names: "agent-as-tool"; docs/tool-boundary.md): a tool whose `execute`
  * runs another agent as a child run in `options.runtime`.
  *
  * - The child run is linked to the call: its labels carry the parent run id and the parent
@@ -41,7 +41,7 @@ export interface AgentToolResult {
  * - The result is the child's final response; an artifact `{ kind: 'child_run' }` (never sent
  *   to the model) links the child run: its id, status and how many tool calls it made.
  * - A child that fails or is canceled makes the call fail with a ToolError whose cause is the
- *   child's error, so the chain survives the hop (seed: "Cause preserves chains across
+ *   child's error, so the chain survives the hop (Goa-AI, docs/sources.md: "Cause preserves chains across
  *   retries and agent-as-tool hops").
  * - Canceling the parent (or the call's timeout) cancels the child.
  * - The child's run id is derived from the parent's `toolCallId`, so a call re-run after a

@@ -22,7 +22,7 @@ export interface ToolContext {
 
 /**
  * A result with the extras that never go to the model: {@link Bounds} for bounded tools and
- * {@link Artifact}s for UIs (seed `toolsets.it-en.md`, "Bounded results", "Server data").
+ * {@link Artifact}s for UIs (Goa-AI's toolsets guide, docs/sources.md §Names: "Bounded results", "Server data").
  * Return `toolOutput(...)` from `execute` instead of the bare value to attach them.
  */
 export class ToolOutput<T = unknown> {

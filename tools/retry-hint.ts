@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ToolCallMeta } from './tool-call-meta.ts';
 
 /**
- * Why a call failed in a way the planner may repair (seed `tool-validation-retry-hints`,
+ * Why a call failed in a way the planner may repair (Goa-AI's retry-hints guide, docs/sources.md §Retry hints:
  * "Common RetryReason values"; docs/tool-boundary.md §Vocabulary).
  */
 export const RetryReasonSchema = z.enum([
@@ -56,7 +56,7 @@ export type RetryHint = z.infer<typeof RetryHintSchema>;
 
 /**
  * `policy.RetryHint`: the runtime's form of a hint, given to policies and UIs: the planner hint
- * plus where it came from (seed: "The runtime converts planner hints into a runtime/policy form").
+ * plus where it came from (Goa-AI, docs/sources.md: "The runtime converts planner hints into a runtime/policy form").
  * `at` is epoch milliseconds.
  */
 export const PolicyRetryHintSchema = RetryHintSchema.extend({

@@ -2,11 +2,11 @@ import { z } from 'zod';
 
 /**
  * Explicit per-call metadata, passed to every tool and span, never read from globals
- * (seed `toolsets.it-en.md`, "ToolCallMeta"; SPEC §2).
+ * (Goa-AI's toolsets guide, docs/sources.md §Names: "ToolCallMeta"; docs/tool-boundary.md §Vocabulary).
  *
  * `toolCallId` is the run's own id for the call (`<runId>:t<turn>:c<n>`): unique per invocation
  * across runs, and the idempotency key: a call in flight when a process crashed runs again after
- * resume with the same id (SPEC §2, §7). It is never a planner's id alone: providers reuse theirs
+ * resume with the same id (docs/tool-boundary.md §Vocabulary, docs/durability.md). It is never a planner's id alone: providers reuse theirs
  * (`call_0` in every turn of every run), so the planner's id travels as `providerToolCallId`.
  */
 export const ToolCallMetaSchema = z.object({

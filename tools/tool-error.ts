@@ -29,7 +29,7 @@ const TRUNCATED = '(cause chain truncated)';
 
 /**
  * A tool failure as the planner and UIs see it: a message, whether the planner can fix it, and
- * the chain of causes (seed `tool-validation-retry-hints`, "Core Types"; docs/tool-boundary.md §Vocabulary).
+ * the chain of causes (Goa-AI's retry-hints guide, docs/sources.md §Retry hints: "Core Types"; docs/tool-boundary.md §Vocabulary).
  *
  * JSON-serializable through {@link ToolError.toJSON}; {@link ToolError.fromJSON} rebuilds it, so
  * a ToolError survives a persisted snapshot. A non-ToolError `cause` (an `Error`, or anything

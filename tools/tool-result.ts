@@ -3,7 +3,7 @@ import { type RetryHint, RetryHintSchema } from './retry-hint.ts';
 import { ToolError, ToolErrorJSONSchema } from './tool-error.ts';
 
 /**
- * How much of a bounded result was returned (seed `toolsets.it-en.md`, "Bounded results";
+ * How much of a bounded result was returned (Goa-AI's toolsets guide, docs/sources.md §Names: "Bounded results";
  * docs/tool-boundary.md). `refinementHint` tells the model how to narrow the query when `truncated`.
  */
 export const BoundsSchema = z.object({
