@@ -151,6 +151,17 @@ describe(SUITE, () => {
     expect(existsSync(join(app, 'node_modules', 'toolwarden', 'dist', 'index.d.ts'))).toBe(true);
   });
 
+  it("loads only what the core needs on import (not rxjs's whole index)", async (context) => {
+    if (skipped) return context.skip();
+    const script =
+      "import { createRequire } from 'node:module'; await import('toolwarden'); " +
+      'console.log(JSON.stringify(Object.keys(createRequire(import.meta.url).cache)));';
+    const { stdout } = await node(['--input-type=module', '-e', script]);
+    const loaded = (JSON.parse(stdout) as string[]).map((file) => file.slice(file.indexOf('node_modules')));
+    expect(loaded.filter((file) => file.includes('/rxjs/')).length).toBeLessThan(30);
+    expect(loaded).not.toContain('node_modules/rxjs/dist/cjs/index.js');
+  });
+
   it('runs an agent from plain ESM JavaScript', async (context) => {
     if (skipped) return context.skip();
     const { code, stdout, stderr } = await node(['agent.mjs']);
