@@ -391,4 +391,8 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     console.log('');
     await benchStores();
   }
+  // What an app pays to install and import the package (issue 16; docs/packaging.md §Cost).
+  const { packageCost } = await import('../scripts/package-cost.mjs');
+  console.log('');
+  packageCost();
 }
