@@ -158,6 +158,10 @@ export async function executeToolCall(
     }
     input = full.data;
   }
+  if (options.signal?.aborted) {
+    // Stopped before it started (a cancel, a run lost to another owner): nothing may run.
+    return done(crash(call, ToolError.from(options.signal.reason ?? new Error('Run canceled')), false));
+  }
   const requested = tool.timeoutMs ?? options.defaultTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
   // setTimeout fires at once for delays above 2^31-1 ms (Infinity included): clamp instead.
   const timeoutMs = requested > 0 ? Math.min(requested, MAX_TIMEOUT_MS) : DEFAULT_TOOL_TIMEOUT_MS;

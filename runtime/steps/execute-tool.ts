@@ -1,28 +1,34 @@
 import type { ExecuteToolInput, ExecuteToolOutput } from '../../machines/run-actors.ts';
 import { fromTask } from '../../machines/task-actor.ts';
 import { composeWrappers, type RunInfo, type ToolInvocation } from '../../plugins/define-plugin.ts';
-import { executeToolCall } from '../../tools/call-tool.ts';
+import { DEFAULT_TOOL_TIMEOUT_MS, executeToolCall } from '../../tools/call-tool.ts';
+import { MAX_TIMEOUT_MS } from '../../tools/define-tool.ts';
 import { toPolicyRetryHint } from '../../tools/retry-hint.ts';
-import { ToolError } from '../../tools/tool-error.ts';
+import { ToolError, ToolTimeoutError } from '../../tools/tool-error.ts';
 import { type ToolResult, toolResultToJSON } from '../../tools/tool-result.ts';
 import type { RunDeps } from './run-deps.ts';
+
+/**
+ * How long past a tool's own timeout the plugins' `wrapToolCall` hooks may hold a call (ms). The
+ * tool's timeout lives inside `next`; a hook that never calls `next`, or hangs after it, would
+ * otherwise keep the run in `executing` for ever (issue 12: every wait has a deadline).
+ */
+export const WRAPPER_GRACE_MS = 1_000;
 
 /**
  * The `executeTool` actor: one child actor per admitted call (docs/architecture.md `executing`). Runs the
  * plugins' `wrapToolCall` hooks (where injected fields are filled and telemetry opens the span),
  * then the tool with its timeout. Stopping the actor (cancel) aborts the tool's signal. Never
  * rejects: every outcome is a ToolResult.
+ *
+ * What the hooks cannot do to a call: hold it past the tool's timeout plus
+ * {@link WRAPPER_GRACE_MS} (the call ends as a `timeout` result and its signal aborts), run
+ * `execute` twice (a second `next` throws), or have a call reported `executed: true` when a hook
+ * threw before `execute` started.
  */
 export function createExecuteToolActor(deps: RunDeps, runInfoFor: (runId: string) => RunInfo) {
-  const invoke = composeWrappers(
-    deps.plugins.flatMap((plugin) => (plugin.wrapToolCall ? [plugin.wrapToolCall.bind(plugin)] : [])),
-    (call: ToolInvocation): Promise<ToolResult> =>
-      executeToolCall(call.tool, call.input, {
-        meta: call.meta,
-        labels: call.labels,
-        signal: call.signal,
-        defaultTimeoutMs: deps.defaultToolTimeoutMs,
-      }),
+  const wrappers = deps.plugins.flatMap((plugin) =>
+    plugin.wrapToolCall ? [plugin.wrapToolCall.bind(plugin)] : [],
   );
   return fromTask<ExecuteToolOutput, ExecuteToolInput>(async ({ input, controller }) => {
     const { call, meta, index, labels } = input;
@@ -36,18 +42,57 @@ export function createExecuteToolActor(deps: RunDeps, runInfoFor: (runId: string
         error: new ToolError(`Unknown tool ${call.name}`),
       };
     } else {
+      let started = false;
+      const execute = (invocation: ToolInvocation): Promise<ToolResult> => {
+        if (started) {
+          return Promise.reject(
+            new ToolError(`A wrapToolCall hook called next() twice for ${call.name}; execute ran once`),
+          );
+        }
+        started = true;
+        return executeToolCall(invocation.tool, invocation.input, {
+          meta: invocation.meta,
+          labels: invocation.labels,
+          signal: invocation.signal,
+          defaultTimeoutMs: deps.defaultToolTimeoutMs,
+        });
+      };
+      const invoke = wrappers.length === 0 ? execute : composeWrappers(wrappers, execute);
+      const limitMs = toolTimeoutMs(tool.timeoutMs, deps.defaultToolTimeoutMs) + WRAPPER_GRACE_MS;
+      const held = new AbortController();
+      const onStop = () => held.abort(controller.signal.reason);
+      controller.signal.addEventListener('abort', onStop, { once: true });
+      let timer: ReturnType<typeof setTimeout> | undefined;
       try {
-        result = await invoke({
+        // Invoked now, not a tick later: the durable gate reads the run's persister synchronously,
+        // and a run stopped meanwhile would no longer have one. A synchronous throw is caught below.
+        const pending = invoke({
           tool,
           input: ownCopy(call.preparedInput ?? {}),
           meta,
           labels,
           droppedFields: call.droppedFields ?? [],
           run: runInfoFor(meta.runId),
-          signal: controller.signal,
+          signal: held.signal,
         });
+        result = await Promise.race([
+          pending,
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => {
+              const err = new ToolTimeoutError(call.name, limitMs);
+              held.abort(err);
+              reject(err);
+            }, limitMs);
+          }),
+        ]);
       } catch (err) {
-        result = { name: call.name, toolCallId: call.toolCallId, executed: true, error: ToolError.from(err) };
+        result =
+          err instanceof ToolTimeoutError
+            ? heldTooLong(call.name, call.toolCallId, started, err)
+            : { name: call.name, toolCallId: call.toolCallId, executed: started, error: ToolError.from(err) };
+      } finally {
+        clearTimeout(timer);
+        controller.signal.removeEventListener('abort', onStop);
       }
     }
     return {
@@ -56,6 +101,24 @@ export function createExecuteToolActor(deps: RunDeps, runInfoFor: (runId: string
       hint: result.retryHint ? toPolicyRetryHint(result.retryHint, meta) : undefined,
     };
   });
+}
+
+/** The effective timeout of a tool (ms), as {@link executeToolCall} computes it. */
+function toolTimeoutMs(declared: number | undefined, fallback: number | undefined): number {
+  const requested = declared ?? fallback ?? DEFAULT_TOOL_TIMEOUT_MS;
+  return requested > 0 ? Math.min(requested, MAX_TIMEOUT_MS) : DEFAULT_TOOL_TIMEOUT_MS;
+}
+
+/** A call a `wrapToolCall` hook held past its deadline: a `timeout` the planner may retry. */
+function heldTooLong(name: string, toolCallId: string, started: boolean, err: ToolTimeoutError): ToolResult {
+  const message = `${err.message} (a wrapToolCall hook held the call)`;
+  return {
+    name,
+    toolCallId,
+    executed: started,
+    error: new ToolError(message, { recoverable: true, cause: err }),
+    retryHint: { reason: 'timeout', tool: name, restrictToTool: false, missingFields: [], message },
+  };
 }
 
 /**
