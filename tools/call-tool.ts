@@ -1,7 +1,7 @@
 import { isRecord, validationHint } from './build-retry-hint.ts';
 import { closestIds } from './closest-ids.ts';
 import { MAX_TIMEOUT_MS, type Tool, ToolOutput } from './define-tool.ts';
-import { type ParseLimits, parseArguments } from './parse-arguments.ts';
+import { type ParseLimits, parseArguments, toJsonValue } from './parse-arguments.ts';
 import type { RetryHint } from './retry-hint.ts';
 import type { ToolCallMeta } from './tool-call-meta.ts';
 import type { ToolCatalog } from './tool-catalog.ts';
@@ -228,9 +228,34 @@ function decodeOutput(
         `Tool ${tool.id} returned a result that does not match its output schema: ${detail}`,
       );
     }
-    return Object.assign({}, call, { executed: true, result: decoded.data }, extras);
+    return jsonResult(tool, call, decoded.data, extras);
   }
-  return Object.assign({}, call, { executed: true, result: value }, extras);
+  return jsonResult(tool, call, value, extras);
+}
+
+/**
+ * Largest tool result accepted, in bytes of its JSON (16 MiB). A result is stored in the run's
+ * snapshot and events: a bigger one belongs in an artifact or behind a bounded tool (SPEC §9).
+ */
+export const MAX_TOOL_RESULT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The result as the run keeps it: a plain JSON copy, or `malformed_response` when JSON cannot
+ * carry it (a function, a cycle, a BigInt: issue 12 defect 1, which crashed the process when the
+ * store copied the snapshot) or it is over {@link MAX_TOOL_RESULT_BYTES}. `undefined` stays
+ * `undefined` (a tool that returns nothing).
+ */
+function jsonResult(
+  tool: Tool,
+  call: Pick<ToolResult, 'name' | 'toolCallId'>,
+  value: unknown,
+  extras: object,
+): ToolResult {
+  if (value === undefined) return Object.assign({}, call, { executed: true, result: value }, extras);
+  const json = toJsonValue(value, { subject: 'Tool result', maxBytes: MAX_TOOL_RESULT_BYTES });
+  if (!json.ok)
+    return malformed(tool, call, `Tool ${tool.id} returned a result JSON cannot carry: ${json.message}`);
+  return Object.assign({}, call, { executed: true, result: json.value }, extras);
 }
 
 function malformed(tool: Tool, call: Pick<ToolResult, 'name' | 'toolCallId'>, message: string): ToolResult {

@@ -30,6 +30,22 @@ export const DEFAULT_MAX_INPUT_DEPTH = 64;
 /** Keys that would reach `Object.prototype` through careless assignment downstream. */
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
+/**
+ * A plain JSON copy of any value (a planner's result, a tool's output), or why it is not JSON:
+ * the same walk as {@link parseArguments} for objects, with `subject` naming the value in
+ * messages ("Tool result", "Plan result"). A function, symbol, bigint, cycle, Map or a getter that
+ * throws is `not_json`; a Proxy is read through its traps into plain objects. Never throws.
+ * Issue 12 (defect 1): such values crashed the process when a store copied them later.
+ */
+export function toJsonValue(value: unknown, limits: ParseLimits & { subject: string }): ParsedArguments {
+  return sanitize(
+    value,
+    limits.maxBytes ?? Number.POSITIVE_INFINITY,
+    limits.maxDepth ?? DEFAULT_MAX_INPUT_DEPTH,
+    limits.subject,
+  );
+}
+
 /** Never throws: whatever `input` is, the outcome is a {@link ParsedArguments}. */
 export function parseArguments(input: unknown, limits: ParseLimits = {}): ParsedArguments {
   const maxBytes = limits.maxBytes ?? DEFAULT_MAX_INPUT_BYTES;
@@ -90,7 +106,7 @@ function textNestingDepth(text: string): number {
  * A getter or proxy that throws while being read makes the value `not_json`. Recursion is
  * bounded by `maxDepth`.
  */
-function sanitize(root: unknown, maxBytes: number, maxDepth: number): ParsedArguments {
+function sanitize(root: unknown, maxBytes: number, maxDepth: number, subject = 'Arguments'): ParsedArguments {
   const forbiddenKeys: string[] = [];
   let bytes = 0;
   const seen = new Set<object>();
@@ -103,13 +119,13 @@ function sanitize(root: unknown, maxBytes: number, maxDepth: number): ParsedArgu
   const count = (size: number): boolean => {
     bytes += size;
     if (bytes <= maxBytes) return true;
-    fail('too_large', `Arguments exceed the limit of ${maxBytes} bytes`);
+    fail('too_large', `${subject} exceed the limit of ${maxBytes} bytes`);
     return false;
   };
 
   const copy = (input: unknown, depth: number, path: string, key: string): unknown => {
     if (failure) return undefined;
-    const where = path || 'arguments';
+    const where = path || subject.toLowerCase();
     let value = input;
     if (
       value !== null &&
@@ -140,7 +156,7 @@ function sanitize(root: unknown, maxBytes: number, maxDepth: number): ParsedArgu
       return fail('not_json', `${where}: a ${tag.slice(8, -1)} is not JSON`);
     }
     if (depth >= maxDepth) {
-      return fail('too_deep', `Arguments nest deeper than the limit of ${maxDepth} levels`);
+      return fail('too_deep', `${subject} nest deeper than the limit of ${maxDepth} levels`);
     }
     if (seen.has(object)) return fail('not_json', `${where}: a cyclic value is not JSON`);
     if (!count(2)) return undefined;
@@ -150,6 +166,10 @@ function sanitize(root: unknown, maxBytes: number, maxDepth: number): ParsedArgu
       const items: unknown[] = [];
       for (let index = 0; index < object.length && !failure; index++) {
         const item = copy(object[index], depth + 1, join(path, String(index)), String(index));
+        // An empty slot or undefined item is written as null: it counts, so `new Array(1e7)`
+        // is too large instead of ten million nulls built for free (issue 12, defect 2).
+        if (item === undefined && !failure && !count(4)) break;
+        if (index > 0 && !count(1)) break;
         items.push(item === undefined ? null : item);
       }
       out = items;
@@ -175,7 +195,7 @@ function sanitize(root: unknown, maxBytes: number, maxDepth: number): ParsedArgu
     value = copy(root, 0, '', '');
   } catch (err) {
     const reason = err instanceof RangeError ? 'it nests too deeply to copy' : describeError(err);
-    return { ok: false, kind: 'not_json', message: `Arguments could not be read: ${reason}` };
+    return { ok: false, kind: 'not_json', message: `${subject} could not be read: ${reason}` };
   }
   return failure ?? { ok: true, value, forbiddenKeys };
 }

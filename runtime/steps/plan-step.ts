@@ -6,6 +6,7 @@ import type { CapsState } from '../../run/caps.ts';
 import type { Message } from '../../run/message.ts';
 import type { PlanInput, PlanResult, PlanResumeInput } from '../../run/planner.ts';
 import { waitUntil } from '../../run/wait-until.ts';
+import { toJsonValue } from '../../tools/parse-arguments.ts';
 import { toolResultFromJSON } from '../../tools/tool-result.ts';
 import { advertisedTools, type RunDeps, runInfo } from './run-deps.ts';
 
@@ -66,11 +67,62 @@ export function createPlanActor(deps: RunDeps) {
         return;
       }
       invoke({ kind, input: planInput, run: runInfo(context) }).then(
-        (result) => settle(() => resolve({ result })),
+        (result) =>
+          settle(() => {
+            const json = planResultAsJson(result);
+            if (json.ok) resolve({ result: json.value as PlanResult });
+            else reject(new PlannerOutputError(json.message));
+          }),
         (err: unknown) => settle(() => reject(err)),
       );
     });
   });
+}
+
+/** A planner's result JSON cannot carry (a function, a cycle, a BigInt): fails that run only. */
+export class PlannerOutputError extends Error {
+  override readonly name = 'PlannerOutputError';
+}
+
+/** Notes kept from one planner turn, and characters kept of each (issue 12: 100k notes took 8 s). */
+export const MAX_PLANNER_NOTES = 32;
+export const MAX_PLANNER_NOTE_CHARS = 4_096;
+
+/**
+ * The planner's result as the run keeps it: a plain JSON copy (so nothing a store cannot hold
+ * reaches the snapshot: issue 12 defect 1), with at most {@link MAX_PLANNER_NOTES} notes of at
+ * most {@link MAX_PLANNER_NOTE_CHARS} characters. Anything else about its shape is the machine's
+ * schema check.
+ */
+export function planResultAsJson(
+  result: unknown,
+): { ok: true; value: unknown } | { ok: false; message: string } {
+  const json = toJsonValue(result, { subject: 'Plan result' });
+  if (!json.ok)
+    return {
+      ok: false,
+      message: `Planner returned an invalid PlanResult, a value JSON cannot carry: ${json.message}`,
+    };
+  const value = json.value as { notes?: unknown } | null;
+  if (value !== null && typeof value === 'object' && Array.isArray(value.notes)) {
+    const notes = value.notes;
+    if (
+      notes.length > MAX_PLANNER_NOTES ||
+      notes.some((n) => typeof n === 'string' && n.length > MAX_PLANNER_NOTE_CHARS)
+    ) {
+      const kept = notes
+        .slice(0, MAX_PLANNER_NOTES)
+        .map((n) =>
+          typeof n === 'string' && n.length > MAX_PLANNER_NOTE_CHARS
+            ? `${n.slice(0, MAX_PLANNER_NOTE_CHARS)}…`
+            : n,
+        );
+      if (notes.length > MAX_PLANNER_NOTES)
+        kept.push(`(${notes.length - MAX_PLANNER_NOTES} more notes left out)`);
+      value.notes = kept;
+    }
+  }
+  return { ok: true, value };
 }
 
 /** When a planner call of `kind` must have answered by, epoch ms (see the table above). */
