@@ -235,7 +235,7 @@ function decodeOutput(
 
 /**
  * Largest tool result accepted, in bytes of its JSON (16 MiB). A result is stored in the run's
- * snapshot and events: a bigger one belongs in an artifact or behind a bounded tool (SPEC §9).
+ * snapshot and events: a bigger one belongs in an artifact or behind a bounded tool (docs/tool-boundary.md §Bounded results).
  */
 export const MAX_TOOL_RESULT_BYTES = 16 * 1024 * 1024;
 
