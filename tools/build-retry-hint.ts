@@ -67,17 +67,55 @@ export function validationHint(
   message: string,
 ): RetryHint {
   const fields = questionFields(tool, missingFields, issues);
+  const question = fields.length > 0 ? clarifyingQuestion(tool, fields, issues) : undefined;
   return {
     reason,
     tool: tool.id,
     restrictToTool: true,
-    missingFields,
+    missingFields: missingFields.slice(0, HINT_LIST_ITEMS).map((field) => clip(field)),
     exampleInput: exampleInputFor(tool),
-    priorInput,
-    clarifyingQuestion: fields.length > 0 ? clarifyingQuestion(tool, fields, issues) : undefined,
-    message,
-    issues,
+    priorInput: boundedPrior(priorInput),
+    clarifyingQuestion: question === undefined ? undefined : clip(question, HINT_TEXT_CHARS * 2),
+    message: clip(message, HINT_TEXT_CHARS * 2),
+    issues: issues.slice(0, HINT_LIST_ITEMS).map(boundedIssue),
   };
+}
+
+/**
+ * Size bounds of a hint's parts, so a hint stays under ~16 KB whatever the input (issue 12,
+ * defect 2): list items kept, characters of a text kept, JSON characters of `priorInput` kept
+ * before it is replaced by a `{ $truncated, $chars }` preview.
+ */
+export const HINT_LIST_ITEMS = 20;
+export const HINT_TEXT_CHARS = 500;
+export const HINT_PRIOR_INPUT_CHARS = 8_192;
+
+function clip(text: string, max = HINT_TEXT_CHARS): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+function boundedIssue(issue: FieldIssue): FieldIssue {
+  const bounded: FieldIssue = { ...issue, path: clip(issue.path), message: clip(issue.message) };
+  if (issue.expected !== undefined) bounded.expected = clip(issue.expected);
+  if (issue.received !== undefined) bounded.received = clip(issue.received);
+  if (issue.allowed !== undefined) {
+    bounded.allowed = issue.allowed
+      .slice(0, HINT_LIST_ITEMS)
+      .map((value) => (typeof value === 'string' ? clip(value, 100) : value));
+  }
+  return bounded;
+}
+
+/** The rejected input as the hint carries it: whole when small, else a JSON preview. */
+function boundedPrior(priorInput: Record<string, unknown>): Record<string, unknown> {
+  let text: string;
+  try {
+    text = JSON.stringify(priorInput) ?? '';
+  } catch {
+    return { $truncated: '(not JSON)', $chars: 0 };
+  }
+  if (text.length <= HINT_PRIOR_INPUT_CHARS) return priorInput;
+  return { $truncated: `${text.slice(0, HINT_PRIOR_INPUT_CHARS / 2)}…`, $chars: text.length };
 }
 
 /**

@@ -7,7 +7,7 @@ import type { ToolCallMeta } from './tool-call-meta.ts';
 import type { ToolCatalog } from './tool-catalog.ts';
 import { RateLimitedError, ToolError, ToolTimeoutError, ToolUnavailableError } from './tool-error.ts';
 import type { ToolResult } from './tool-result.ts';
-import { dottedPath, validateToolInput } from './validate-input.ts';
+import { dottedPath, MAX_HINT_ISSUES, validateToolInput } from './validate-input.ts';
 
 /**
  * The tool boundary (docs/tool-boundary.md §Failures), in the two halves the run machine calls from its `validating`
@@ -96,13 +96,14 @@ export function prepareToolCall(
   const validation = validateToolInput(tool, value);
   const priorInput = isRecord(value) ? value : { $value: value };
   if (!validation.ok || forbidden.length > 0) {
-    const issues = [...forbidden, ...(validation.ok ? [] : validation.issues)];
+    const issues = [...forbidden, ...(validation.ok ? [] : validation.issues)].slice(0, MAX_HINT_ISSUES);
+    const issueCount = forbidden.length + (validation.ok ? 0 : validation.issueCount);
     const reason = validation.ok ? 'invalid_arguments' : validation.reason;
     const missing = validation.ok ? [] : validation.missingFields;
     const message = `${VALIDATION_FAILED} for ${tool.id}: ${issues
       .slice(0, 5)
       .map((issue) => `${issue.path || '(root)'}: ${issue.message}`)
-      .join('; ')}${issues.length > 5 ? `; and ${issues.length - 5} more` : ''}`;
+      .join('; ')}${issueCount > 5 ? `; and ${issueCount - 5} more` : ''}`;
     const hint = validationHint(tool, reason, priorInput, missing, issues, message);
     return { ok: false, result: failure(call, message, hint, false) };
   }

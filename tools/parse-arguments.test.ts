@@ -49,7 +49,18 @@ describe('parseArguments: JSON text', () => {
 
   it('does not reject text under the limit whose parsed value looks bigger (many small numbers)', () => {
     const text = JSON.stringify(Array.from({ length: 200_000 }, () => 1)); // ~400 KB
-    expect(parseArguments(text).ok).toBe(true);
+    expect(parseArguments(text, { maxElements: Number.POSITIVE_INFINITY }).ok).toBe(true);
+  });
+
+  it('refuses more values than maxElements (default 10,000), text or object, empty slots included', () => {
+    const text = JSON.stringify(Array.from({ length: 10_001 }, () => 1));
+    expect(parseArguments(text)).toMatchObject({
+      ok: false,
+      kind: 'too_large',
+      message: 'Arguments hold more than 10000 values',
+    });
+    expect(parseArguments({ tags: new Array(10_000_000) })).toMatchObject({ ok: false, kind: 'too_large' });
+    expect(parseArguments(Array.from({ length: 9_999 }, () => 1)).ok).toBe(true);
   });
 
   it(`accepts ${DEFAULT_MAX_INPUT_DEPTH} levels of nesting and refuses ${DEFAULT_MAX_INPUT_DEPTH + 1}`, () => {

@@ -22,10 +22,16 @@ export interface ParseLimits {
   maxBytes?: number;
   /** Deepest accepted nesting of objects and arrays. Default 64. */
   maxDepth?: number;
+  /**
+   * Most values (objects, arrays, strings, numbers, booleans, nulls) accepted in one payload.
+   * Default 10,000: validating more costs tens of ms, and no model writes that many.
+   */
+  maxElements?: number;
 }
 
 export const DEFAULT_MAX_INPUT_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_INPUT_DEPTH = 64;
+export const DEFAULT_MAX_INPUT_ELEMENTS = 10_000;
 
 /** Keys that would reach `Object.prototype` through careless assignment downstream. */
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
@@ -38,19 +44,20 @@ const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
  * Issue 12 (defect 1): such values crashed the process when a store copied them later.
  */
 export function toJsonValue(value: unknown, limits: ParseLimits & { subject: string }): ParsedArguments {
-  return sanitize(
-    value,
-    limits.maxBytes ?? Number.POSITIVE_INFINITY,
-    limits.maxDepth ?? DEFAULT_MAX_INPUT_DEPTH,
-    limits.subject,
-  );
+  return sanitize(value, {
+    maxBytes: limits.maxBytes ?? Number.POSITIVE_INFINITY,
+    maxDepth: limits.maxDepth ?? DEFAULT_MAX_INPUT_DEPTH,
+    maxElements: limits.maxElements ?? Number.POSITIVE_INFINITY,
+    subject: limits.subject,
+  });
 }
 
 /** Never throws: whatever `input` is, the outcome is a {@link ParsedArguments}. */
 export function parseArguments(input: unknown, limits: ParseLimits = {}): ParsedArguments {
   const maxBytes = limits.maxBytes ?? DEFAULT_MAX_INPUT_BYTES;
   const maxDepth = limits.maxDepth ?? DEFAULT_MAX_INPUT_DEPTH;
-  if (typeof input !== 'string') return sanitize(input, maxBytes, maxDepth);
+  const maxElements = limits.maxElements ?? DEFAULT_MAX_INPUT_ELEMENTS;
+  if (typeof input !== 'string') return sanitize(input, { maxBytes, maxDepth, maxElements });
   const bytes = Buffer.byteLength(input, 'utf8');
   if (bytes > maxBytes) {
     return {
@@ -78,7 +85,7 @@ export function parseArguments(input: unknown, limits: ParseLimits = {}): Parsed
     };
   }
   // The text's exact size was checked above; the copy's estimate would only be a worse measure.
-  return sanitize(value, Number.POSITIVE_INFINITY, maxDepth);
+  return sanitize(value, { maxBytes: Number.POSITIVE_INFINITY, maxDepth, maxElements });
 }
 
 /** Max bracket depth of JSON text, skipping string contents; O(n), no allocation. */
@@ -106,9 +113,15 @@ function textNestingDepth(text: string): number {
  * A getter or proxy that throws while being read makes the value `not_json`. Recursion is
  * bounded by `maxDepth`.
  */
-function sanitize(root: unknown, maxBytes: number, maxDepth: number, subject = 'Arguments'): ParsedArguments {
+function sanitize(
+  root: unknown,
+  limits: { maxBytes: number; maxDepth: number; maxElements: number; subject?: string },
+): ParsedArguments {
+  const { maxBytes, maxDepth, maxElements } = limits;
+  const subject = limits.subject ?? 'Arguments';
   const forbiddenKeys: string[] = [];
   let bytes = 0;
+  let elements = 0;
   const seen = new Set<object>();
   type Failure = { ok: false; kind: 'too_large' | 'too_deep' | 'not_json'; message: string };
   let failure: Failure | undefined;
@@ -125,6 +138,7 @@ function sanitize(root: unknown, maxBytes: number, maxDepth: number, subject = '
 
   const copy = (input: unknown, depth: number, path: string, key: string): unknown => {
     if (failure) return undefined;
+    if (++elements > maxElements) return fail('too_large', `${subject} hold more than ${maxElements} values`);
     const where = path || subject.toLowerCase();
     let value = input;
     if (

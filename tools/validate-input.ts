@@ -22,26 +22,56 @@ export type InputValidation =
       ok: false;
       reason: 'missing_fields' | 'invalid_arguments';
       missingFields: string[];
+      /** At most {@link MAX_HINT_ISSUES}. */
       issues: FieldIssue[];
+      /** How many issues there were in all (`issues` lists the first ones). */
+      issueCount: number;
     };
+
+/**
+ * Issues described in full per rejected call; the rest are counted (issue 12, defect 2: a
+ * 500,000-item array built a 77 MB hint). Missing fields are still all found, up to
+ * {@link MAX_MISSING_FIELDS}.
+ */
+export const MAX_HINT_ISSUES = 20;
+export const MAX_MISSING_FIELDS = 50;
 
 export function validateToolInput(tool: Tool, input: unknown): InputValidation {
   const issues: FieldIssue[] = [];
-  if (tool.unknownFields !== 'passthrough') issues.push(...findUnknownFields(tool.modelInput, input, []));
+  let issueCount = 0;
+  if (tool.unknownFields !== 'passthrough') {
+    const unknown = findUnknownFields(tool.modelInput, input, [], { found: [], count: 0 });
+    issues.push(...unknown.found);
+    issueCount += unknown.count;
+  }
   const parsed = tool.modelInput.safeParse(input);
-  if (parsed.success && issues.length === 0) return { ok: true, value: parsed.data };
-  const missingFields: string[] = [];
+  if (parsed.success && issueCount === 0) return { ok: true, value: parsed.data };
+  const missingFields = new Set<string>();
   for (const issue of parsed.success ? [] : parsed.error.issues) {
-    for (const fieldIssue of toFieldIssues(tool, input, issue)) {
-      if (fieldIssue.constraint === 'missing') missingFields.push(fieldIssue.path);
-      issues.push(fieldIssue);
+    if (issues.length < MAX_HINT_ISSUES) {
+      for (const fieldIssue of toFieldIssues(tool, input, issue)) {
+        if (fieldIssue.constraint === 'missing') missingFields.add(fieldIssue.path);
+        issues.push(fieldIssue);
+        issueCount++;
+      }
+      continue;
+    }
+    // Past the described issues only absence is looked up (a path walk, no schema work).
+    issueCount += issue.code === 'unrecognized_keys' ? issue.keys.length : 1;
+    if (
+      missingFields.size < MAX_MISSING_FIELDS &&
+      issue.path.length > 0 &&
+      !valueAt(input, issue.path).present
+    ) {
+      missingFields.add(dottedPath(issue.path));
     }
   }
   return {
     ok: false,
-    reason: missingFields.length > 0 ? 'missing_fields' : 'invalid_arguments',
-    missingFields: [...new Set(missingFields)],
-    issues,
+    reason: missingFields.size > 0 ? 'missing_fields' : 'invalid_arguments',
+    missingFields: [...missingFields],
+    issues: issues.slice(0, MAX_HINT_ISSUES),
+    issueCount: Math.max(issueCount, issues.length),
   };
 }
 
@@ -136,31 +166,40 @@ function unknownField(path: string, allowed: string[]): FieldIssue {
  * schema beside the value and reports keys that a stripping object would drop. Objects with a
  * catchall (`.strict()` reports them itself; `.passthrough()`/`.loose()` accepts them) are left out.
  */
-function findUnknownFields(schema: z.ZodType, value: unknown, path: PropertyKey[]): FieldIssue[] {
+function findUnknownFields(
+  schema: z.ZodType,
+  value: unknown,
+  path: PropertyKey[],
+  acc: { found: FieldIssue[]; count: number },
+): { found: FieldIssue[]; count: number } {
   const inner = unwrap(schema);
-  if (!inner || value === null || typeof value !== 'object') return [];
+  if (!inner || value === null || typeof value !== 'object') return acc;
   if (inner instanceof z.ZodObject) {
-    if (Array.isArray(value)) return [];
+    if (Array.isArray(value)) return acc;
     const shape = inner.shape as Record<string, z.ZodType>;
-    const found: FieldIssue[] = [];
     const strips = inner._zod.def.catchall === undefined;
     for (const [key, item] of Object.entries(value)) {
-      if (Object.hasOwn(shape, key)) found.push(...findUnknownFields(shape[key]!, item, [...path, key]));
-      else if (strips) found.push(unknownField(dottedPath([...path, key]), Object.keys(shape)));
+      if (Object.hasOwn(shape, key)) findUnknownFields(shape[key]!, item, [...path, key], acc);
+      else if (strips) {
+        acc.count++;
+        if (acc.found.length < MAX_HINT_ISSUES)
+          acc.found.push(unknownField(dottedPath([...path, key]), Object.keys(shape)));
+      }
     }
-    return found;
+    return acc;
   }
   if (inner instanceof z.ZodArray && Array.isArray(value)) {
-    return value.flatMap((item, index) =>
-      findUnknownFields(inner.element as z.ZodType, item, [...path, index]),
-    );
+    for (const [index, item] of value.entries()) {
+      findUnknownFields(inner.element as z.ZodType, item, [...path, index], acc);
+    }
+    return acc;
   }
   if (inner instanceof z.ZodRecord && !Array.isArray(value)) {
-    return Object.entries(value).flatMap(([key, item]) =>
-      findUnknownFields(inner._zod.def.valueType as z.ZodType, item, [...path, key]),
-    );
+    for (const [key, item] of Object.entries(value)) {
+      findUnknownFields(inner._zod.def.valueType as z.ZodType, item, [...path, key], acc);
+    }
   }
-  return [];
+  return acc;
 }
 
 /** Strips wrappers (optional, nullable, default, readonly, pipe, lazy, ...) to the shape-bearing type. */

@@ -1,0 +1,61 @@
+/**
+ * Issue 12, defect 2: the boundary amplified its input. 500,000 wrong items (977 KiB, under the
+ * byte cap) built a 77 MB RetryHint with 500,000 issues; `{ tags: new Array(1e6) }` passed the
+ * byte cap for free. A hint now lists at most 20 issues (the rest counted in its message), every
+ * part of it is bounded, and every value counts against the caps. Time per input is reported by
+ * `npm run fuzz`, not asserted here.
+ */
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { callTool } from '../../tools/call-tool.ts';
+import { defineTool } from '../../tools/define-tool.ts';
+import { ToolCatalog } from '../../tools/tool-catalog.ts';
+
+const meta = { runId: 'r', turnId: 'r:t1', toolCallId: 'r:t1:c1', agentId: 'a', attempt: 1 };
+const tagger = defineTool({
+  id: 'crm.tag',
+  description: 'Tags a profile',
+  input: z.object({ tags: z.array(z.string()), note: z.string().optional() }),
+  execute: async () => ({ ok: true }),
+});
+const catalog = new ToolCatalog([tagger]);
+const HINT_LIMIT_BYTES = 16 * 1024;
+
+describe('a hint stays small whatever the input', () => {
+  it('for thousands of wrong items: 20 issues described, the rest counted, under 16 KB', async () => {
+    const input = JSON.stringify({ tags: Array.from({ length: 9_000 }, () => 1) });
+    const result = await callTool(catalog, { name: 'crm.tag', toolCallId: 'c', input }, { meta });
+
+    expect(result.executed).toBe(false);
+    expect(result.retryHint?.issues).toHaveLength(20);
+    expect(result.error?.message).toContain('and 8995 more');
+    expect(JSON.stringify(result.retryHint).length).toBeLessThan(HINT_LIMIT_BYTES);
+  });
+
+  it('for 500,000 items under the byte cap: refused as too many values, a small hint', async () => {
+    const input = JSON.stringify({ tags: Array.from({ length: 500_000 }, () => 1) });
+    const result = await callTool(catalog, { name: 'crm.tag', toolCallId: 'c', input }, { meta });
+
+    expect(result.error?.message).toContain('Arguments hold more than 10000 values');
+    expect(JSON.stringify(result.retryHint).length).toBeLessThan(HINT_LIMIT_BYTES);
+  });
+
+  it('for an object with a million empty slots: refused, nothing built', async () => {
+    const result = await callTool(
+      catalog,
+      { name: 'crm.tag', toolCallId: 'c', input: { tags: new Array(1e6) } },
+      { meta },
+    );
+    expect(result.error?.message).toMatch(/Arguments (hold more than 10000 values|exceed the limit)/);
+    expect(JSON.stringify(result.retryHint).length).toBeLessThan(HINT_LIMIT_BYTES);
+  });
+
+  it('for a long unknown field and a huge prior input: every field clipped', async () => {
+    const input = { tags: ['a'], note: 'n'.repeat(900_000), ['x'.repeat(10_000)]: 1 };
+    const result = await callTool(catalog, { name: 'crm.tag', toolCallId: 'c', input }, { meta });
+
+    expect(result.retryHint?.issues?.[0]?.constraint).toBe('unknown_field');
+    expect(result.retryHint?.priorInput).toMatchObject({ $chars: expect.any(Number) });
+    expect(JSON.stringify(result.retryHint).length).toBeLessThan(HINT_LIMIT_BYTES);
+  });
+});
