@@ -44,8 +44,8 @@ export interface PlanInvocation {
  * planner turns and run events. Telemetry and the inspector are plugins themselves.
  *
  * Hooks run in registration order, outermost first. A hook that throws is isolated: an
- * `onEvent` throw is reported and ignored; a `wrapToolCall`/`wrapPlan` throw fails that call or
- * turn like any other error.
+ * `onEvent` or `onRunStart` throw is reported (the runtime's `onError`) and ignored; a
+ * `wrapToolCall`/`wrapPlan` throw fails that call or turn like any other error.
  */
 export interface Plugin {
   name: string;

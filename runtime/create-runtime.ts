@@ -35,6 +35,9 @@ import { createValidateBatchActor, validateCalls } from './steps/validate-batch.
 import { memoryStore } from './stores/memory-store.ts';
 import type { RunEventRecord, RunListFilter, RunStore, StoredRun } from './stores/run-store.ts';
 
+/** Events that end a run; each run's event log ends with one of them. */
+const TERMINAL_EVENTS = new Set<RunEvent['type']>(['run_completed', 'run_failed', 'run_canceled']);
+
 type InspectObserver = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
 
 /** What `createRuntime` takes (docs/architecture.md). */
@@ -220,7 +223,13 @@ export function createRuntime(options: RuntimeOptions) {
         }
       }
     };
-    actor.on('*', (event) => dispatch(event as RunEvent));
+    // The run's last event is its terminal one (run_completed, run_failed, run_canceled): it is
+    // held until the state_changed into the final state is out (issue 12, defect 9).
+    let terminal: RunEvent | undefined;
+    actor.on('*', (event) => {
+      if (TERMINAL_EVENTS.has((event as RunEvent).type)) terminal = event as RunEvent;
+      else dispatch(event as RunEvent);
+    });
     // A restored run already logged the state it is in: only a change is a new state_changed.
     let previous: string | undefined = how === 'resume' ? stateName(actor.getSnapshot()) : undefined;
     // Persisted at every step boundary (a new state), and whenever a step emitted events without
@@ -231,6 +240,11 @@ export function createRuntime(options: RuntimeOptions) {
       if (state !== previous) {
         dispatch({ type: 'state_changed', runId, at: Date.now(), state, previous });
         previous = state;
+      }
+      if (terminal !== undefined) {
+        const last = terminal;
+        terminal = undefined;
+        dispatch(last);
       } else if (!emitted) {
         return;
       }
@@ -252,7 +266,7 @@ export function createRuntime(options: RuntimeOptions) {
     // run must end like any failed run: a `run_failed` event, a stored status, a closed stream.
     const crashed = (err: unknown) => {
       onError(err, `run ${runId}`);
-      dispatch({ type: 'run_failed', runId, at: Date.now(), error: runErrorOf(err) });
+      terminal = { type: 'run_failed', runId, at: Date.now(), error: runErrorOf(err) };
       observe();
     };
     actor.subscribe({ next: observe, error: crashed });
@@ -322,7 +336,7 @@ export function createRuntime(options: RuntimeOptions) {
         labels: initial?.labels ?? start.labels ?? {},
         traceContext: null,
       };
-      for (const plugin of plugins) plugin.onRunStart?.(info, 'start');
+      notifyRunStart(info, 'start');
       const input: RunInput = {
         runId,
         agent,
@@ -485,9 +499,21 @@ export function createRuntime(options: RuntimeOptions) {
         labels: context.labels,
         traceContext: context.traceContext,
       };
-      for (const plugin of plugins) plugin.onRunStart?.(info, 'resume');
+      notifyRunStart(info, 'resume');
       return host(actor, stored, 'resume');
     });
+  }
+
+  /** Plugins' `onRunStart` hooks, each isolated: a throw is reported and the run starts all the same. */
+  function notifyRunStart(info: RunInfo, how: 'start' | 'resume'): void {
+    for (const plugin of plugins) {
+      if (!plugin.onRunStart) continue;
+      try {
+        plugin.onRunStart(info, how);
+      } catch (err) {
+        onError(err, `plugin ${plugin.name} onRunStart`);
+      }
+    }
   }
 
   function runErrorOf(err: unknown) {

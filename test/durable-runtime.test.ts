@@ -194,7 +194,7 @@ for (const kind of kinds) {
         const log = await store.readEvents('run-evict');
         expect(log.map((record) => record.seq)).toEqual(log.map((_, index) => index + 1));
         expect(log.filter((record) => (record.event as RunEvent).type === 'run_started')).toHaveLength(1);
-        expect((log.at(-1)!.event as RunEvent).type).toBe('state_changed');
+        expect((log.at(-1)!.event as RunEvent).type).toBe('run_completed');
       });
 
       it('restores an evicted run when the app answers through the handle it kept', async () => {
@@ -238,7 +238,7 @@ for (const kind of kinds) {
         );
         expect(types.filter((type) => type === 'run_started')).toHaveLength(1);
         expect(types.filter((type) => type === 'await_clarification')).toHaveLength(1);
-        expect(types.slice(-2)).toEqual(['run_completed', 'state_changed']);
+        expect(types.slice(-2)).toEqual(['state_changed', 'run_completed']);
         await expect(second.runtime.resume('no-such-run')).rejects.toBeInstanceOf(RunNotFoundError);
       });
 
@@ -402,7 +402,7 @@ for (const kind of kinds) {
         await reading;
         expect(seen[0]).toBe(3);
         expect(seen).toEqual(seen.map((_, index) => index + 3));
-        expect(types.slice(-2)).toEqual(['run_completed', 'state_changed']);
+        expect(types.slice(-2)).toEqual(['state_changed', 'run_completed']);
         const all = [];
         for await (const record of runtime.events('run-feed', { follow: false })) all.push(record.seq);
         expect(all.length).toBe(seen.length + 2);

@@ -128,7 +128,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
 
     const types = (await events).map((event) => event.type);
     expect(types[0]).toBe('run_started');
-    expect(types.at(-1)).toBe('state_changed');
+    expect(types.at(-1)).toBe('run_completed');
     await expect
       .poll(() =>
         page.$$eval('#event-log li', (items) => items.map((item) => (item as HTMLElement).dataset.type)),

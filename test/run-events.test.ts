@@ -60,8 +60,8 @@ describe('events$', () => {
       'state_changed planning → executing',
       'tool_result',
       'state_changed executing → planning',
-      'run_completed',
       'state_changed planning → completed',
+      'run_completed',
     ]);
     expect(events.find((e) => e.type === 'tool_call_scheduled')).toMatchObject({
       toolCallId: `${run.runId}:t1:c1`,

@@ -29,8 +29,8 @@ describe('a planner result that throws when read', () => {
     expect(outcome.status).toBe('failed');
     expect(outcome.error?.message).toContain('boom from a getter');
     const seen = await events;
-    expect(seen.slice(-2).map((event) => event.type)).toEqual(['run_failed', 'state_changed']);
-    expect(seen.at(-1)).toMatchObject({ state: 'failed' });
+    expect(seen.slice(-2).map((event) => event.type)).toEqual(['state_changed', 'run_failed']);
+    expect(seen.at(-2)).toMatchObject({ state: 'failed' });
     for (const event of seen) expect(RunEventSchema.safeParse(event).success).toBe(true);
     expect(outcome.error?.message).toContain('invalid PlanResult');
     expect(errors).toEqual([]);

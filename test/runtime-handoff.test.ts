@@ -83,7 +83,8 @@ describe('the public run API across processes (issue 16 item 3)', () => {
     expect(stored.map((record) => (record.event as RunEvent).type)).toEqual(
       (await emitted).map((e) => e.type),
     );
-    expect(stored.at(-1)?.event).toMatchObject({ type: 'state_changed', state: 'completed' });
+    expect(stored.at(-2)?.event).toMatchObject({ type: 'state_changed', state: 'completed' });
+    expect(stored.at(-1)?.event).toMatchObject({ type: 'run_completed' });
   });
 
   it('a resumed run logs the state it was saved in once, not again on restore', async () => {

@@ -104,3 +104,23 @@ describe('executeToolCall', () => {
     expect(result).toMatchObject({ executed: false, error: { message: 'run lost to another owner' } });
   });
 });
+
+describe('a plugin onRunStart hook that throws', () => {
+  it('is reported and isolated: runtime.start() returns and the run completes', async () => {
+    const errors: string[] = [];
+    const faulty = definePlugin({
+      name: 'faulty',
+      onRunStart() {
+        throw new Error('no config');
+      },
+    });
+    const runtime = testRuntime({
+      planner: scriptedPlanner([{ finalResponse: { text: 'ok' } }]),
+      plugins: [faulty],
+      onError: (_err, where) => errors.push(where),
+    });
+    const outcome = await runtime.start({ messages: [] }).result();
+    expect(outcome.status).toBe('completed');
+    expect(errors).toContain('plugin faulty onRunStart');
+  });
+});
