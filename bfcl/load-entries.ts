@@ -87,6 +87,8 @@ export interface LoadCategoryResult {
   problems: LoadProblem[];
   /** Data files read, relative to the data folder. */
   files: string[];
+  /** Entries that could not be loaded: broken lines, malformed entries, entries with no ground truth. */
+  dropped: number;
 }
 
 /** `BFCL_v4_<category>.json`. */
@@ -131,6 +133,7 @@ export async function loadCategory(
 
   const read = await loadJsonLines(join(dataDir, entryFile));
   problems.push(...read.problems);
+  let dropped = read.badLines;
   const answers = new Map<string, { line: number; value: Record<string, unknown> }>();
   if (answerFile) {
     const answerRead = await loadJsonLines(join(dataDir, answerFile));
@@ -163,6 +166,7 @@ export async function loadCategory(
         line: record.line,
         message: `${where}: ${shapeProblem}`,
       });
+      dropped++;
       continue;
     }
     const value = raw as RawEntry;
@@ -199,7 +203,8 @@ export async function loadCategory(
           message: `${answerFile}:${answer.line} (${value.id}): ${message}`,
         });
       }
-    } else if (answerFile && answers.size > 0) {
+    } else if (answerFile) {
+      dropped++;
       problems.push({
         kind: 'missing_ground_truth',
         file: answerFile,
@@ -220,7 +225,7 @@ export async function loadCategory(
       });
     }
   }
-  return { category, entries, problems, files: [...files, ...classDocs.files] };
+  return { category, entries, problems, files: [...files, ...classDocs.files], dropped };
 }
 
 interface RawEntry {

@@ -38,6 +38,7 @@ describe('loadJsonLines', () => {
       file,
       records: [],
       problems: [{ kind: 'missing_file', file, message: `${file}: file not found` }],
+      badLines: 0,
     });
   });
 

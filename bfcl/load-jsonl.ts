@@ -44,6 +44,8 @@ export interface JsonLinesResult {
   file: string;
   records: JsonLine[];
   problems: LoadProblem[];
+  /** Non-empty lines that were not read as records (all of them for `not_json_lines`). */
+  badLines: number;
 }
 
 /** Lines reported one by one before the rest are summed up in one problem. */
@@ -61,7 +63,7 @@ export async function loadJsonLines(file: string): Promise<JsonLinesResult> {
       kind === 'missing_file'
         ? `${file}: file not found`
         : `${file}: cannot read the file (${error.code ?? error.name}: ${error.message})`;
-    return { file, records: [], problems: [{ kind, file, message }] };
+    return { file, records: [], problems: [{ kind, file, message }], badLines: 0 };
   }
   return parseJsonLines(text, file);
 }
@@ -98,6 +100,7 @@ export function parseJsonLines(text: string, file: string): JsonLinesResult {
             message: `not JSON Lines: ${file} is one JSON ${whole} spread over ${countLines(body)} lines, not one JSON value per line`,
           },
         ],
+        badLines: records.length + bad.length,
       };
     }
   }
@@ -109,7 +112,7 @@ export function parseJsonLines(text: string, file: string): JsonLinesResult {
       message: `${file}: ${bad.length - MAX_LINE_PROBLEMS} more lines are not JSON (first ${MAX_LINE_PROBLEMS} listed)`,
     });
   }
-  return { file, records, problems };
+  return { file, records, problems, badLines: bad.length };
 }
 
 /** `object`/`array` when the whole text is one JSON document of that kind, else undefined. */

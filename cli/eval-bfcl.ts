@@ -5,6 +5,7 @@ import {
   defaultReportPath,
   EVAL_DEFAULTS,
   EvalOptionError,
+  type EvalReport,
   runEval,
   writeReport,
 } from '../bfcl/eval/run-eval.ts';
@@ -35,7 +36,9 @@ export async function evalBfclCommand(
   options: EvalBfclOptions,
   io: { stdout: NodeJS.WritableStream; stderr: NodeJS.WritableStream & { isTTY?: boolean } } = process,
 ): Promise<{ reportPath: string; exitCode: number }> {
-  const categories = options.category ? list(options.category) : EVAL_DEFAULTS.categories;
+  const categories = options.category !== undefined ? list(options.category) : EVAL_DEFAULTS.categories;
+  if (categories.length === 0)
+    throw new EvalOptionError(`--category names no category: "${options.category}"`);
   const limit = parseLimit(options.limit);
   const kinds = options.mistakes ? parseKinds(options.mistakes) : undefined;
   const resolved = await resolveDataDir({
@@ -93,8 +96,43 @@ export async function evalBfclCommand(
     `report: ${relative(process.cwd(), reportPath) || reportPath}`,
   ];
   io.stdout.write(`${lines.join('\n')}\n`);
-  const exitCode = total.unfinished > 0 || gt.unexplained.length > 0 ? 1 : 0;
+  const dataFailure = reportLoadProblems(report, io.stderr);
+  const exitCode = dataFailure || total.unfinished > 0 || gt.unexplained.length > 0 ? 1 : 0;
   return { reportPath, exitCode };
+}
+
+/** Share of a category's entries that may be dropped as unreadable before the eval fails. */
+export const MAX_DROPPED_SHARE = 0.05;
+
+/**
+ * Says what could not be loaded (the first problems, then a count) and whether the data is too
+ * broken for the numbers to mean anything: nothing ran, or more than {@link MAX_DROPPED_SHARE}
+ * of the entries were dropped (issue 12, defect 7: corrupt data used to end in exit 0 and an
+ * empty table).
+ */
+function reportLoadProblems(report: EvalReport, stderr: NodeJS.WritableStream): boolean {
+  const { loadProblems, load } = report;
+  const shown = 5;
+  for (const problem of loadProblems.slice(0, shown)) stderr.write(`bfcl eval: data problem: ${problem}\n`);
+  if (loadProblems.length > shown) {
+    stderr.write(
+      `bfcl eval: ${loadProblems.length - shown} more data problems (see the report's loadProblems)\n`,
+    );
+  }
+  const seen = load.entries + load.dropped;
+  if (report.summary.total.runs === 0) {
+    stderr.write(
+      `bfcl eval: failed: nothing ran (${load.entries} entries loaded, ${load.dropped} dropped)\n`,
+    );
+    return true;
+  }
+  if (seen > 0 && load.dropped / seen > MAX_DROPPED_SHARE) {
+    stderr.write(
+      `bfcl eval: failed: ${load.dropped} of ${seen} entries could not be loaded (more than ${MAX_DROPPED_SHARE * 100}%)\n`,
+    );
+    return true;
+  }
+  return false;
 }
 
 function list(text: string): string[] {

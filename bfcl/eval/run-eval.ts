@@ -81,6 +81,8 @@ export interface EvalReport {
   skipped: { id: string; reason: string }[];
   /** Problems met loading the data (a missing file fails the eval instead). */
   loadProblems: string[];
+  /** Entries loaded and entries the data files held that could not be loaded, over all categories. */
+  load: { entries: number; dropped: number };
   records: EvalRecord[];
 }
 
@@ -99,12 +101,15 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
   const entries: BfclEntry[] = [];
   const files: string[] = [];
   const loadProblems: string[] = [];
+  const load = { entries: 0, dropped: 0 };
   for (const category of options.categories) {
     const loaded = await loadCategory(options.dataDir, category);
     const missing = loaded.problems.find((p) => p.kind === 'missing_file' || p.kind === 'unreadable_file');
     if (missing) throw new EvalOptionError(`${missing.message} (data folder ${options.dataDir})`);
     files.push(...loaded.files);
     loadProblems.push(...loaded.problems.map((p) => p.message));
+    load.entries += loaded.entries.length;
+    load.dropped += loaded.dropped;
     entries.push(...spread(loaded.entries, options.limit));
   }
 
@@ -158,6 +163,7 @@ export async function runEval(options: EvalOptions): Promise<EvalReport> {
     summary: evalSummary(records),
     skipped,
     loadProblems,
+    load,
     records,
   };
 }
