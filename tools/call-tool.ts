@@ -357,7 +357,12 @@ function safeText(value: unknown): string {
     try {
       text = String(value);
     } catch {
-      text = Object.prototype.toString.call(value);
+      try {
+        text = Object.prototype.toString.call(value);
+      } catch {
+        // A Proxy whose every trap throws: nothing of it can be read.
+        text = '(unreadable value)';
+      }
     }
   }
   return truncate(text);

@@ -141,14 +141,46 @@ export function defineTool<I extends z.ZodType, O extends z.ZodType = z.ZodType>
       );
     }
   });
+  const inputSchema = toJSONSchema(definition.id, modelInput, 'input');
+  refuseForbiddenFields(definition.id, inputSchema);
   return {
     ...definition,
     input: input as I,
     kind: 'tool',
     modelInput,
-    inputSchema: toJSONSchema(definition.id, modelInput, 'input'),
+    inputSchema,
     outputSchema: definition.output ? toJSONSchema(definition.id, definition.output, 'output') : undefined,
   };
+}
+
+/** Field names the boundary refuses in any input (they reach `Object.prototype`). */
+const FORBIDDEN_FIELD_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * A schema with a field named `__proto__`, `constructor` or `prototype` could never be called:
+ * the boundary refuses those keys in every input (issue 12, defect 9), so the tool is refused
+ * here, naming the field, instead of failing every call.
+ */
+function refuseForbiddenFields(id: string, schema: unknown, path = ''): void {
+  if (schema === null || typeof schema !== 'object') return;
+  const node = schema as Record<string, unknown>;
+  const properties = node.properties;
+  if (properties !== null && typeof properties === 'object') {
+    for (const key of Object.keys(properties)) {
+      const where = path ? `${path}.${key}` : key;
+      if (FORBIDDEN_FIELD_NAMES.has(key)) {
+        throw new ToolDefinitionError(
+          `Tool ${id}: its input has a field named "${key}" (${where}); the boundary refuses that name in every call, rename it`,
+        );
+      }
+      refuseForbiddenFields(id, (properties as Record<string, unknown>)[key], where);
+    }
+  }
+  for (const key of ['items', 'additionalProperties'] as const) refuseForbiddenFields(id, node[key], path);
+  for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
+    const list = node[key];
+    if (Array.isArray(list)) for (const item of list) refuseForbiddenFields(id, item, path);
+  }
 }
 
 /** A top-level object that strips unknown keys, made loose; anything else unchanged. */
