@@ -1,0 +1,252 @@
+/**
+ * `npm run fuzz -- --seconds N [--seed S] [--runtime-share P]`: drives the tool boundary and the
+ * runtime with hostile input for N seconds (default 20) and prints what it counted (issue 12,
+ * "keep the attack surface tested"):
+ *
+ * | count               | what it means                                                            |
+ * |---------------------|--------------------------------------------------------------------------|
+ * | inputs              | tool calls sent to the boundary, plus hostile planner turns run           |
+ * | crashes             | a boundary call that threw, or a run that did not end in its budget       |
+ * | pollution           | `Object.prototype` gained a property                                      |
+ * | invalid executions  | `execute` ran with an input its schema refuses                             |
+ * | oversized hints     | a RetryHint over 16 KB                                                    |
+ * | p50 / p99 / max     | ms per boundary input (target: max ≤ 50 ms on an idle machine)            |
+ *
+ * Inputs come from fast-check: arbitrary values (`fc.anything`, with functions, symbols, BigInts,
+ * sparse arrays, proxies and cycles mixed in), their JSON text, near-JSON text, and deep or wide
+ * values up to the caps. Exits 1 on any crash, pollution, invalid execution or oversized hint.
+ */
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import fc from 'fast-check';
+import { z } from 'zod';
+import { scriptedPlanner } from '../run/planner.ts';
+import { createRuntime } from '../runtime/create-runtime.ts';
+import { callTool } from '../tools/call-tool.ts';
+import { defineTool } from '../tools/define-tool.ts';
+import { ToolCatalog } from '../tools/tool-catalog.ts';
+
+const HINT_LIMIT_BYTES = 16 * 1024;
+
+const { values: args } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '20' },
+    seed: { type: 'string' },
+    'runtime-share': { type: 'string', default: '0.05' },
+  },
+});
+const seconds = Number(args.seconds);
+const seed = args.seed === undefined ? Date.now() % 2 ** 31 : Number(args.seed);
+const runtimeShare = Number(args['runtime-share']);
+
+const schemas = {
+  'fz.profile': z.object({
+    email: z.email(),
+    plan: z.enum(['free', 'pro']),
+    tags: z.array(z.string()).max(50).optional(),
+    address: z.object({ city: z.string(), zip: z.string().regex(/^\d{5}$/) }).optional(),
+  }),
+  'fz.numbers': z.object({
+    values: z.array(z.number()),
+    mode: z.union([z.literal('sum'), z.literal('max')]),
+  }),
+  'fz.any': z.object({ payload: z.unknown() }),
+  'fz.deep': z.object({ tree: z.record(z.string(), z.unknown()) }),
+};
+let invalidExecutions = 0;
+let executions = 0;
+const tools = Object.entries(schemas).map(([id, input]) =>
+  defineTool({
+    id,
+    description: `fuzz target ${id}`,
+    input: input as z.ZodType,
+    execute: async (value: unknown) => {
+      executions++;
+      if (!(input as z.ZodType).safeParse(value).success) invalidExecutions++;
+      return { ok: true };
+    },
+  }),
+);
+const catalog = new ToolCatalog(tools);
+const ids = [...catalog.ids, 'fz.unknown', '__proto__', 'constructor'];
+
+function hostile(): fc.Arbitrary<unknown> {
+  const leaf = fc.oneof(
+    fc.anything({
+      withBigInt: true,
+      withMap: true,
+      withSet: true,
+      withSparseArray: true,
+      withTypedArray: true,
+    }),
+    fc.constant(() => 1),
+    fc.constant(Symbol('s')),
+    fc.constant(new Array(50_000)),
+    fc.constant(Array.from({ length: 20_000 }, () => 1)),
+    fc.constant(JSON.parse('{"__proto__":{"polluted":1},"constructor":{"prototype":{"polluted":1}}}')),
+  );
+  const shaped = fc.record(
+    {
+      email: fc.oneof(fc.emailAddress(), fc.string(), fc.integer()),
+      plan: fc.oneof(fc.constantFrom('free', 'pro', 'PRO', ''), fc.integer()),
+      tags: fc.oneof(fc.array(fc.string()), fc.array(fc.anything(), { maxLength: 200 })),
+      values: fc.array(fc.oneof(fc.double(), fc.string()), { maxLength: 500 }),
+      payload: fc.anything(),
+      tree: fc.dictionary(fc.string(), fc.anything()),
+    },
+    { requiredKeys: [] },
+  );
+  const proxied = shaped.map((value) => new Proxy(value, {}));
+  const throwing = fc.constant(
+    new Proxy(
+      {},
+      {
+        get() {
+          throw new Error('trap');
+        },
+        ownKeys() {
+          throw new Error('keys');
+        },
+      },
+    ),
+  );
+  const cyclic = shaped.map((value) => {
+    (value as Record<string, unknown>).self = value;
+    return value;
+  });
+  const deep = fc.integer({ min: 1, max: 200 }).map((depth) => {
+    let value: unknown = 'leaf';
+    for (let i = 0; i < depth; i++) value = { tree: value };
+    return value;
+  });
+  const asText = shaped.map((value) => JSON.stringify(value) ?? 'null');
+  const nearJson = asText.chain((text) =>
+    fc.nat({ max: Math.max(0, text.length - 1) }).map((cut) => text.slice(0, cut)),
+  );
+  return fc.oneof(leaf, shaped, proxied, throwing, cyclic, deep, asText, nearJson, fc.string());
+}
+
+const calls = fc.record({ name: fc.constantFrom(...ids), input: hostile() });
+const plans = fc.oneof(
+  fc.record({ finalResponse: fc.record({ text: fc.string(), data: hostile() }) }),
+  fc.record({
+    toolCalls: fc.array(
+      fc.record({
+        name: fc.constantFrom(...ids),
+        toolCallId: fc.constantFrom('call_0', 'x'),
+        input: hostile(),
+      }),
+      { maxLength: 5 },
+    ),
+  }),
+  fc.record({
+    notes: fc.array(fc.string(), { maxLength: 100 }),
+    finalResponse: fc.record({ text: fc.string() }),
+  }),
+  hostile(),
+);
+
+const durations: number[] = [];
+let inputs = 0;
+let crashes = 0;
+let oversizedHints = 0;
+const meta = { runId: 'fuzz', turnId: 'fuzz:t1', toolCallId: 'fuzz:t1:c1', agentId: 'fuzz', attempt: 1 };
+const polluted = () =>
+  Object.keys(Object.prototype).length > 0 || ({} as { polluted?: unknown }).polluted !== undefined;
+
+const boundarySamples = fc.sample(calls, { seed, numRuns: 2_000 });
+const planSamples = fc.sample(plans, { seed: seed + 1, numRuns: 500 });
+const deadline = performance.now() + seconds * 1000;
+let round = 0;
+let pollution = 0;
+
+async function boundaryInput(call: { name: string; input: unknown }): Promise<void> {
+  const started = performance.now();
+  try {
+    const result = await callTool(catalog, { name: call.name, toolCallId: 'c', input: call.input }, { meta });
+    const hint = result.retryHint === undefined ? 0 : JSON.stringify(result.retryHint).length;
+    if (hint > HINT_LIMIT_BYTES) oversizedHints++;
+  } catch (err) {
+    crashes++;
+    if (crashes <= 5) console.error('fuzz: the boundary threw:', err);
+  }
+  durations.push(performance.now() - started);
+  inputs++;
+}
+
+async function hostileRun(plan: unknown): Promise<void> {
+  const runtime = createRuntime({
+    agent: { id: 'fuzz' },
+    planner: scriptedPlanner([
+      plan as never,
+      { finalResponse: { text: 'end' } },
+      { finalResponse: { text: 'end' } },
+    ]),
+    tools,
+    telemetry: false,
+    caps: { timeBudgetMs: 2_000 },
+    onError: () => {},
+  });
+  try {
+    const run = runtime.start({ messages: [{ role: 'user', content: 'fuzz' }] });
+    const ended = await Promise.race([
+      run.result().then(() => true),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000)),
+    ]);
+    if (!ended) {
+      crashes++;
+      console.error('fuzz: a run did not end within its budget');
+    }
+  } catch (err) {
+    crashes++;
+    if (crashes <= 5) console.error('fuzz: runtime.start threw:', err);
+  } finally {
+    await runtime.close();
+  }
+  inputs++;
+}
+
+process.on('uncaughtException', (err) => {
+  crashes++;
+  console.error('fuzz: uncaught exception:', err);
+});
+process.on('unhandledRejection', (err) => {
+  crashes++;
+  console.error('fuzz: unhandled rejection:', err);
+});
+
+while (performance.now() < deadline) {
+  const call = boundarySamples[round % boundarySamples.length]!;
+  await boundaryInput(call);
+  if (Math.random() < runtimeShare) await hostileRun(planSamples[round % planSamples.length]);
+  if (polluted()) pollution++;
+  round++;
+  // A fresh batch of samples every full pass, so a long run keeps finding new inputs.
+  if (round % boundarySamples.length === 0) {
+    boundarySamples.splice(
+      0,
+      boundarySamples.length,
+      ...fc.sample(calls, { seed: seed + round, numRuns: 2_000 }),
+    );
+  }
+}
+
+durations.sort((a, b) => a - b);
+const at = (q: number) => durations[Math.min(durations.length - 1, Math.floor(q * durations.length))] ?? 0;
+const rows: [string, string][] = [
+  ['seed', String(seed)],
+  ['seconds', String(seconds)],
+  ['inputs', String(inputs)],
+  ['executions', String(executions)],
+  ['crashes', String(crashes)],
+  ['pollution', String(pollution)],
+  ['invalid executions', String(invalidExecutions)],
+  ['oversized hints', String(oversizedHints)],
+  ['p50 ms', at(0.5).toFixed(3)],
+  ['p99 ms', at(0.99).toFixed(3)],
+  ['max ms', (durations.at(-1) ?? 0).toFixed(3)],
+];
+for (const [name, value] of rows) console.log(`${name.padEnd(20)} ${value}`);
+const failed = crashes + pollution + invalidExecutions + oversizedHints > 0;
+console.log(failed ? 'fuzz: FAILED' : 'fuzz: ok');
+process.exit(failed ? 1 : 0);
