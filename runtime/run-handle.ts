@@ -97,6 +97,9 @@ export class RunHandle {
   private readonly toolResults: ToolResult[] = [];
   private readonly outcome: Promise<RunOutcome>;
   private resolveOutcome!: (outcome: RunOutcome) => void;
+  private rejectOutcome!: (error: Error) => void;
+  /** Set when another process took the run over (a RunConflictError): this process stopped it. */
+  private lostTo?: Error;
   private current: RunActorRef;
   private storageOf?: RunStorage;
   /** Set while the run is evicted: brings it back (the runtime rebinds this handle). */
@@ -109,9 +112,12 @@ export class RunHandle {
   ) {
     this.runId = actor.getSnapshot().context.runId;
     this.current = actor;
-    this.outcome = new Promise<RunOutcome>((resolve) => {
+    this.outcome = new Promise<RunOutcome>((resolve, reject) => {
       this.resolveOutcome = (outcome) => resolve(this.stored(outcome));
+      this.rejectOutcome = reject;
     });
+    // A rejection nobody awaits yet must not be reported as unhandled.
+    this.outcome.catch(() => {});
     this.follow(actor);
   }
 
@@ -125,7 +131,9 @@ export class RunHandle {
     return this.subject.asObservable();
   }
 
+  /** The run's status as this process sees it; `failed` once another process took it over. */
   get status(): RunStatus {
+    if (this.lostTo !== undefined) return 'failed';
     return runStatusOf(this.actor.getSnapshot());
   }
 
@@ -141,7 +149,9 @@ export class RunHandle {
   /**
    * Resolves when the run reached `completed`, `failed` or `canceled` and its last snapshot and
    * events are in the store (a read of the store right after sees them all), or a write of them
-   * failed (then `storage` says `failing` and the runtime keeps retrying). Never rejects.
+   * failed (then `storage` says `failing` and the runtime keeps retrying). Rejects only with a
+   * `RunConflictError` when another process took the run over and this one stopped it
+   * (docs/durability.md: only one process advances a run).
    */
   result(): Promise<RunOutcome> {
     return this.outcome;
@@ -250,7 +260,18 @@ export class RunHandle {
     this.subject.next(event);
   }
 
-  /** @internal The runtime ends `events$` after the final `state_changed`. */
+  /**
+   * @internal The runtime lost the run to another owner and stopped its actor: `result()`
+   * rejects with `error`, `status` says `failed`, `events$` ends.
+   */
+  lose(error: Error): void {
+    if (this.lostTo !== undefined) return;
+    this.lostTo = error;
+    this.rejectOutcome(error);
+    this.subject.complete();
+  }
+
+  /** @internal The runtime ends `events$` after the run's terminal event. */
   close(): void {
     this.subject.complete();
   }

@@ -283,6 +283,9 @@ for (const kind of kinds) {
         expect(errors.some(({ error }) => error instanceof RunConflictError)).toBe(true);
         expect(a.runtime.get('run-fenced')).toBeUndefined();
         expect(run.actor.getSnapshot().status).toBe('stopped');
+        // The handle the app kept settles (issue 12 defect 3): it used to wait for ever, `running`.
+        await expect(run.result()).rejects.toBeInstanceOf(RunConflictError);
+        expect(run.status).toBe('failed');
         expect(a.tools.calls).toEqual([]); // its tool never ran: the call was never durable
         expect(await fixture.open().load('run-fenced')).toMatchObject({ status: 'completed' });
       });

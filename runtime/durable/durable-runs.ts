@@ -211,6 +211,7 @@ export function createDurableRuns(config: DurableRunsConfig) {
           if (persisters.get(runId) === persister) persisters.delete(runId);
           config.forget(runId);
           handle.actor.stop();
+          handle.lose(error);
           onError(error, `run ${runId}`);
         },
       });
