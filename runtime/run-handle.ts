@@ -10,6 +10,8 @@ import type { RunActorRef, RunMachine } from '../machines/run-machine.ts';
 import type { CapsState } from '../run/caps.ts';
 import type { Message } from '../run/message.ts';
 import type { RunEvent, RunStatus } from '../run/run-events.ts';
+import { MAX_TOOL_RESULT_BYTES } from '../tools/call-tool.ts';
+import { toJsonValue } from '../tools/parse-arguments.ts';
 import type { ToolCatalog } from '../tools/tool-catalog.ts';
 import type { ToolErrorJSON } from '../tools/tool-error.ts';
 import { type ToolResult, type ToolResultJSON, toolResultFromJSON } from '../tools/tool-result.ts';
@@ -207,8 +209,9 @@ export class RunHandle {
    * Answers an `await_external_tools`: exactly one result per awaited call, each passing the
    * tool's output schema when the tool is known and has one.
    *
-   * @throws RunAnswerError for a wrong state, an unknown, missing or duplicate `toolCallId`, or
-   *   a result that fails the output schema; nothing is sent then.
+   * @throws RunAnswerError for a wrong state, an unknown, missing or duplicate `toolCallId`, a
+   *   result JSON cannot carry (a BigInt, a cycle, a function), or a result that fails the
+   *   output schema; nothing is sent then.
    */
   async provideToolResults(results: ProvidedToolResult[]): Promise<void> {
     await this.revive?.();
@@ -226,7 +229,15 @@ export class RunHandle {
         throw new RunAnswerError(this.runId, `duplicate result for toolCallId "${provided.toolCallId}"`);
       }
       seen.add(provided.toolCallId);
-      converted.push(this.convertProvided(call.name, provided));
+      // Refused here, where the value enters: a store could never write it (issue 12, defect 3).
+      const json = toJsonValue(provided.result, { subject: 'Tool result', maxBytes: MAX_TOOL_RESULT_BYTES });
+      if (!json.ok) {
+        throw new RunAnswerError(
+          this.runId,
+          `the result for toolCallId "${provided.toolCallId}" is not JSON: ${json.message}`,
+        );
+      }
+      converted.push(this.convertProvided(call.name, { ...provided, result: json.value }));
     }
     const missing = calls.filter((call) => !seen.has(call.toolCallId)).map((call) => call.toolCallId);
     if (missing.length > 0)

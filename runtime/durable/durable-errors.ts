@@ -38,6 +38,38 @@ export class RunPersistenceError extends Error {
 }
 
 /**
+ * The run holds a value its store cannot write (a BigInt, a cycle, a function an app handed in
+ * with an answer or its opening messages). Not an outage: retrying would never succeed, so this
+ * process stops the run and reports it (issue 12, defect 3); the store keeps the last state it
+ * could save.
+ */
+export class RunValueError extends Error {
+  override readonly name = 'RunValueError';
+  readonly runId: string;
+
+  constructor(runId: string, options: { cause: unknown }) {
+    const reason = options.cause instanceof Error ? options.cause.message : String(options.cause);
+    super(
+      `Run "${runId}" holds a value the store cannot write (${reason}); this process stopped the run, and the store keeps its last saved state`,
+      { cause: options.cause },
+    );
+    this.runId = runId;
+  }
+}
+
+/**
+ * Whether `error` (or an error in its cause chain) says a value cannot be serialized: what
+ * `JSON.stringify` throws for a BigInt or a cycle, what `structuredClone` throws for a function.
+ */
+export function isValueError(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if (e.name === 'DataCloneError') return true;
+    if (e instanceof TypeError && /BigInt|circular|cyclic|could not be cloned/i.test(e.message)) return true;
+  }
+  return false;
+}
+
+/**
  * Another owner holds the run, or advanced it past the version this process knew (docs/durability.md:
  * only one process can advance a run). Thrown by `runtime.resume(runId)` and the by-id answer
  * methods when the run's lease is held elsewhere; reported for a hosted run whose save was

@@ -63,7 +63,7 @@ function gatedStore() {
 
 function persisterOn(store: RunStore, extra: { onWrite?: (write: PersistedWrite) => void } = {}) {
   const errors: RunPersistenceError[] = [];
-  const conflicts: RunConflictError[] = [];
+  const conflicts: Error[] = [];
   const persister = new RunPersister({
     store,
     runId: 'r1',

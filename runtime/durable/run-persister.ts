@@ -40,7 +40,7 @@ import {
   RunStoreUnavailableError,
   StaleRunVersionError,
 } from '../stores/run-store-errors.ts';
-import { RunConflictError, RunPersistenceError } from './durable-errors.ts';
+import { isValueError, RunConflictError, RunPersistenceError, RunValueError } from './durable-errors.ts';
 import { type PackCache, packSnapshot } from './snapshot-codec.ts';
 
 /** One step boundary to write. */
@@ -75,7 +75,7 @@ export interface PersistenceStatus {
    * `failing`: the last write failed and will be retried; `conflict`: another owner has the run;
    * `stopped`: this runtime no longer writes the run (evicted, closed).
    */
-  state: 'saved' | 'writing' | 'failing' | 'conflict' | 'stopped';
+  state: 'saved' | 'writing' | 'failing' | 'conflict' | 'unstorable' | 'stopped';
   /** The run's version in the store as this runtime last wrote or claimed it. */
   version?: number;
   /** The last failure: a RunPersistenceError while failing, the RunConflictError after a conflict. */
@@ -97,7 +97,11 @@ export interface RunPersisterOptions {
   retry?: { initialMs?: number; maxMs?: number };
   onWrite?: (write: PersistedWrite) => void;
   onError: (error: RunPersistenceError) => void;
-  onConflict: (error: RunConflictError) => void;
+  /**
+   * The run can never be saved by this process: another owner has it (RunConflictError) or it
+   * holds a value the store cannot write (RunValueError). The runtime stops the actor.
+   */
+  onConflict: (error: RunConflictError | RunValueError) => void;
 }
 
 interface Waiter {
@@ -127,7 +131,8 @@ export class RunPersister {
   private retryTimer: NodeJS.Timeout | undefined;
   private failures = 0;
   private failure: RunPersistenceError | undefined;
-  private conflict: RunConflictError | undefined;
+  /** The write can never succeed: another owner has the run, or it holds a value the store cannot write. */
+  private conflict: RunConflictError | RunValueError | undefined;
   private stopped = false;
   private uncertain: Uncertain | undefined;
   private waiters: Waiter[] = [];
@@ -151,7 +156,9 @@ export class RunPersister {
 
   get status(): PersistenceStatus {
     const state = this.conflict
-      ? 'conflict'
+      ? this.conflict instanceof RunValueError
+        ? 'unstorable'
+        : 'conflict'
       : this.stopped
         ? 'stopped'
         : this.failure
@@ -260,12 +267,14 @@ export class RunPersister {
   /** One write; `false` when it failed (retry scheduled, or conflict). */
   private async write(entry: SnapshotEntry, events: NewRunEvent[]): Promise<boolean> {
     const { store, runId } = this.options;
-    const snapshot = this.storedSnapshot(packSnapshot(entry.snapshot, this.packCache));
-    let pending = this.copying
-      ? events.map(({ event, at }) => ({ event: immutableCopy(event), at }))
-      : events;
+    let snapshot: unknown;
+    let pending = events;
     let calling = false;
     try {
+      // Inside the try: a value structuredClone cannot copy must not escape as an unhandled
+      // rejection (issue 12 defect 1: it took the whole process down).
+      snapshot = this.storedSnapshot(packSnapshot(entry.snapshot, this.packCache));
+      if (this.copying) pending = events.map(({ event, at }) => ({ event: immutableCopy(event), at }));
       await this.options.ready?.();
       if (this.uncertain !== undefined) {
         const landed = await this.resolveUncertain();
@@ -313,6 +322,10 @@ export class RunPersister {
     } catch (error) {
       if (isConflict(error)) {
         this.lose(error);
+        return false;
+      }
+      if (isValueError(error)) {
+        this.lose(new RunValueError(runId, { cause: error }));
         return false;
       }
       if (calling && error instanceof RunStoreUnavailableError) {
@@ -364,6 +377,11 @@ export class RunPersister {
   }
 
   private lose(error: unknown): void {
+    if (error instanceof RunValueError) {
+      this.conflict = error;
+      this.abandon();
+      return;
+    }
     const what =
       error instanceof StaleRunVersionError
         ? `another owner advanced or took this run (it is at version ${error.actualVersion}, this process had ${error.expectedVersion})`
@@ -375,15 +393,20 @@ export class RunPersister {
       `${what}; this process stopped it (docs/durability.md: only one process advances a run)`,
       { cause: error },
     );
+    this.abandon();
+  }
+
+  /** Gives up for good: no retry, every waiter rejected with the reason, the runtime told. */
+  private abandon(): void {
+    const reason = this.conflict!;
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     const waiting = this.waiters;
     this.waiters = [];
-    for (const waiter of waiting) waiter.reject(this.conflict);
-    for (const waiters of this.recordWaiters.values())
-      for (const waiter of waiters) waiter.reject(this.conflict);
+    for (const waiter of waiting) waiter.reject(reason);
+    for (const waiters of this.recordWaiters.values()) for (const waiter of waiters) waiter.reject(reason);
     this.recordWaiters.clear();
-    this.options.onConflict(this.conflict);
+    this.options.onConflict(reason);
   }
 
   private settle(): void {
