@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import type { PolicyRunner } from '../policies/policy-runner.ts';
 import { type PlanResult, type ScriptedStep, scriptedPlanner } from '../run/planner.ts';
@@ -105,6 +105,8 @@ describe('cancel', () => {
     }
     await reachState(run, c.state);
     const toolSignal = c.aborts === 'tool' ? await toolStarted.promise : undefined;
+    // A planner turn starts from the turn scheduler a moment after its state is entered.
+    if (c.aborts === 'planner') await vi.waitFor(() => expect(plannerSeen.signal).toBeDefined());
 
     run.cancel('user asked');
     const outcome = await run.result();

@@ -9,6 +9,7 @@ import { waitUntil } from '../../run/wait-until.ts';
 import { toJsonValue } from '../../tools/parse-arguments.ts';
 import { toolResultFromJSON } from '../../tools/tool-result.ts';
 import { advertisedTools, type RunDeps, runInfo } from './run-deps.ts';
+import { scheduleTurn } from './turn-scheduler.ts';
 
 /**
  * The `plan` actor: builds the planner's input from the run context, asks the planner through
@@ -66,15 +67,22 @@ export function createPlanActor(deps: RunDeps) {
         settle(() => reject(err));
         return;
       }
-      invoke({ kind, input: planInput, run: runInfo(context) }).then(
-        (result) =>
-          settle(() => {
-            const json = planResultAsJson(result);
-            if (json.ok) resolve({ result: json.value as PlanResult });
-            else reject(new PlannerOutputError(json.message));
-          }),
-        (err: unknown) => settle(() => reject(err)),
-      );
+      const ask = () => {
+        if (settled) return;
+        invoke({ kind, input: planInput, run: runInfo(context) }).then(
+          (result) =>
+            settle(() => {
+              const json = planResultAsJson(result);
+              if (json.ok) resolve({ result: json.value as PlanResult });
+              else reject(new PlannerOutputError(json.message));
+            }),
+          (err: unknown) => settle(() => reject(err)),
+        );
+      };
+      // Turns start from the turn scheduler's macrotasks: a planner that answers at once (a
+      // script, a cache) would otherwise chain every step of every run in one run of
+      // microtasks, and timers, I/O and lease renewals would starve (issue 12 defect 4).
+      scheduleTurn(ask);
     });
   });
 }
