@@ -23,6 +23,13 @@ export interface InspectorServerOptions {
   maxWsPayload?: number;
   /** SSE comment interval keeping idle streams open through proxies, ms. Default 15 000. */
   heartbeatMs?: number;
+  /** Live `/events` streams at once; more get 503. Default 16. */
+  maxSseClients?: number;
+  /**
+   * Bytes queued for one `/events` client that has not read them yet; past this the client is
+   * dropped (it reconnects and gets a fresh `hello`). Default 8 MiB.
+   */
+  maxSseBufferedBytes?: number;
 }
 
 export interface InspectorServer {
@@ -101,13 +108,50 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
     return c.html(inspectorPage({ svg: options.svg, nonce, machineId: store.graph.machineId }));
   });
 
-  app.get('/events', (c) =>
-    streamSSE(c, async (stream) => {
+  // Issue 12 defect 6: 1,000 clients blocked the process for 137 s sending 3.3 GB, and a client
+  // that never read made the server buffer without limit. Each message is serialized once for
+  // every client, clients are capped, and a client too far behind is dropped.
+  const maxClients = options.maxSseClients ?? 16;
+  const maxBuffered = options.maxSseBufferedBytes ?? 8 * 1024 * 1024;
+  const serialized = new WeakMap<object, string>();
+  const serialize = (data: unknown): string => {
+    if (data === null || typeof data !== 'object') return JSON.stringify(data);
+    let text = serialized.get(data);
+    if (text === undefined) {
+      text = JSON.stringify(data);
+      serialized.set(data, text);
+    }
+    return text;
+  };
+  let clients = 0;
+  app.get('/events', (c) => {
+    if (clients >= maxClients) {
+      return c.text(`Too many live inspector streams (at most ${maxClients}); close another page\n`, 503);
+    }
+    clients++;
+    // Bytes Node holds for this response, unsent: where a client that does not read piles up.
+    const outgoing = (c.env as { outgoing?: { writableLength?: number } } | undefined)?.outgoing;
+    return streamSSE(c, async (stream) => {
       let chain = Promise.resolve();
+      let buffered = 0;
+      let dropped = false;
+      let stop: () => void = () => {};
       const send = (event: string, data: unknown) => {
+        if (dropped) return;
+        const text = serialize(data);
+        buffered += text.length;
+        if (buffered + (outgoing?.writableLength ?? 0) > maxBuffered) {
+          // Too far behind: drop the client rather than buffer for it without limit.
+          dropped = true;
+          stop();
+          return;
+        }
         chain = chain
-          .then(() => stream.writeSSE({ event, data: JSON.stringify(data) }))
-          .catch(() => undefined);
+          .then(() => stream.writeSSE({ event, data: text }))
+          .catch(() => undefined)
+          .then(() => {
+            buffered -= text.length;
+          });
       };
       // Subscribe and take the hello in the same tick: nothing can fall between them.
       const unsubscribe = store.subscribe((message: InspectorMessage) => send(message.type, message));
@@ -122,14 +166,18 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
           );
       }, heartbeatMs);
       await new Promise<void>((resolve) => {
+        stop = resolve;
+        if (dropped) resolve();
         stream.onAbort(resolve);
         closers.add(resolve);
       });
+      clients--;
       clearInterval(heartbeat);
       unsubscribe();
-      await chain;
-    }),
-  );
+      if (dropped) stream.abort();
+      else await chain;
+    });
+  });
 
   app.get('/api/runs', (c) => c.json({ runs: store.runs() }));
   app.get('/api/runs/:key/log', (c) => {
