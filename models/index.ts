@@ -1,0 +1,8 @@
+/**
+ * `toolwarden/models`: any AI SDK 6 language model as a run's planner (docs/planners.md).
+ * Needs `@ai-sdk/provider` (and the provider package of your model) installed.
+ */
+export { ModelPlannerError, type ModelPlannerOptions, modelPlanner } from './model-planner.ts';
+export { toModelPrompt } from './model-prompt.ts';
+export { type HintStyle, renderToolError } from './render-hint.ts';
+export { PROVIDER_TOOL_NAME, type ToolNameMap, toolNameMap } from './tool-names.ts';

@@ -1,0 +1,182 @@
+import {
+  APICallError,
+  type LanguageModelV3,
+  type LanguageModelV3CallOptions,
+  type LanguageModelV3FunctionTool,
+  type LanguageModelV3GenerateResult,
+  type SharedV3ProviderOptions,
+} from '@ai-sdk/provider';
+import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../run/planner.ts';
+import { toModelPrompt } from './model-prompt.ts';
+import type { HintStyle } from './render-hint.ts';
+import { toolNameMap } from './tool-names.ts';
+
+export interface ModelPlannerOptions {
+  /** Any AI SDK 6 language model (provider spec V3): OpenAI, Anthropic, an OpenAI-compatible server, … */
+  model: LanguageModelV3;
+  /** System instructions, sent before the transcript. */
+  system?: string;
+  temperature?: number;
+  maxOutputTokens?: number;
+  /** How a failed call reads to the model (`render-hint.ts`). Default `structured`. */
+  hints?: HintStyle;
+  providerOptions?: SharedV3ProviderOptions;
+  /** Retries of a 429, a 5xx or a network error, with backoff honouring `Retry-After`. Default 2. */
+  maxRetries?: number;
+  /** Longest wait between retries, ms. Default 10 000. */
+  maxRetryDelayMs?: number;
+}
+
+/**
+ * Thrown when the model cannot plan the turn: its answer had neither text nor tool calls (the
+ * raw answer in `content`), or the provider kept failing (`cause`: the AI SDK's APICallError,
+ * with the provider, HTTP status and request id in the message). The run fails with it.
+ */
+export class ModelPlannerError extends Error {
+  override readonly name = 'ModelPlannerError';
+  readonly content?: unknown;
+  constructor(message: string, options: { cause?: unknown; content?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.content = options.content;
+  }
+}
+
+/**
+ * A planner backed by a language model (docs/planners.md). Each turn calls the model through the
+ * provider interface (`doGenerate`), not `generateText`: the AI SDK would validate tool inputs
+ * itself, and the model's tool-call JSON text must reach the tool boundary as it was written, so
+ * a bad call comes back with a RetryHint the model can act on.
+ *
+ * | run turn                          | model call                                                   |
+ * |-----------------------------------|--------------------------------------------------------------|
+ * | tools advertised                  | function tools (JSON Schema), names made provider-safe (`tool-names.ts`) |
+ * | restricted to one tool after a hint | only that tool, `toolChoice: required`                     |
+ * | finalizing (`tools: []`)          | no tools                                                     |
+ * | answer with tool calls            | `toolCalls` (ids kept as the model's), its text a planner note |
+ * | answer with text only             | `finalResponse`                                              |
+ * | neither                           | {@link ModelPlannerError} with the raw answer                |
+ *
+ * The planner's `signal` aborts the HTTP request. Not yet: streaming deltas, structured
+ * `output`, an `ask_user` tool, token usage on spans and a token cap.
+ */
+export function modelPlanner(options: ModelPlannerOptions): Planner {
+  const turn = async (input: PlanInput | PlanResumeInput): Promise<PlanResult> => {
+    const ids = new Set(input.tools.map((tool) => tool.name));
+    for (const message of input.messages) {
+      if (message.role === 'tool') ids.add(message.toolName);
+      if (message.role === 'assistant') for (const call of message.toolCalls ?? []) ids.add(call.toolName);
+    }
+    const names = toolNameMap(ids);
+    const tools: LanguageModelV3FunctionTool[] = input.tools.map((tool) => ({
+      type: 'function',
+      name: names.toProvider(tool.name),
+      description: tool.description,
+      inputSchema: tool.inputSchema as LanguageModelV3FunctionTool['inputSchema'],
+    }));
+    const call: LanguageModelV3CallOptions = {
+      prompt: toModelPrompt(input.messages, {
+        ...(options.system === undefined ? {} : { system: options.system }),
+        hints: options.hints ?? 'structured',
+        providerName: names.toProvider,
+      }),
+      ...(tools.length > 0
+        ? { tools, toolChoice: restricted(input) ? { type: 'required' } : { type: 'auto' } }
+        : {}),
+      ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
+      ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens }),
+      ...(options.providerOptions === undefined ? {} : { providerOptions: options.providerOptions }),
+      ...(input.signal === undefined ? {} : { abortSignal: input.signal }),
+    };
+    const result = await generateWithRetries(options, call, input.signal);
+    return planFrom(result, names.fromProvider);
+  };
+  return { planStart: turn, planResume: turn };
+}
+
+/** A turn after a hint that restricted the run to one tool: the model must call it. */
+function restricted(input: PlanInput | PlanResumeInput): boolean {
+  if (input.tools.length !== 1 || !('toolResults' in input)) return false;
+  return input.toolResults.some((result) => result.retryHint?.restrictToTool === true);
+}
+
+function planFrom(result: LanguageModelV3GenerateResult, toId: (name: string) => string): PlanResult {
+  const toolCalls: NonNullable<PlanResult['toolCalls']> = [];
+  const texts: string[] = [];
+  for (const part of result.content) {
+    if (part.type === 'tool-call') {
+      // The model's JSON text, untouched: the tool boundary parses and checks it.
+      toolCalls.push({ name: toId(part.toolName), toolCallId: part.toolCallId, input: part.input });
+    } else if (part.type === 'text' && part.text.trim() !== '') {
+      texts.push(part.text);
+    }
+  }
+  const text = texts.join('\n').trim();
+  if (toolCalls.length > 0) return text ? { toolCalls, notes: [text] } : { toolCalls };
+  if (text) return { finalResponse: { text } };
+  throw new ModelPlannerError(
+    `The model answered with neither text nor tool calls (finish reason ${String(result.finishReason?.unified ?? result.finishReason)})`,
+    { content: result.content },
+  );
+}
+
+async function generateWithRetries(
+  options: ModelPlannerOptions,
+  call: LanguageModelV3CallOptions,
+  signal: AbortSignal | undefined,
+): Promise<LanguageModelV3GenerateResult> {
+  const maxRetries = options.maxRetries ?? 2;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await options.model.doGenerate(call);
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason ?? err;
+      const retryable = APICallError.isInstance(err) ? err.isRetryable : isNetworkError(err);
+      if (!retryable || attempt >= maxRetries) throw providerError(options.model, err, attempt + 1);
+      await sleep(retryDelay(err, attempt, options.maxRetryDelayMs ?? 10_000), signal);
+    }
+  }
+}
+
+function providerError(model: LanguageModelV3, err: unknown, attempts: number): ModelPlannerError {
+  const api = APICallError.isInstance(err) ? err : undefined;
+  const requestId = api?.responseHeaders?.['x-request-id'] ?? api?.responseHeaders?.['request-id'];
+  const parts = [
+    `${model.provider} model ${model.modelId} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}`,
+    api?.statusCode === undefined ? undefined : `HTTP ${api.statusCode}`,
+    requestId === undefined ? undefined : `request id ${requestId}`,
+  ].filter(Boolean);
+  return new ModelPlannerError(`${parts.join(', ')}: ${err instanceof Error ? err.message : String(err)}`, {
+    cause: err,
+  });
+}
+
+function isNetworkError(err: unknown): boolean {
+  const code =
+    (err as { code?: unknown; cause?: { code?: unknown } })?.cause?.code ?? (err as { code?: unknown })?.code;
+  return typeof code === 'string' && /^(ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|UND_ERR_)/.test(code);
+}
+
+/** `Retry-After` (seconds or a date) when the provider sent it, else 500 ms doubling; capped. */
+function retryDelay(err: unknown, attempt: number, maxMs: number): number {
+  const header = APICallError.isInstance(err) ? err.responseHeaders?.['retry-after'] : undefined;
+  let ms = 500 * 2 ** attempt;
+  if (header !== undefined) {
+    const seconds = Number(header);
+    ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(header) - Date.now();
+  }
+  return Math.min(Math.max(0, ms), maxMs);
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
+}

@@ -1,0 +1,196 @@
+/**
+ * modelPlanner (issue 11, first slice): an AI SDK 6 language model plans a run. The model here is
+ * the AI SDK's own MockLanguageModelV3; the requests it records are what a provider would send.
+ */
+import type { LanguageModelV3CallOptions, LanguageModelV3GenerateResult } from '@ai-sdk/provider';
+import { APICallError } from '@ai-sdk/provider';
+import { MockLanguageModelV3 } from 'ai/test';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ModelPlannerError, modelPlanner } from '../models/model-planner.ts';
+import { PROVIDER_TOOL_NAME, toolNameMap } from '../models/tool-names.ts';
+import { restrictOnInvalidArguments } from '../policies/index.ts';
+import { defineTool } from '../tools/define-tool.ts';
+import { allEvents, testRuntime } from './run-fixtures.ts';
+
+const upsert = defineTool({
+  id: 'crm.upsert_profile',
+  description: 'Create or update a customer profile',
+  input: z.object({ email: z.email(), plan: z.enum(['free', 'pro']) }),
+  execute: async ({ email }) => ({ id: `cus_${email}` }),
+});
+
+const usage = {
+  inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 5, text: 5, reasoning: undefined },
+};
+const answer = (content: LanguageModelV3GenerateResult['content']): LanguageModelV3GenerateResult => ({
+  content,
+  finishReason: {
+    unified: content.some((c) => c.type === 'tool-call') ? 'tool-calls' : 'stop',
+    raw: undefined,
+  },
+  usage,
+  warnings: [],
+});
+const toolCall = (input: string, toolCallId = 'call_0') => ({
+  type: 'tool-call' as const,
+  toolCallId,
+  toolName: 'crm__upsert_profile',
+  input,
+});
+
+function scripted(answers: LanguageModelV3GenerateResult[]) {
+  const seen: LanguageModelV3CallOptions[] = [];
+  const model = new MockLanguageModelV3({
+    doGenerate: async (options) => {
+      seen.push(options);
+      const next = answers.shift();
+      if (!next) throw new Error('script exhausted');
+      return next;
+    },
+  });
+  return { model, seen };
+}
+
+describe('modelPlanner', () => {
+  it('runs the model’s tool call, repairs it from the hint it sends back, and ends on its text', async () => {
+    const { model, seen } = scripted([
+      answer([{ type: 'text', text: 'Adding ada.' }, toolCall('{"email":"ada@example.com","plan":"PRO"}')]),
+      answer([toolCall('{"email":"ada@example.com","plan":"pro"}', 'call_0')]),
+      answer([{ type: 'text', text: 'Ada is on pro.' }]),
+    ]);
+    const run = testRuntime({
+      planner: modelPlanner({ model, system: 'You manage CRM profiles.' }),
+      tools: [upsert],
+      policies: [restrictOnInvalidArguments({ maxRetries: 2 })],
+    }).start({ runId: 'm1', messages: [{ role: 'user', content: 'Add ada@example.com as pro' }] });
+    const outcome = await run.result();
+
+    expect(outcome.status).toBe('completed');
+    expect(outcome.finalResponse?.text).toBe('Ada is on pro.');
+    // Turn 1: the tools under provider-safe names, the system text first.
+    expect(seen[0]?.tools?.map((tool) => tool.name)).toEqual(['crm__upsert_profile']);
+    expect(seen[0]?.prompt[0]).toEqual({ role: 'system', content: 'You manage CRM profiles.' });
+    // Turn 2: restricted to the tool after an invalid call, and the hint is in the prompt,
+    // paired with the model's own id.
+    expect(seen[1]?.toolChoice).toEqual({ type: 'required' });
+    const toolMessage = seen[1]?.prompt.find((m) => m.role === 'tool');
+    const part = toolMessage?.content[0];
+    expect(part).toMatchObject({
+      type: 'tool-result',
+      toolCallId: 'call_0',
+      toolName: 'crm__upsert_profile',
+    });
+    const rendered = JSON.parse((part as { output: { value: string } }).output.value);
+    expect(rendered).toMatchObject({
+      reason: 'invalid_arguments',
+      issues: [{ path: 'plan', allowed: ['free', 'pro'] }],
+    });
+    expect(rendered.next).toContain('crm__upsert_profile');
+    // The text that came with the first call is kept as a planner note.
+    const notes = (await allEvents(run)).flatMap((event) =>
+      event.type === 'planner_note' ? [event.note] : [],
+    );
+    expect(notes).toEqual(['Adding ada.']);
+    expect(outcome.toolResults.at(-1)).toMatchObject({ executed: true, providerToolCallId: 'call_0' });
+  });
+
+  it('sends only the error message with hints: plain', async () => {
+    const { model, seen } = scripted([
+      answer([toolCall('{"email":"ada@example.com"}')]),
+      answer([{ type: 'text', text: 'I need the plan.' }]),
+    ]);
+    await testRuntime({ planner: modelPlanner({ model, hints: 'plain' }), tools: [upsert] })
+      .start({ messages: [{ role: 'user', content: 'Add ada' }] })
+      .result();
+    const part = seen[1]?.prompt.find((m) => m.role === 'tool')?.content[0] as {
+      output: { type: string; value: string };
+    };
+    expect(part.output.type).toBe('error-text');
+    expect(part.output.value).toMatch(/^Argument validation failed for crm.upsert_profile/);
+    expect(() => JSON.parse(part.output.value)).toThrow();
+  });
+
+  it('asks for a final answer with no tools when the run finalizes', async () => {
+    const { model, seen } = scripted([
+      answer([toolCall('{"email":"a@b.co","plan":"pro"}')]),
+      answer([{ type: 'text', text: 'Done, out of tool calls.' }]),
+    ]);
+    const outcome = await testRuntime({
+      planner: modelPlanner({ model }),
+      tools: [upsert],
+      caps: { maxToolCalls: 1 },
+    })
+      .start({ messages: [{ role: 'user', content: 'go' }] })
+      .result();
+    expect(outcome.status).toBe('completed');
+    expect(seen[1]?.tools).toBeUndefined();
+  });
+
+  it('fails the run with the raw answer when the model gives neither text nor tool calls', async () => {
+    const { model } = scripted([answer([])]);
+    const outcome = await testRuntime({ planner: modelPlanner({ model }), tools: [upsert] })
+      .start({ messages: [{ role: 'user', content: 'go' }] })
+      .result();
+    expect(outcome.status).toBe('failed');
+    expect(outcome.error?.message).toContain('neither text nor tool calls');
+  });
+
+  it('retries a 429 honouring Retry-After, then names the provider and status when it keeps failing', async () => {
+    const limited = () =>
+      new APICallError({
+        message: 'Too Many Requests',
+        url: 'http://127.0.0.1/v1/chat/completions',
+        requestBodyValues: {},
+        statusCode: 429,
+        responseHeaders: { 'retry-after': '0', 'x-request-id': 'req_7' },
+        isRetryable: true,
+      });
+    let calls = 0;
+    const model = new MockLanguageModelV3({
+      provider: 'local',
+      modelId: 'gemma',
+      doGenerate: async () => {
+        calls++;
+        throw limited();
+      },
+    });
+    const planner = modelPlanner({ model, maxRetries: 2 });
+    const error = await planner
+      .planStart({
+        runId: 'r',
+        turnId: 'r:t1',
+        agentId: 'a',
+        messages: [],
+        tools: [],
+        caps: {} as never,
+        labels: {},
+      })
+      .catch((err: unknown) => err);
+    expect(calls).toBe(3);
+    expect(error).toBeInstanceOf(ModelPlannerError);
+    expect((error as Error).message).toMatch(
+      /local model gemma failed after 3 attempts, HTTP 429, request id req_7/,
+    );
+  });
+});
+
+describe('toolNameMap', () => {
+  it('maps every id to a provider-safe name and back, without collisions', () => {
+    const ids = [
+      'crm.upsert_profile',
+      'crm__upsert.profile',
+      'mcp-a.search',
+      'mcp_b.search',
+      `x.${'y'.repeat(90)}`,
+      `x.${'y'.repeat(91)}`,
+    ];
+    const map = toolNameMap(ids);
+    const names = ids.map((id) => map.toProvider(id));
+    for (const name of names) expect(name).toMatch(PROVIDER_TOOL_NAME);
+    expect(new Set(names).size).toBe(ids.length);
+    for (const id of ids) expect(map.fromProvider(map.toProvider(id))).toBe(id);
+    expect(map.toProvider('crm.upsert_profile')).toBe('crm__upsert_profile');
+  });
+});
