@@ -27,6 +27,7 @@
  * @module
  */
 
+import { statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -164,6 +165,27 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
     });
   }
 
+  // The file this store opened, by device and inode: deleting or replacing it under a live
+  // runtime used to lose every later write silently (issue 12, defect 9).
+  const file = url === options.path ? undefined : resolve(options.path);
+  let identity: { dev: number; ino: number } | undefined;
+
+  /** Throws when the database file is no longer the one this store opened. */
+  function checkFile(): void {
+    if (file === undefined || identity === undefined) return;
+    let now: { dev: number; ino: number } | undefined;
+    try {
+      now = statSync(file);
+    } catch {
+      now = undefined;
+    }
+    if (now?.dev !== identity.dev || now?.ino !== identity.ino) {
+      throw new Error(
+        `the database file ${file} was ${now === undefined ? 'deleted' : 'replaced'} while this process had it open; nothing more is stored until the runtime is restarted on a database`,
+      );
+    }
+  }
+
   async function open(): Promise<Client> {
     const { createClient } = await import('@libsql/client');
     if (url !== options.path) await mkdir(dirname(resolve(options.path)), { recursive: true });
@@ -174,6 +196,10 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
         await db.execute(`PRAGMA synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
       }
       await migrate(db);
+      if (file !== undefined) {
+        const { dev, ino } = statSync(file);
+        identity = { dev, ino };
+      }
       return db;
     } catch (error) {
       db.close();
@@ -195,6 +221,7 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
         client = undefined;
         throw error;
       });
+      checkFile();
       return await work(db);
     } catch (error) {
       if (error instanceof RunStoreError) throw error;
