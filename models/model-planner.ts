@@ -6,6 +6,7 @@ import {
   type LanguageModelV3GenerateResult,
   type SharedV3ProviderOptions,
 } from '@ai-sdk/provider';
+import { SpanKind, SpanStatusCode, type TracerProvider, trace } from '@opentelemetry/api';
 import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../run/planner.ts';
 import { toModelPrompt } from './model-prompt.ts';
 import type { HintStyle } from './render-hint.ts';
@@ -25,6 +26,13 @@ export interface ModelPlannerOptions {
   maxRetries?: number;
   /** Longest wait between retries, ms. Default 10 000. */
   maxRetryDelayMs?: number;
+  /**
+   * Where the `chat` span of each model call goes (OTel GenAI conventions: `chat {model}`, kind
+   * CLIENT, request/response model, token usage, finish reasons). Default: the global provider,
+   * a no-op until the app registers an SDK. The span is a child of the active span (the run's
+   * `plan` span when the telemetry plugin is on).
+   */
+  tracerProvider?: TracerProvider;
 }
 
 /**
@@ -56,8 +64,9 @@ export class ModelPlannerError extends Error {
  * | answer with text only             | `finalResponse`                                              |
  * | neither                           | {@link ModelPlannerError} with the raw answer                |
  *
- * The planner's `signal` aborts the HTTP request. Not yet: streaming deltas, structured
- * `output`, an `ask_user` tool, token usage on spans and a token cap.
+ * The planner's `signal` aborts the HTTP request. Each model call is a `chat` span with its
+ * token usage (OTel GenAI conventions). Not yet: streaming deltas, structured `output`, an
+ * `ask_user` tool, usage summed on the run result and a token cap.
  */
 export function modelPlanner(options: ModelPlannerOptions): Planner {
   const turn = async (input: PlanInput | PlanResumeInput): Promise<PlanResult> => {
@@ -87,7 +96,7 @@ export function modelPlanner(options: ModelPlannerOptions): Planner {
       ...(options.providerOptions === undefined ? {} : { providerOptions: options.providerOptions }),
       ...(input.signal === undefined ? {} : { abortSignal: input.signal }),
     };
-    const result = await generateWithRetries(options, call, input.signal);
+    const result = await tracedGenerate(options, call, input.signal);
     return planFrom(result, names.fromProvider);
   };
   return { planStart: turn, planResume: turn };
@@ -117,6 +126,62 @@ function planFrom(result: LanguageModelV3GenerateResult, toId: (name: string) =>
     `The model answered with neither text nor tool calls (finish reason ${String(result.finishReason?.unified ?? result.finishReason)})`,
     { content: result.content },
   );
+}
+
+/**
+ * One model call in a `chat` span, as the OTel GenAI semantic conventions name it (the retries
+ * of that call inside it): `gen_ai.operation.name=chat`, `gen_ai.provider.name`,
+ * `gen_ai.request.model`, `gen_ai.request.temperature`, `gen_ai.request.max_tokens`,
+ * `gen_ai.response.model`, `gen_ai.response.id`, `gen_ai.response.finish_reasons`,
+ * `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`; on failure ERROR and `error.type`.
+ */
+async function tracedGenerate(
+  options: ModelPlannerOptions,
+  call: LanguageModelV3CallOptions,
+  signal: AbortSignal | undefined,
+): Promise<LanguageModelV3GenerateResult> {
+  const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer('toolwarden');
+  const { model } = options;
+  return tracer.startActiveSpan(`chat ${model.modelId}`, { kind: SpanKind.CLIENT }, async (span) => {
+    if (span.isRecording()) {
+      span.setAttributes({
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': model.provider,
+        'gen_ai.request.model': model.modelId,
+        ...(options.temperature === undefined ? {} : { 'gen_ai.request.temperature': options.temperature }),
+        ...(options.maxOutputTokens === undefined
+          ? {}
+          : { 'gen_ai.request.max_tokens': options.maxOutputTokens }),
+      });
+    }
+    try {
+      const result = await generateWithRetries(options, call, signal);
+      if (span.isRecording()) {
+        const { usage, response, finishReason } = result;
+        span.setAttributes({
+          'gen_ai.response.model': response?.modelId ?? model.modelId,
+          ...(response?.id === undefined ? {} : { 'gen_ai.response.id': response.id }),
+          'gen_ai.response.finish_reasons': [String(finishReason?.unified ?? finishReason)],
+          ...(usage?.inputTokens?.total === undefined
+            ? {}
+            : { 'gen_ai.usage.input_tokens': usage.inputTokens.total }),
+          ...(usage?.outputTokens?.total === undefined
+            ? {}
+            : { 'gen_ai.usage.output_tokens': usage.outputTokens.total }),
+        });
+      }
+      return result;
+    } catch (err) {
+      span.setStatus({
+        code: SpanStatusCode.ERROR,
+        message: err instanceof Error ? err.message : String(err),
+      });
+      span.setAttribute('error.type', err instanceof Error ? err.name : '_OTHER');
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
 }
 
 async function generateWithRetries(
