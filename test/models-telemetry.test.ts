@@ -2,28 +2,13 @@
  * modelPlanner's `chat` spans (OTel GenAI conventions): one per model call, a child of the run's
  * `plan` span, with the request and response model, finish reasons and token usage.
  */
-import { context } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
 import { MockLanguageModelV3 } from 'ai/test';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { modelPlanner } from '../models/model-planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
+import { inMemoryTracing } from './support/in-memory-tracing.ts';
 
-const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-const contextManager = new AsyncLocalStorageContextManager();
-beforeAll(() => {
-  context.setGlobalContextManager(contextManager.enable());
-});
-afterAll(async () => {
-  context.disable();
-  await provider.shutdown();
-});
+const { exporter, provider } = inMemoryTracing();
 
 describe('modelPlanner telemetry', () => {
   it('records each model call as a chat span under the plan span, with token usage', async () => {

@@ -1,14 +1,12 @@
-import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import {
   AlwaysOffSampler,
   BasicTracerProvider,
-  InMemorySpanExporter,
   ParentBasedSampler,
   type ReadableSpan,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type ScriptedStep, scriptedPlanner } from '../run/planner.ts';
 import { createRuntime, type RuntimeOptions } from '../runtime/create-runtime.ts';
@@ -17,6 +15,7 @@ import { TELEMETRY_PLUGIN_NAME, telemetryPlugin } from '../telemetry/telemetry-p
 import { spanContextFromCarrier } from '../telemetry/trace-context.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { RateLimitedError } from '../tools/tool-error.ts';
+import { inMemoryTracing } from './support/in-memory-tracing.ts';
 import { restrictOnHint } from './support/restrict-on-hint.ts';
 import { storedAs, until } from './support/wait.ts';
 
@@ -24,18 +23,9 @@ import { storedAs, until } from './support/wait.ts';
 // provider is handed over with `telemetry: { tracerProvider }`; only the context manager is global
 // (the API has no other way to carry the active span across `await`).
 
-const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+const { exporter, provider } = inMemoryTracing();
 const userTracer = provider.getTracer('crm-client');
-const contextManager = new AsyncLocalStorageContextManager();
 
-beforeAll(() => {
-  context.setGlobalContextManager(contextManager.enable());
-});
-afterAll(async () => {
-  context.disable();
-  await provider.shutdown();
-});
 beforeEach(() => exporter.reset());
 
 const upsert = defineTool({
