@@ -214,14 +214,7 @@ export function createRuntime(options: RuntimeOptions) {
       persist.event(event);
       emitted = true;
       const info = runInfoOf(actor);
-      for (const plugin of plugins) {
-        if (!plugin.onEvent) continue;
-        try {
-          plugin.onEvent(event, info);
-        } catch (err) {
-          onError(err, `plugin ${plugin.name} onEvent`);
-        }
-      }
+      eachPlugin('onEvent', (plugin) => plugin.onEvent?.(event, info));
     };
     // The run's last event is its terminal one (run_completed, run_failed, run_canceled): it is
     // held until the state_changed into the final state is out (issue 12, defect 9).
@@ -506,12 +499,17 @@ export function createRuntime(options: RuntimeOptions) {
 
   /** Plugins' `onRunStart` hooks, each isolated: a throw is reported and the run starts all the same. */
   function notifyRunStart(info: RunInfo, how: 'start' | 'resume'): void {
+    eachPlugin('onRunStart', (plugin) => plugin.onRunStart?.(info, how));
+  }
+
+  /** Calls `hook` on every plugin that has it; a throw is reported (`onError`) and the next goes on. */
+  function eachPlugin(hook: 'onEvent' | 'onRunStart', call: (plugin: Plugin) => void): void {
     for (const plugin of plugins) {
-      if (!plugin.onRunStart) continue;
+      if (!plugin[hook]) continue;
       try {
-        plugin.onRunStart(info, how);
+        call(plugin);
       } catch (err) {
-        onError(err, `plugin ${plugin.name} onRunStart`);
+        onError(err, `plugin ${plugin.name} ${hook}`);
       }
     }
   }

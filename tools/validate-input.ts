@@ -71,7 +71,7 @@ export function validateToolInput(tool: Tool, input: unknown): InputValidation {
     reason: missingFields.size > 0 ? 'missing_fields' : 'invalid_arguments',
     missingFields: [...missingFields],
     issues: issues.slice(0, MAX_HINT_ISSUES),
-    issueCount: Math.max(issueCount, issues.length),
+    issueCount,
   };
 }
 
