@@ -92,6 +92,7 @@ describe.skipIf(skip !== undefined)('postgresStore', () => {
       );
       expect(columns.rows.map((row) => `${row.table_name}.${row.column_name}`)).toEqual([
         'run_events.event',
+        'run_rows.value',
         'runs.labels',
         'runs.snapshot',
       ]);
@@ -105,6 +106,37 @@ describe.skipIf(skip !== undefined)('postgresStore', () => {
       // The snapshot is real jsonb, queryable in SQL.
       const step = await admin!.query(`SELECT snapshot->>'step' AS step FROM "${fixture.schema}".runs`);
       expect(step.rows).toEqual([{ step: '1' }]);
+    } finally {
+      await fixture.dispose();
+    }
+  });
+
+  it('writes what a step added, not the transcript: the snapshot row stays the same size as the run grows (issue 17)', async () => {
+    requireDatabase();
+    const fixture = schemaFixture();
+    try {
+      const store = fixture.open();
+      const entry = (n: number) => ({ role: 'tool', content: `result ${n} `.repeat(20) });
+      let messages = [entry(0)];
+      const snapshot = () => ({ value: 'planning', context: { messages, hints: [] }, children: {} });
+      await store.create({ ...run, snapshot: snapshot() });
+      const sizes: number[] = [];
+      for (let step = 1; step <= 200; step++) {
+        messages = [...messages, entry(step)];
+        await store.save('run-1', { expectedVersion: step, status: 'running', snapshot: snapshot() });
+        if (step === 10 || step === 200) {
+          const row = await admin!.query(
+            `SELECT octet_length(snapshot::text) AS bytes FROM "${fixture.schema}".runs WHERE run_id = 'run-1'`,
+          );
+          sizes.push(Number(row.rows[0]?.bytes));
+        }
+      }
+      const rows = await admin!.query(`SELECT count(*) AS n FROM "${fixture.schema}".run_rows`);
+      expect(Number(rows.rows[0]?.n)).toBe(201);
+      // Only the markers' counts differ (11 → 201 entries).
+      expect(sizes[1]! - sizes[0]!).toBeLessThanOrEqual(2);
+      expect(sizes[0]).toBeLessThan(300);
+      expect((await fixture.open().load('run-1'))?.snapshot).toEqual(snapshot());
     } finally {
       await fixture.dispose();
     }

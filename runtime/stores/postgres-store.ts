@@ -57,6 +57,7 @@ import {
   checkTtl,
   FINISHED_STATUSES,
 } from './run-store-input.ts';
+import { groupRows, hasMarkers, joinSnapshot, type MemberRows, RowTracker } from './snapshot-rows.ts';
 
 interface PostgresStoreCommonOptions {
   /** The schema holding the store's tables; created when absent. Default `toolwarden`. */
@@ -139,6 +140,19 @@ const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    version: 3,
+    description: 'append-only snapshot members as rows (snapshot-rows.ts)',
+    statements: [
+      `CREATE TABLE {schema}.run_rows (
+        run_id text NOT NULL REFERENCES {schema}.runs (run_id) ON DELETE CASCADE,
+        member text NOT NULL,
+        idx integer NOT NULL,
+        value jsonb NOT NULL,
+        PRIMARY KEY (run_id, member, idx)
+      )`,
+    ],
+  },
 ];
 
 /** The schema version this code reads and writes. */
@@ -181,6 +195,25 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
   const storeName = `postgres run store (${describeTarget(options)}, schema "${schemaName}")`;
   let pool: Promise<Pool> | undefined;
   let closed = false;
+  const rowTracker = new RowTracker();
+
+  /** Runs from their rows, each snapshot joined with its member rows (snapshot-rows.ts). */
+  async function withRows(db: Pool, rows: readonly RunRow[]): Promise<StoredRun[]> {
+    const heads = rows.map((row) => parseJsonb(row.snapshot!));
+    const ids = rows.filter((_, index) => hasMarkers(heads[index])).map((row) => row.run_id);
+    let byRun = new Map<string, Map<string, unknown[]>>();
+    if (ids.length > 0) {
+      const result = await db.query<{ run_id: string; member: string; value: string }>(
+        `SELECT run_id, member, value::text AS value FROM ${schema}.run_rows
+         WHERE run_id = ANY($1::text[]) ORDER BY run_id, member, idx`,
+        [ids],
+      );
+      byRun = groupRows(
+        result.rows.map((row) => ({ runId: row.run_id, member: row.member, value: parseJsonb(row.value) })),
+      );
+    }
+    return rows.map((row, index) => toStoredRun(row, joinSnapshot(heads[index], byRun.get(row.run_id))));
+  }
 
   function unavailable(
     operation: string,
@@ -242,7 +275,9 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
   return {
     async create(run: NewRun): Promise<StoredRun> {
       checkNewRun(run);
-      const snapshot = toJsonbText(run.snapshot);
+      const split = rowTracker.split(run.runId, run.snapshot, undefined);
+      const snapshot = toJsonbText(split.head);
+      const rows = rowParams(split.rows);
       const labels = run.labels === undefined ? null : toJsonbText(run.labels);
       const events = run.events ?? [];
       return withDatabase('create', run.runId, async (db) => {
@@ -258,6 +293,10 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
              INSERT INTO ${schema}.run_events (run_id, seq, event, at)
              SELECT created.run_id, e.ord::integer, e.event, e.at
              FROM created, unnest($10::jsonb[], $11::double precision[]) WITH ORDINALITY AS e(event, at, ord)
+           ), rows AS (
+             INSERT INTO ${schema}.run_rows (run_id, member, idx, value)
+             SELECT created.run_id, r.member, r.idx, r.value
+             FROM created, unnest($12::text[], $13::integer[], $14::jsonb[]) AS r(member, idx, value)
            )
            SELECT run_id FROM created`,
           [
@@ -272,16 +311,20 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
             run.owner ?? null,
             events.map(({ event }) => toJsonbText(event)),
             events.map(({ at: eventAt }) => eventAt),
+            rows.members,
+            rows.indexes,
+            rows.values,
           ],
         );
         if (result.rowCount === 0) throw new RunExistsError(run.runId);
+        rowTracker.written(run.runId, run.snapshot, 1, FINISHED_STATUSES.includes(run.status));
         return {
           runId: run.runId,
           ...(run.sessionId === undefined ? {} : { sessionId: run.sessionId }),
           agentId: run.agentId,
           status: run.status,
           version: 1,
-          snapshot: fromJsonb(JSON.parse(snapshot)),
+          snapshot: structuredClone(run.snapshot),
           createdAt: at,
           updatedAt: at,
           ...(labels === null ? {} : { labels: fromJsonb(JSON.parse(labels)) as Record<string, string> }),
@@ -298,14 +341,16 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
           [runId],
         );
         const row = result.rows[0];
-        return row === undefined ? undefined : toStoredRun(row, parseJsonb(row.snapshot!));
+        return row === undefined ? undefined : (await withRows(db, [row]))[0];
       });
     },
 
     async save(runId: string, update: RunUpdate): Promise<StoredRun> {
       checkRunId(runId);
       checkRunUpdate(update);
-      const snapshot = toJsonbText(update.snapshot);
+      const split = rowTracker.split(runId, update.snapshot, update.expectedVersion);
+      const snapshot = toJsonbText(split.head);
+      const rows = rowParams(split.rows);
       const labels = update.labels === undefined ? null : toJsonbText(update.labels);
       const events = update.events ?? [];
       return withDatabase('save', runId, async (db) => {
@@ -321,6 +366,16 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
              INSERT INTO ${schema}.run_events (run_id, seq, event, at)
              SELECT saved.run_id, saved.event_seq - $7 + e.ord::integer, e.event, e.at
              FROM saved, unnest($8::jsonb[], $9::double precision[]) WITH ORDINALITY AS e(event, at, ord)
+           ), trimmed AS (
+             -- Rows past each member's new length (a rewritten member); never the ones inserted below.
+             DELETE FROM ${schema}.run_rows t
+             USING saved, unnest($13::text[], $14::integer[]) AS m(member, total)
+             WHERE t.run_id = saved.run_id AND t.member = m.member AND t.idx >= m.total
+           ), appended AS (
+             INSERT INTO ${schema}.run_rows (run_id, member, idx, value)
+             SELECT saved.run_id, r.member, r.idx, r.value
+             FROM saved, unnest($10::text[], $11::integer[], $12::jsonb[]) AS r(member, idx, value)
+             ON CONFLICT (run_id, member, idx) DO UPDATE SET value = excluded.value
            )
            SELECT ${RUN_COLUMNS} FROM saved`,
           [
@@ -333,10 +388,15 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
             events.length,
             events.map(({ event }) => toJsonbText(event)),
             events.map(({ at }) => at),
+            rows.members,
+            rows.indexes,
+            rows.values,
+            split.rows.map((member) => member.member),
+            split.rows.map((member) => member.from + member.values.length),
           ],
         );
         const row = result.rows[0];
-        if (row !== undefined) return toStoredRun(row, parseJsonb(snapshot));
+        if (row !== undefined) return rowTracker.saved(runId, update, toStoredRun(row, undefined));
         const current = await db.query<{ version: number }>(
           `SELECT version FROM ${schema}.runs WHERE run_id = $1`,
           [runId],
@@ -369,7 +429,7 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
            ${limit === undefined ? '' : `LIMIT $${values.length}`}`,
           values,
         );
-        return result.rows.map((row) => toStoredRun(row, parseJsonb(row.snapshot!)));
+        return withRows(db, result.rows);
       });
     },
 
@@ -416,6 +476,7 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
       return withDatabase('delete', runId, async (db) => {
         // run_events rows go with it (ON DELETE CASCADE), in the same statement.
         const result = await db.query(`DELETE FROM ${schema}.runs WHERE run_id = $1`, [runId]);
+        rowTracker.forget(runId);
         return (result.rowCount ?? 0) > 0;
       });
     },
@@ -460,7 +521,7 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
             [runId, owner, at],
           );
           const row = claimed.rows[0];
-          if (row !== undefined) return toStoredRun(row, parseJsonb(row.snapshot!));
+          if (row !== undefined) return (await withRows(db, [row]))[0]!;
           const current = await db.query<RunRow & { lease_until: number | string | null }>(
             `SELECT ${RUN_COLUMNS}, snapshot::text AS snapshot,
                (SELECT lease_until FROM ${schema}.run_owners o WHERE o.owner = r.owner) AS lease_until
@@ -469,7 +530,7 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
           );
           const found = current.rows[0];
           if (found === undefined) throw new RunNotFoundError(runId);
-          const run = toStoredRun(found, parseJsonb(found.snapshot!));
+          const run = (await withRows(db, [found]))[0]!;
           if (FINISHED_STATUSES.includes(run.status)) return run;
           const leaseUntil = Number(found.lease_until);
           if ((run.owner !== undefined && leaseUntil > now()) || attempt >= 2) {
@@ -538,6 +599,19 @@ async function migrate(pool: Pool, schemaName: string, schema: string): Promise<
     // A client whose transaction failed is discarded rather than returned half-broken.
     client.release(broken instanceof Error ? broken : undefined);
   }
+}
+
+/** Member rows as three parallel arrays for `unnest`: member, index, jsonb text. */
+function rowParams(rows: readonly MemberRows[]): { members: string[]; indexes: number[]; values: string[] } {
+  const params = { members: [] as string[], indexes: [] as number[], values: [] as string[] };
+  for (const { member, from, values } of rows) {
+    values.forEach((value, offset) => {
+      params.members.push(member);
+      params.indexes.push(from + offset);
+      params.values.push(toJsonbText(value));
+    });
+  }
+  return params;
 }
 
 function parseJsonb(text: string): unknown {

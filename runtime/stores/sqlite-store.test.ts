@@ -50,6 +50,52 @@ describe('sqliteStore', () => {
     return store;
   }
 
+  it('writes what a step added, not the transcript: the snapshot row stays the same size as the run grows (issue 17)', async () => {
+    const path = join(dir, 'runs.db');
+    const store = open(path);
+    const entry = (n: number) => ({ role: 'tool', content: `result ${n} `.repeat(20) });
+    let messages = [entry(0)];
+    const snapshot = () => ({ value: 'planning', context: { messages, hints: [] }, children: {} });
+    await store.create({ ...run, snapshot: snapshot() });
+    const db = createClient({ url: `file:${path}` });
+    const sizes: number[] = [];
+    try {
+      for (let step = 1; step <= 200; step++) {
+        messages = [...messages, entry(step)];
+        await store.save('run-1', { expectedVersion: step, status: 'running', snapshot: snapshot() });
+        if (step === 10 || step === 200) {
+          const row = await db.execute(
+            "SELECT length(snapshot) AS bytes FROM toolwarden_runs WHERE run_id = 'run-1'",
+          );
+          sizes.push(Number(row.rows[0]?.bytes));
+        }
+      }
+      const rows = await db.execute("SELECT count(*) AS n FROM toolwarden_run_rows WHERE run_id = 'run-1'");
+      expect(Number(rows.rows[0]?.n)).toBe(201);
+    } finally {
+      db.close();
+    }
+    // Whole snapshots grew by ~40 KB between step 10 and step 200; the row now holds markers only.
+    // Only the markers' counts differ (11 → 201 entries).
+    expect(sizes[1]! - sizes[0]!).toBeLessThanOrEqual(2);
+    expect(sizes[0]).toBeLessThan(300);
+    expect((await open(path).load('run-1'))?.snapshot).toEqual(snapshot());
+  });
+
+  it('reports a run whose transcript rows were lost instead of loading a shorter transcript', async () => {
+    const path = join(dir, 'runs.db');
+    const store = open(path);
+    const messages = [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'hello' },
+    ];
+    await store.create({ ...run, snapshot: { value: 'planning', context: { messages, hints: [] } } });
+    const db = createClient({ url: `file:${path}` });
+    await db.execute("DELETE FROM toolwarden_run_rows WHERE idx = 1 AND member = 'messages'");
+    db.close();
+    await expect(open(path).load('run-1')).rejects.toThrow(/"messages" should have 2 rows, the store has 1/);
+  });
+
   it('keeps runs across a restart: a new store on the same file loads what the old one saved', async () => {
     const path = join(dir, 'runs.db');
     const before = open(path);
@@ -85,6 +131,7 @@ describe('sqliteStore', () => {
       expect(tables.rows.map((row) => String(row.name))).toEqual([
         'toolwarden_run_events',
         'toolwarden_run_owners',
+        'toolwarden_run_rows',
         'toolwarden_runs',
         'toolwarden_schema_migrations',
       ]);

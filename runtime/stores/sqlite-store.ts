@@ -63,6 +63,7 @@ import {
   checkTtl,
   FINISHED_STATUSES,
 } from './run-store-input.ts';
+import { groupRows, hasMarkers, joinSnapshot, RowTracker } from './snapshot-rows.ts';
 
 /** Options of {@link sqliteStore}. */
 export interface SqliteStoreOptions {
@@ -131,6 +132,19 @@ const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    version: 3,
+    description: 'append-only snapshot members as rows (snapshot-rows.ts)',
+    statements: [
+      `CREATE TABLE toolwarden_run_rows (
+        run_id TEXT NOT NULL,
+        member TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (run_id, member, idx)
+      )`,
+    ],
+  },
 ];
 
 /** The schema version this code reads and writes. */
@@ -151,6 +165,33 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
   const storeName = `sqlite run store (${url})`;
   let client: Promise<Client> | undefined;
   let closed = false;
+  const rowTracker = new RowTracker();
+
+  /** Runs from their rows, each snapshot joined with its member rows (snapshot-rows.ts). */
+  async function withRows(db: Client, rows: readonly Row[]): Promise<StoredRun[]> {
+    const heads = rows.map((row) => JSON.parse(String(row.snapshot)) as unknown);
+    const ids = rows.filter((_, index) => hasMarkers(heads[index])).map((row) => String(row.run_id));
+    const stored: { runId: string; member: string; value: unknown }[] = [];
+    for (let at = 0; at < ids.length; at += ROW_READ_CHUNK) {
+      const chunk = ids.slice(at, at + ROW_READ_CHUNK);
+      const result = await db.execute({
+        sql: `SELECT run_id, member, value FROM toolwarden_run_rows
+              WHERE run_id IN (${chunk.map(() => '?').join(', ')}) ORDER BY run_id, member, idx`,
+        args: chunk,
+      });
+      for (const row of result.rows) {
+        stored.push({
+          runId: String(row.run_id),
+          member: String(row.member),
+          value: JSON.parse(String(row.value)),
+        });
+      }
+    }
+    const byRun = groupRows(stored);
+    return rows.map((row, index) =>
+      toStoredRun(row, joinSnapshot(heads[index], byRun.get(String(row.run_id)))),
+    );
+  }
 
   function unavailable(
     operation: string,
@@ -232,7 +273,8 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
   return {
     async create(run: NewRun): Promise<StoredRun> {
       checkNewRun(run);
-      const snapshot = JSON.stringify(run.snapshot);
+      const split = rowTracker.split(run.runId, run.snapshot, undefined);
+      const snapshot = JSON.stringify(split.head);
       const labels = run.labels === undefined ? null : JSON.stringify(run.labels);
       const events = run.events ?? [];
       return withDatabase('create', run.runId, async (db) => {
@@ -246,6 +288,15 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
                   SELECT ?, e.key + 1, e.value ->> 0, e.value ->> 1 FROM json_each(?) e
                   WHERE NOT EXISTS (SELECT 1 FROM toolwarden_runs WHERE run_id = ?)`,
             args: [run.runId, eventRows(events), run.runId],
+          });
+        }
+        for (const rows of split.rows) {
+          if (rows.values.length === 0) continue;
+          statements.push({
+            sql: `INSERT INTO toolwarden_run_rows (run_id, member, idx, value)
+                  SELECT ?, ?, ? + e.key, e.value FROM json_each(?) e
+                  WHERE NOT EXISTS (SELECT 1 FROM toolwarden_runs WHERE run_id = ?)`,
+            args: [run.runId, rows.member, rows.from, rowTexts(rows.values), run.runId],
           });
         }
         statements.push({
@@ -268,13 +319,14 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
         });
         const results = await db.batch(statements, 'write');
         if (results[results.length - 1]?.rowsAffected === 0) throw new RunExistsError(run.runId);
+        rowTracker.written(run.runId, run.snapshot, 1, FINISHED_STATUSES.includes(run.status));
         return {
           runId: run.runId,
           ...(run.sessionId === undefined ? {} : { sessionId: run.sessionId }),
           agentId: run.agentId,
           status: run.status,
           version: 1,
-          snapshot: JSON.parse(snapshot),
+          snapshot: structuredClone(run.snapshot),
           createdAt: at,
           updatedAt: at,
           ...(labels === null ? {} : { labels: JSON.parse(labels) }),
@@ -291,14 +343,15 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
           args: [runId],
         });
         const row = result.rows[0];
-        return row === undefined ? undefined : toStoredRun(row, JSON.parse(String(row.snapshot)));
+        return row === undefined ? undefined : (await withRows(db, [row]))[0];
       });
     },
 
     async save(runId: string, update: RunUpdate): Promise<StoredRun> {
       checkRunId(runId);
       checkRunUpdate(update);
-      const snapshot = JSON.stringify(update.snapshot);
+      const split = rowTracker.split(runId, update.snapshot, update.expectedVersion);
+      const snapshot = JSON.stringify(split.head);
       const labels = update.labels === undefined ? null : JSON.stringify(update.labels);
       const events = update.events ?? [];
       const rows = eventRows(events);
@@ -316,6 +369,21 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
             args: [rows, runId, update.expectedVersion],
           });
         }
+        // Only what the step added (snapshot-rows.ts); like the events, only at `expectedVersion`.
+        const atVersion = 'EXISTS (SELECT 1 FROM toolwarden_runs WHERE run_id = ? AND version = ?)';
+        for (const member of split.rows) {
+          statements.push({
+            sql: `DELETE FROM toolwarden_run_rows WHERE run_id = ? AND member = ? AND idx >= ? AND ${atVersion}`,
+            args: [runId, member.member, member.from + member.values.length, runId, update.expectedVersion],
+          });
+          if (member.values.length === 0) continue;
+          statements.push({
+            sql: `INSERT INTO toolwarden_run_rows (run_id, member, idx, value)
+                  SELECT ?, ?, ? + e.key, e.value FROM json_each(?) e WHERE ${atVersion}
+                  ON CONFLICT (run_id, member, idx) DO UPDATE SET value = excluded.value`,
+            args: [runId, member.member, member.from, rowTexts(member.values), runId, update.expectedVersion],
+          });
+        }
         statements.push({
           sql: `UPDATE toolwarden_runs
                 SET status = ?, snapshot = ?, labels = coalesce(?, labels), version = version + 1,
@@ -327,7 +395,7 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
         const results =
           statements.length === 1 ? [await db.execute(statements[0]!)] : await db.batch(statements, 'write');
         const row = results[results.length - 1]?.rows[0];
-        if (row !== undefined) return toStoredRun(row, JSON.parse(snapshot));
+        if (row !== undefined) return rowTracker.saved(runId, update, toStoredRun(row, undefined));
         const current = await db.execute({
           sql: 'SELECT version FROM toolwarden_runs WHERE run_id = ?',
           args: [runId],
@@ -360,7 +428,7 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
                 ${limit === undefined ? '' : 'LIMIT ?'}`,
           args,
         });
-        return result.rows.map((row) => toStoredRun(row, JSON.parse(String(row.snapshot))));
+        return withRows(db, result.rows);
       });
     },
 
@@ -413,9 +481,11 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
           [
             { sql: 'DELETE FROM toolwarden_run_events WHERE run_id = ?', args: [runId] },
             { sql: 'DELETE FROM toolwarden_runs WHERE run_id = ?', args: [runId] },
+            { sql: 'DELETE FROM toolwarden_run_rows WHERE run_id = ?', args: [runId] },
           ],
           'write',
         );
+        rowTracker.forget(runId);
         return (deleted?.rowsAffected ?? 0) > 0;
       });
     },
@@ -460,7 +530,7 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
             args: [owner, at, runId, owner, at],
           });
           const row = claimed.rows[0];
-          if (row !== undefined) return toStoredRun(row, JSON.parse(String(row.snapshot)));
+          if (row !== undefined) return (await withRows(db, [row]))[0]!;
           const current = await db.execute({
             sql: `SELECT ${RUN_COLUMNS},
                     (SELECT lease_until FROM toolwarden_run_owners o WHERE o.owner = r.owner) AS lease_until
@@ -469,7 +539,7 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
           });
           const found = current.rows[0];
           if (found === undefined) throw new RunNotFoundError(runId);
-          const run = toStoredRun(found, JSON.parse(String(found.snapshot)));
+          const run = (await withRows(db, [found]))[0]!;
           if (FINISHED_STATUSES.includes(run.status)) return run;
           const leaseUntil = Number(found.lease_until);
           if ((run.owner !== undefined && leaseUntil > now()) || attempt >= 2) {
@@ -553,6 +623,14 @@ function toDatabaseUrl(path: string): string {
  * Events as one JSON array of `[eventText, at]` pairs, for a single `json_each` insert (one
  * statement, whatever the count: ~25 µs less per event than a statement each).
  */
+/** Run ids per query when reading member rows. */
+const ROW_READ_CHUNK = 500;
+
+/** Member entries as `json_each` input: an array of each entry's JSON text. */
+function rowTexts(values: readonly unknown[]): string {
+  return JSON.stringify(values.map((value) => JSON.stringify(value)));
+}
+
 function eventRows(events: NewRunEvent[]): string {
   return JSON.stringify(events.map(({ event, at }) => [JSON.stringify(event), at]));
 }

@@ -308,6 +308,76 @@ export function describeRunStoreContract(
       });
     });
 
+    describe('run snapshots (transcript and hints grow at every step)', () => {
+      /** A snapshot shaped like a run's: its transcript and hints only ever gain entries. */
+      function runSnapshot(messages: unknown[], hints: unknown[] = [], value = 'planning') {
+        return { status: 'active', value, context: { turn: messages.length, messages, hints }, children: {} };
+      }
+      const message = (n: number) => ({ role: n % 2 === 0 ? 'assistant' : 'tool', content: `entry ${n}` });
+
+      it('loads back every step of a growing run, including after a reload, a rebuild and a shrink', async () => {
+        let messages = [message(0)];
+        let hints: unknown[] = [];
+        await store.create(newRun('run-1', { snapshot: runSnapshot(messages) }));
+        let version = 1;
+        for (let step = 1; step <= 12; step++) {
+          messages = [...messages, message(step)];
+          if (step % 4 === 0) hints = [...hints, { tool: 't', reason: 'invalid_arguments', step }];
+          // Step 6 rebuilds the transcript (equal entries, new objects); step 9 shrinks it.
+          if (step === 6) messages = structuredClone(messages);
+          if (step === 9) messages = messages.slice(0, 3);
+          const saved = await store.save('run-1', {
+            expectedVersion: version,
+            status: 'running',
+            snapshot: runSnapshot(messages, hints),
+          });
+          version = saved.version;
+          expect(saved.snapshot).toEqual(runSnapshot(messages, hints));
+          expect((await store.load('run-1'))?.snapshot).toEqual(runSnapshot(messages, hints));
+        }
+        expect((await store.list())[0]?.snapshot).toEqual(runSnapshot(messages, hints));
+      });
+
+      it('a stale save of a run snapshot changes nothing, and the next save from the stored version is whole', async () => {
+        const messages = [message(0), message(1)];
+        await store.create(newRun('run-1', { snapshot: runSnapshot(messages) }));
+        await store.save('run-1', {
+          expectedVersion: 1,
+          status: 'running',
+          snapshot: runSnapshot([...messages, message(2)]),
+        });
+        const stale = await store
+          .save('run-1', {
+            expectedVersion: 1,
+            status: 'running',
+            snapshot: runSnapshot([...messages, message(9), message(10)]),
+          })
+          .catch((error: unknown) => error);
+        expect(stale).toBeInstanceOf(StaleRunVersionError);
+        const loaded = await store.load('run-1');
+        expect(loaded?.snapshot).toEqual(runSnapshot([...messages, message(2)]));
+        // A writer that loaded the run (new objects) appends after what it loaded.
+        const reloaded = loaded!.snapshot as ReturnType<typeof runSnapshot>;
+        await store.save('run-1', {
+          expectedVersion: 2,
+          status: 'awaiting',
+          snapshot: runSnapshot([...reloaded.context.messages, message(3)], [], 'awaiting'),
+        });
+        expect((await store.load('run-1'))?.snapshot).toEqual(
+          runSnapshot([...messages, message(2), message(3)], [], 'awaiting'),
+        );
+      });
+
+      it('claims and deletes a run whose transcript is kept apart', async () => {
+        await store.create(newRun('run-1', { snapshot: runSnapshot([message(0), message(1)]) }));
+        const claimed = await store.claim!('run-1', 'owner-a');
+        expect(claimed.snapshot).toEqual(runSnapshot([message(0), message(1)]));
+        expect(await store.delete('run-1')).toBe(true);
+        await store.create(newRun('run-1', { snapshot: runSnapshot([message(7)]) }));
+        expect((await store.load('run-1'))?.snapshot).toEqual(runSnapshot([message(7)]));
+      });
+    });
+
     describe('list', () => {
       async function seed(): Promise<void> {
         const runs: [string, RunStatus, string | undefined][] = [
