@@ -2,18 +2,22 @@
  * A CPU profile of the reference loop (issue 17 "Show"): runs one variant of `bench/run.ts` under
  * the V8 sampling profiler and prints the top self time by package and by file.
  *
- *     node --import tsx bench/profile.ts [default|bare|machine] [--runs 3000]
+ *     node --import tsx bench/profile.ts [default|bare|machine|sqlite] [--runs 3000]
  *
  * `default` is `createRuntime` defaults (memory store, telemetry plugin), `bare` has no store and
- * no telemetry, `machine` is the run machine alone. Self time is the time a function ran itself,
+ * no telemetry, `machine` is the run machine alone, `sqlite` the default runtime on a SQLite file. Self time is the time a function ran itself,
  * not in what it called, summed by the file (and the npm package) it is defined in.
  */
 
+import { mkdtempSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createActor, waitFor } from 'xstate';
 import type { Message } from '../run/message.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
+import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
 import { addTool, discardingStore, resettablePlanner } from './support/reference-loop.ts';
 
 const { values, positionals } = parseArgs({
@@ -26,7 +30,12 @@ const prompt: Message[] = [{ role: 'user', content: 'Add the numbers' }];
 
 function loop(): () => Promise<void> {
   const planner = resettablePlanner();
-  const options = variant === 'default' ? {} : { store: discardingStore(), telemetry: false as const };
+  const options =
+    variant === 'default'
+      ? {}
+      : variant === 'sqlite'
+        ? { store: sqliteStore({ path: join(mkdtempSync(join(tmpdir(), 'tw-profile-')), 'runs.db') }) }
+        : { store: discardingStore(), telemetry: false as const };
   const runtime = createRuntime({ agent: { id: 'bench' }, planner, tools: [addTool], ...options });
   let n = 0;
   if (variant === 'machine') {

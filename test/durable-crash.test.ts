@@ -18,20 +18,15 @@ import type { ChildConfig, ResumeReport } from './support/durable-child.ts';
 
 const CHILD = join(import.meta.dirname, 'support', 'durable-child.ts');
 
-/** Where each worker is killed: the nth stored snapshot of a state, or inside a tool call. */
+/**
+ * Where each worker is killed: the nth stored snapshot of a state, or inside a tool call. Every
+ * state the run stands in across a macrotask is one; `validating` and `resuming`, whose policy
+ * consultations answer at once here, are written together with the next state
+ * (docs/durability.md §Step boundaries).
+ */
 const KILL_POINTS: { label: string; killAt: ChildConfig['killAt']; storedState: string }[] = [
   { label: 'planning', killAt: { state: 'planning', nth: 2 }, storedState: '"planning"' },
-  {
-    label: 'validating',
-    killAt: { state: 'validating.policies', nth: 2 },
-    storedState: '{"validating":"policies"}',
-  },
   { label: 'executing', killAt: { state: 'executing', nth: 2 }, storedState: '"executing"' },
-  {
-    label: 'resuming',
-    killAt: { state: 'resuming.policies', nth: 1 },
-    storedState: '{"resuming":"policies"}',
-  },
   {
     label: 'awaiting',
     killAt: { state: 'awaiting.clarification', nth: 1 },

@@ -83,6 +83,7 @@ describe('RunPersister', () => {
     const { persister } = persisterOn(gated.store, { onWrite: (write) => writes.push(write) });
     persister.event(note(1));
     persister.snapshot(entry(1));
+    await nextMacrotask(); // the create of step 1 is in flight
     for (const step of [2, 3, 4]) {
       persister.event(note(step));
       persister.snapshot(entry(step));
@@ -101,6 +102,23 @@ describe('RunPersister', () => {
       (await gated.inner.readEvents('r1')).map((record) => (record.event as { note: string }).note),
     ).toEqual(['n1', 'n2', 'n3', 'n4']);
     expect(persister.status).toEqual({ state: 'saved', version: 2 });
+  });
+
+  it('writes the boundaries passed within one macrotask as one write with all their events (group commit, issue 17)', async () => {
+    const writes: PersistedWrite[] = [];
+    const { persister } = persisterOn(memoryStore(), { onWrite: (write) => writes.push(write) });
+    for (const step of [1, 2, 3]) {
+      persister.event(note(step));
+      persister.snapshot(entry(step));
+    }
+    await persister.persisted();
+    persister.event(note(4));
+    persister.snapshot(entry(4));
+    await persister.persisted();
+    expect(writes.map((write) => [write.state, write.version, write.events])).toEqual([
+      ['step-3', 1, 3],
+      ['step-4', 2, 1],
+    ]);
   });
 
   it('keeps everything through a failed write, reports it, retries, and lands it all once the store is back', async () => {
@@ -254,3 +272,8 @@ describe('RunPersister', () => {
     });
   });
 });
+
+/** Writes start in the next macrotask (group commit): lets the one queued so far begin. */
+function nextMacrotask(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}

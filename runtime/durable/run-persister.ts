@@ -237,10 +237,18 @@ export class RunPersister {
     this.retryTimer = undefined;
   }
 
+  /**
+   * Starts a write in the next macrotask, not now: the step boundaries a run passes within one
+   * macrotask (a planner that answers at once, then validation, up to a tool waiting for its
+   * call to be stored) become one write of the newest snapshot with all their events. A step
+   * then costs one write, not one per state (issue 17: SQLite's client writes synchronously, and
+   * two writes per step were most of a step's cost). A boundary reached before a slow await (a
+   * model call, a tool) is still written while that await runs.
+   */
   private kick(): void {
     if (this.running || this.retryTimer !== undefined || this.stopped || this.conflict) return;
     this.running = true;
-    void this.drain();
+    setImmediate(() => void this.drain());
   }
 
   private async drain(): Promise<void> {

@@ -351,6 +351,7 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
       const split = rowTracker.split(runId, update.snapshot, update.expectedVersion);
       const snapshot = toJsonbText(split.head);
       const rows = rowParams(split.rows);
+      const trims = split.rows.filter((member) => member.trim);
       const labels = update.labels === undefined ? null : toJsonbText(update.labels);
       const events = update.events ?? [];
       return withDatabase('save', runId, async (db) => {
@@ -391,8 +392,8 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
             rows.members,
             rows.indexes,
             rows.values,
-            split.rows.map((member) => member.member),
-            split.rows.map((member) => member.from + member.values.length),
+            trims.map((member) => member.member),
+            trims.map((member) => member.from + member.values.length),
           ],
         );
         const row = result.rows[0];

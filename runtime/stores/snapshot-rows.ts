@@ -40,10 +40,15 @@ const FINISHED = new Set(['completed', 'failed', 'canceled']);
 export interface MemberRows {
   /** `messages` or `hints`. */
   member: string;
-  /** Index of the first row in `values`. Rows at `from + values.length` and beyond are deleted. */
+  /** Index of the first row in `values`. */
   from: number;
   /** The new entries, in order (JSON values, not yet encoded). */
   values: unknown[];
+  /**
+   * Rows at `from + values.length` and beyond may exist and must be deleted (a rewritten or
+   * shortened member). `false` when this store wrote the member last and it only grew.
+   */
+  trim: boolean;
 }
 
 /** A snapshot prepared for a SQL store: the row to write and the member rows that go with it. */
@@ -79,8 +84,9 @@ export class RowTracker {
     for (const { name } of ROW_MEMBERS) {
       const entries = members[name]!;
       const before = current?.members.get(name);
-      const from = before !== undefined && isPrefix(before, entries) ? before.length : 0;
-      rows.push({ member: name, from, values: entries.slice(from) });
+      const appends = before !== undefined && isPrefix(before, entries);
+      const from = appends ? before.length : 0;
+      rows.push({ member: name, from, values: entries.slice(from), trim: !appends });
       replaced[name] = { [MARKER]: entries.length };
     }
     const snap = snapshot as { context: Record<string, unknown> };
