@@ -187,6 +187,7 @@ export { type ToolCallMeta, ToolCallMetaSchema } from './tools/tool-call-meta.ts
 export { ToolCatalog, type ToolDescriptor } from './tools/tool-catalog.ts';
 export {
   RateLimitedError,
+  ToolArgumentsRejectedError,
   ToolError,
   type ToolErrorJSON,
   ToolErrorJSONSchema,

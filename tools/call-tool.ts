@@ -5,7 +5,13 @@ import { type ParseLimits, parseArguments, toJsonValue } from './parse-arguments
 import type { RetryHint } from './retry-hint.ts';
 import type { ToolCallMeta } from './tool-call-meta.ts';
 import type { ToolCatalog } from './tool-catalog.ts';
-import { RateLimitedError, ToolError, ToolTimeoutError, ToolUnavailableError } from './tool-error.ts';
+import {
+  RateLimitedError,
+  ToolArgumentsRejectedError,
+  ToolError,
+  ToolTimeoutError,
+  ToolUnavailableError,
+} from './tool-error.ts';
 import type { ToolResult } from './tool-result.ts';
 import { dottedPath, MAX_HINT_ISSUES, validateToolInput } from './validate-input.ts';
 
@@ -21,6 +27,7 @@ import { dottedPath, MAX_HINT_ISSUES, validateToolInput } from './validate-input
  * | `execute` exceeded `timeoutMs`     | `timeout`            | false          | true     |
  * | `execute` threw RateLimitedError   | `rate_limited`       | false          | true     |
  * | `execute` threw ToolUnavailableError | `tool_unavailable` | false          | true     |
+ * | `execute` threw ToolArgumentsRejectedError | `invalid_arguments` | false    | true     |
  * | result fails `output` schema       | `malformed_response` | false          | true     |
  * | `execute` threw anything else      | no hint, `recoverable: false` | —     | true     |
  *
@@ -277,6 +284,10 @@ function executionFailure(
     const message = `Tool ${tool.id} was rate limited: ${err.message}`;
     const hint = { ...infraHint(tool.id, 'rate_limited', message), retryAfterMs: err.retryAfterMs };
     return failure(call, message, hint, true, err);
+  }
+  if (err instanceof ToolArgumentsRejectedError) {
+    const message = `Tool ${tool.id} refused its arguments: ${err.message}`;
+    return failure(call, message, infraHint(tool.id, 'invalid_arguments', message), true, err);
   }
   if (err instanceof ToolUnavailableError) {
     const message = `Tool ${tool.id} is unavailable: ${err.message}`;

@@ -206,6 +206,15 @@ export class RateLimitedError extends Error {
   }
 }
 
+/**
+ * Thrown by a tool's `execute` when the service behind it refused the arguments the boundary let
+ * through (its own checks are stricter than the schema it published: an MCP server's
+ * `invalid params`); becomes `invalid_arguments`, so the planner repairs the call.
+ */
+export class ToolArgumentsRejectedError extends Error {
+  override readonly name = 'ToolArgumentsRejectedError';
+}
+
 /** Thrown by a tool's `execute` when its backing service is down; becomes `tool_unavailable`. */
 export class ToolUnavailableError extends Error {
   override readonly name = 'ToolUnavailableError';

@@ -1,0 +1,9 @@
+/**
+ * `toolwarden/mcp`: MCP servers' tools behind the tool boundary, and a runtime's tools served over
+ * MCP (docs/mcp.md). Needs the optional peer `@modelcontextprotocol/sdk`.
+ *
+ * @module
+ */
+export type { McpTransport } from './mcp-connection.ts';
+export { MAX_MCP_DESCRIPTION, MAX_MCP_TOOL_NAME } from './mcp-names.ts';
+export { type McpToolset, type McpToolsetOptions, mcpToolset, TOOL_CALL_META_KEY } from './mcp-toolset.ts';

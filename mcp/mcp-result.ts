@@ -1,0 +1,122 @@
+import { type ToolOutput, toolOutput } from '../tools/define-tool.ts';
+import {
+  ToolArgumentsRejectedError,
+  ToolError,
+  ToolTimeoutError,
+  ToolUnavailableError,
+} from '../tools/tool-error.ts';
+import type { Artifact } from '../tools/tool-result.ts';
+
+// JSON-RPC error codes the SDK uses (its `ErrorCode`), kept here so that importing this module
+// does not load the optional peer.
+const CONNECTION_CLOSED = -32000;
+const REQUEST_TIMEOUT = -32001;
+const INVALID_PARAMS = -32602;
+
+/**
+ * The JSON-RPC error code of an SDK `McpError`, or `undefined` for anything else (an HTTP
+ * transport's error carries the HTTP status as `code`: that is transport trouble).
+ */
+function jsonRpcCode(error: unknown): number | undefined {
+  if (!(error instanceof Error) || error.name !== 'McpError') return undefined;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'number' && Number.isInteger(code) ? code : undefined;
+}
+
+/** A `tools/call` result as the SDK's `CallToolResultSchema` parses it (only what we read). */
+export interface McpCallResult {
+  content?: { type: string; [key: string]: unknown }[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+}
+
+/**
+ * What a model and a UI get from an MCP tool result (docs/mcp.md §Results):
+ *
+ * | MCP result | toolwarden |
+ * |---|---|
+ * | `isError: true` | a ToolError the planner sees, its text content as the message |
+ * | `structuredContent` | the result (checked against the tool's `outputSchema` by the boundary) |
+ * | text content only | the result: the texts joined by a blank line |
+ * | image, audio, embedded resource, resource link | artifacts (never sent to the model); a link is also named in the text |
+ *
+ * @throws ToolError for `isError` results.
+ */
+export function toToolOutput(server: string, tool: string, result: McpCallResult): unknown {
+  const texts: string[] = [];
+  const artifacts: Artifact[] = [];
+  for (const part of Array.isArray(result.content) ? result.content : []) {
+    if (part.type === 'text' && typeof part.text === 'string') texts.push(part.text);
+    else if (part.type === 'image' || part.type === 'audio') {
+      artifacts.push({ kind: part.type, data: part.data, mimeType: String(part.mimeType ?? '') });
+    } else if (part.type === 'resource') {
+      const resource = part.resource as { uri?: string; mimeType?: string } | undefined;
+      artifacts.push({
+        kind: 'resource',
+        data: resource,
+        ...(resource?.mimeType ? { mimeType: resource.mimeType } : {}),
+        ...(resource?.uri ? { title: resource.uri } : {}),
+      });
+    } else if (part.type === 'resource_link') {
+      texts.push(`[resource ${String(part.uri)}${part.name ? ` (${String(part.name)})` : ''}]`);
+      artifacts.push({ kind: 'resource_link', data: part, title: String(part.uri) });
+    } else {
+      artifacts.push({ kind: `mcp:${String(part.type)}`, data: part });
+    }
+  }
+  const text = texts.join('\n\n');
+  if (result.isError === true) {
+    throw new ToolError(text || `MCP tool "${tool}" on server "${server}" reported an error`, {
+      recoverable: true,
+    });
+  }
+  const value = result.structuredContent !== undefined ? result.structuredContent : text;
+  return artifacts.length > 0 ? (toolOutput(value, { artifacts }) as ToolOutput) : value;
+}
+
+/**
+ * The boundary's reading of a failed `tools/call` (docs/mcp.md §Errors):
+ *
+ * | failure | becomes | hint reason |
+ * |---|---|---|
+ * | the call's signal aborted (the tool's `timeoutMs`, a cancel) | the abort reason | `timeout` for a timeout |
+ * | the SDK's own request timeout | ToolTimeoutError | `timeout` |
+ * | JSON-RPC invalid params | ToolArgumentsRejectedError | `invalid_arguments` |
+ * | connection closed, not connected, transport failure | ToolUnavailableError (the next call reconnects) | `tool_unavailable` |
+ * | any other JSON-RPC error | ToolError with the server's message | none |
+ *
+ * `lost` is called when the connection must be opened again.
+ */
+export function toToolFailure(
+  server: string,
+  toolId: string,
+  timeoutMs: number,
+  error: unknown,
+  signal: AbortSignal,
+  lost: () => void,
+): unknown {
+  if (signal.aborted) return signal.reason;
+  if (error instanceof ToolUnavailableError) return error;
+  const code = jsonRpcCode(error);
+  if (code !== undefined) {
+    const message = (error as Error).message;
+    if (code === REQUEST_TIMEOUT) return new ToolTimeoutError(toolId, timeoutMs);
+    if (code === INVALID_PARAMS) return new ToolArgumentsRejectedError(message);
+    if (code === CONNECTION_CLOSED) {
+      lost();
+      return new ToolUnavailableError(
+        `the connection to MCP server "${server}" was lost (${message}); the next call reconnects`,
+        {
+          cause: error,
+        },
+      );
+    }
+    return new ToolError(`MCP server "${server}" answered with an error: ${message}`, { cause: error });
+  }
+  // Not connected, a closed pipe, a refused HTTP connection: transport trouble, not the tool's.
+  lost();
+  return new ToolUnavailableError(
+    `MCP server "${server}" failed the call: ${error instanceof Error ? error.message : String(error)}; the next call reconnects`,
+    { cause: error },
+  );
+}

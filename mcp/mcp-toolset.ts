@@ -1,0 +1,255 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { context, trace } from '@opentelemetry/api';
+import { z } from 'zod';
+import { closestIds } from '../tools/closest-ids.ts';
+import type { Tool, ToolContext } from '../tools/define-tool.ts';
+import { toolFromJsonSchema } from '../tools/json-schema-tool.ts';
+import { ToolUnavailableError } from '../tools/tool-error.ts';
+import { McpConnection, type McpTransport } from './mcp-connection.ts';
+import { cleanDescription, printable, toolSegment } from './mcp-names.ts';
+import { type McpCallResult, toToolFailure, toToolOutput } from './mcp-result.ts';
+
+export type { McpTransport } from './mcp-connection.ts';
+
+/** Options of {@link mcpToolset}. */
+export interface McpToolsetOptions {
+  /** The toolset: tool ids are `<name>.<tool>` (letters, digits, `_`, `-`). */
+  name: string;
+  transport: McpTransport;
+  /** Each call's limit in ms (the tool's `timeoutMs`). Default: the runtime's default for tools. */
+  timeoutMs?: number;
+  /** Tools the server marks destructive ask for approval before each call (`awaiting.confirmation`). Default false. */
+  confirmDestructive?: boolean;
+  /** Told about tools skipped or renamed and descriptions cleaned. Default `console.warn`. */
+  onWarning?: (message: string) => void;
+  /** How the client introduces itself. Default `{ name: 'toolwarden', version: '0' }`. */
+  clientInfo?: { name: string; version: string };
+}
+
+/** An MCP server's tools as toolwarden tools (docs/mcp.md §Client). */
+export interface McpToolset {
+  readonly name: string;
+  /** The server's tools as of the last listing; pass them to `createRuntime({ tools })`. */
+  readonly tools: Tool[];
+  /** Warnings given so far (also sent to `onWarning`). */
+  readonly warnings: readonly string[];
+  /** Lists the tools again (also done on `notifications/tools/list_changed`). */
+  refresh(): Promise<void>;
+  /** Called after each listing with the tools then offered. */
+  onToolsChanged?: (tools: Tool[]) => void;
+  /** Closes the connection (a stdio server process is ended). */
+  close(): Promise<void>;
+}
+
+/** Listing pages read at most: a server that pages forever is cut off with a warning. */
+const MAX_LIST_PAGES = 100;
+/** Key of the run's ToolCallMeta in a request's `_meta`. */
+export const TOOL_CALL_META_KEY = 'toolwarden/toolCallMeta';
+
+interface McpToolDefinition {
+  name: string;
+  description?: string;
+  inputSchema?: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  annotations?: {
+    readOnlyHint?: boolean;
+    destructiveHint?: boolean;
+    idempotentHint?: boolean;
+    openWorldHint?: boolean;
+  };
+}
+
+/**
+ * Connects to an MCP server and offers its tools behind the tool boundary (issue 13,
+ * docs/mcp.md §Client). Each tool's `inputSchema` becomes the boundary's schema (as
+ * `toolFromJsonSchema` reads it), so a bad call from a model gets a RetryHint and never reaches
+ * the server; an `outputSchema` checks `structuredContent` (`malformed_response`). Annotations
+ * become tags: `read-only`, `destructive`, `idempotent`, `open-world` (MCP's defaults for absent
+ * hints), plus `mcp` and `mcp:<name>`.
+ *
+ * A call carries the run's ToolCallMeta and the W3C `traceparent` of its `execute_tool` span in
+ * the request's `_meta`, so an instrumented server joins the run's trace. A tool the server
+ * removed answers `tool_unavailable` naming the closest tools; a lost connection is
+ * `tool_unavailable` and the next call reconnects.
+ *
+ * @throws ToolUnavailableError when the server cannot be reached or listed (its name, the cause
+ *   and the tail of its stderr in the message).
+ */
+export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset> {
+  if (!/^[A-Za-z0-9_-]+$/.test(options.name)) {
+    throw new TypeError(
+      `mcpToolset: name must be letters, digits, _ or - (it prefixes tool ids), got "${printable(options.name)}"`,
+    );
+  }
+  const warn = options.onWarning ?? ((message: string) => console.warn(`[toolwarden mcp] ${message}`));
+  const warnings: string[] = [];
+  const warning = (message: string) => {
+    warnings.push(message);
+    warn(message);
+  };
+  const connection = new McpConnection(
+    options.name,
+    options.transport,
+    options.clientInfo ?? { name: 'toolwarden', version: '0' },
+  );
+  /** Server tool name → the toolwarden tool made for it, as of the last listing. */
+  let offered = new Map<string, Tool>();
+  const tools: Tool[] = [];
+  let listing: Promise<void> | undefined;
+
+  const toolset: McpToolset = {
+    name: options.name,
+    tools,
+    warnings,
+    refresh: () => {
+      listing ??= list().finally(() => {
+        listing = undefined;
+      });
+      return listing;
+    },
+    close: () => connection.close(),
+  };
+
+  connection.onConnect = (client) => {
+    void import('@modelcontextprotocol/sdk/types.js').then(({ ToolListChangedNotificationSchema }) => {
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        toolset
+          .refresh()
+          .catch((error: unknown) =>
+            warning(`refreshing the tools of "${options.name}" after list_changed failed: ${String(error)}`),
+          );
+      });
+    });
+  };
+
+  async function list(): Promise<void> {
+    const client = await connection.client();
+    const definitions: McpToolDefinition[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; ; page++) {
+      if (page >= MAX_LIST_PAGES) {
+        warning(`server "${options.name}" kept paging tools/list; read the first ${MAX_LIST_PAGES} pages`);
+        break;
+      }
+      const result = await client.listTools(cursor === undefined ? {} : { cursor });
+      definitions.push(...(result.tools as McpToolDefinition[]));
+      cursor = result.nextCursor;
+      if (cursor === undefined) break;
+    }
+    const next = new Map<string, Tool>();
+    const taken = new Set<string>();
+    for (const definition of definitions) {
+      if (typeof definition?.name !== 'string' || next.has(definition.name)) {
+        warning(`server "${options.name}" listed a tool without a name, or one name twice; skipped`);
+        continue;
+      }
+      const kept = offered.get(definition.name);
+      const segment = kept ? kept.id.slice(options.name.length + 1) : toolSegment(definition.name, taken);
+      taken.add(segment);
+      const tool = toTool(definition, segment);
+      if (tool) next.set(definition.name, tool);
+    }
+    offered = next;
+    tools.splice(0, tools.length, ...next.values());
+    toolset.onToolsChanged?.(tools);
+  }
+
+  function toTool(definition: McpToolDefinition, segment: string): Tool | undefined {
+    const id = `${options.name}.${segment}`;
+    if (segment !== definition.name) {
+      warning(`tool "${printable(definition.name)}" of "${options.name}" is offered as "${id}"`);
+    }
+    const description = cleanDescription(definition.description);
+    if (description.changed.length > 0) warning(`description of ${id}: ${description.changed.join(', ')}`);
+    const annotations = definition.annotations ?? {};
+    const readOnly = annotations.readOnlyHint === true;
+    const destructive = !readOnly && annotations.destructiveHint !== false;
+    const tags = [
+      'mcp',
+      `mcp:${options.name}`,
+      ...(readOnly ? ['read-only'] : []),
+      ...(destructive ? ['destructive'] : []),
+      ...(annotations.idempotentHint === true ? ['idempotent'] : []),
+      ...(annotations.openWorldHint !== false ? ['open-world'] : []),
+    ];
+    let output: z.ZodType | undefined;
+    if (definition.outputSchema !== undefined) {
+      try {
+        output = z.fromJSONSchema(definition.outputSchema as Parameters<typeof z.fromJSONSchema>[0]);
+      } catch (error) {
+        warning(
+          `outputSchema of ${id} cannot be read (${(error as Error).message}); results are not checked`,
+        );
+      }
+    }
+    try {
+      return toolFromJsonSchema(
+        { name: id, description: description.text, parameters: definition.inputSchema ?? { type: 'object' } },
+        {
+          tags,
+          ...(output === undefined ? {} : { output }),
+          ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+          ...(options.confirmDestructive && destructive ? { requiresConfirmation: true } : {}),
+          execute: (input, ctx) => call(definition.name, id, input, ctx),
+        },
+      );
+    } catch (error) {
+      warning(`tool ${id} skipped: ${(error as Error).message}`);
+      return undefined;
+    }
+  }
+
+  async function call(name: string, id: string, input: unknown, ctx: ToolContext): Promise<unknown> {
+    if (!offered.has(name)) {
+      const ids = [...offered.values()].map((tool) => tool.id);
+      const near = closestIds(id, ids);
+      throw new ToolUnavailableError(
+        `MCP server "${options.name}" no longer offers this tool${near.length > 0 ? `; closest: ${near.join(', ')}` : ''}`,
+      );
+    }
+    const client: Client = await connection.client();
+    const timeoutMs = options.timeoutMs ?? 60_000;
+    try {
+      const { CallToolResultSchema } = await import('@modelcontextprotocol/sdk/types.js');
+      const result = await client.request(
+        {
+          method: 'tools/call',
+          params: { name, arguments: input as Record<string, unknown>, _meta: requestMeta(ctx) },
+        },
+        CallToolResultSchema,
+        // The boundary's own deadline aborts `signal` first (the SDK then sends
+        // notifications/cancelled); the SDK's timeout is only a backstop.
+        { signal: ctx.signal, timeout: timeoutMs + 5_000 },
+      );
+      return toToolOutput(options.name, name, result as McpCallResult);
+    } catch (error) {
+      throw toToolFailure(options.name, id, timeoutMs, error, ctx.signal, () => connection.lost());
+    }
+  }
+
+  try {
+    await toolset.refresh();
+  } catch (error) {
+    await connection.close();
+    throw error instanceof ToolUnavailableError
+      ? error
+      : new ToolUnavailableError(
+          `MCP server "${options.name}" could not list its tools: ${String(error)}${connection.stderrTail()}`,
+          {
+            cause: error,
+          },
+        );
+  }
+  return toolset;
+}
+
+/** `_meta` of a call: the run's ToolCallMeta and the W3C trace context of the active span. */
+function requestMeta(ctx: ToolContext): Record<string, unknown> {
+  const meta: Record<string, unknown> = { [TOOL_CALL_META_KEY]: ctx.meta };
+  const span = trace.getSpan(context.active())?.spanContext();
+  if (span !== undefined && trace.isSpanContextValid(span)) {
+    meta.traceparent = `00-${span.traceId}-${span.spanId}-${(span.traceFlags & 1).toString(16).padStart(2, '0')}`;
+    if (span.traceState !== undefined) meta.tracestate = span.traceState.serialize();
+  }
+  return meta;
+}

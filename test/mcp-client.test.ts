@@ -1,0 +1,344 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type McpToolset, mcpToolset, TOOL_CALL_META_KEY } from '../mcp/index.ts';
+import { scriptedPlanner } from '../run/planner.ts';
+import { createRuntime } from '../runtime/create-runtime.ts';
+import { callTool } from '../tools/call-tool.ts';
+import { ToolCatalog } from '../tools/tool-catalog.ts';
+import type { ToolResult } from '../tools/tool-result.ts';
+import { inMemoryTracing } from './support/in-memory-tracing.ts';
+import { startTestMcpServer } from './support/mcp-test-server.ts';
+
+/**
+ * MCP servers' tools behind the tool boundary (issue 13, docs/mcp.md §Client), against real
+ * servers: the published `@modelcontextprotocol/server-everything` and `server-filesystem` run as
+ * child processes over stdio (npm development dependencies, installed by `npm ci`), and a server
+ * of our own over streamable HTTP on 127.0.0.1 for faults the published ones cannot show.
+ */
+
+const EVERYTHING = join(process.cwd(), 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+const FILESYSTEM = join(process.cwd(), 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+const CRASHER = join(import.meta.dirname, 'support', 'mcp-crash-server.mjs');
+
+const open: McpToolset[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((toolset) => toolset.close()));
+});
+
+async function connect(
+  options: Parameters<typeof mcpToolset>[0],
+): Promise<McpToolset & { warned: string[] }> {
+  const warned: string[] = [];
+  const toolset = await mcpToolset({ onWarning: (message) => warned.push(message), ...options });
+  open.push(toolset);
+  return Object.assign(toolset, { warned });
+}
+
+let calls = 0;
+function call(toolset: McpToolset, name: string, input: unknown): Promise<ToolResult> {
+  const toolCallId = `run-1:t1:c${++calls}`;
+  return callTool(new ToolCatalog(toolset.tools), { name, toolCallId, input }, {
+    meta: { runId: 'run-1', turnId: 'run-1:t1', toolCallId, agentId: 'test', attempt: 1 },
+    defaultTimeoutMs: 10_000,
+  } as never);
+}
+
+describe('mcpToolset on @modelcontextprotocol/server-everything (stdio)', () => {
+  it('lists every page of tools with tags from annotations, and calls them through the boundary', async () => {
+    const everything = await connect({
+      name: 'everything',
+      transport: { command: process.execPath, args: [EVERYTHING, 'stdio'] },
+    });
+    const ids = everything.tools.map((tool) => tool.id);
+    expect(ids).toEqual(
+      expect.arrayContaining(['everything.echo', 'everything.get-sum', 'everything.get-tiny-image']),
+    );
+    const echo = everything.tools.find((tool) => tool.id === 'everything.echo')!;
+    expect(echo.tags).toEqual(['mcp', 'mcp:everything', 'read-only', 'idempotent']);
+    const toggle = everything.tools.find((tool) => tool.id === 'everything.toggle-simulated-logging')!;
+    expect(toggle.tags).toEqual(['mcp', 'mcp:everything']); // says it is neither destructive nor open-world
+
+    expect(await call(everything, 'everything.echo', { message: 'hi' })).toMatchObject({
+      executed: true,
+      result: 'Echo: hi',
+    });
+    expect(await call(everything, 'everything.get-sum', { a: 2, b: 3 })).toMatchObject({
+      result: expect.stringContaining('5'),
+    });
+  });
+
+  it('stops a bad call at the boundary with a hint, keeps structured content, and turns images into artifacts', async () => {
+    const everything = await connect({
+      name: 'everything',
+      transport: { command: process.execPath, args: [EVERYTHING, 'stdio'] },
+    });
+    const bad = await call(everything, 'everything.get-sum', { a: 'two' });
+    expect(bad).toMatchObject({
+      executed: false,
+      retryHint: { reason: 'missing_fields', tool: 'everything.get-sum' },
+    });
+    expect(bad.retryHint?.missingFields).toEqual(['b']);
+
+    const structured = await call(everything, 'everything.get-structured-content', { location: 'Chicago' });
+    expect(structured.error).toBeUndefined();
+    expect(structured.result).toMatchObject({ temperature: expect.any(Number) });
+
+    const image = await call(everything, 'everything.get-tiny-image', {});
+    expect(image.error).toBeUndefined();
+    expect(image.artifacts?.map((artifact) => artifact.kind)).toContain('image');
+    expect(JSON.stringify(image.result)).not.toMatch(/iVBOR/); // the image bytes never reach the model
+  });
+});
+
+describe('mcpToolset on @modelcontextprotocol/server-filesystem (stdio)', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolwarden-mcp-fs-'));
+    await writeFile(join(dir, 'notes.txt'), 'first line\nsecond line\n');
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('reads a file, answers isError as a ToolError the model sees, and marks writes destructive', async () => {
+    const fs = await connect({
+      name: 'fs',
+      transport: { command: process.execPath, args: [FILESYSTEM, dir] },
+      confirmDestructive: true,
+    });
+    const read = await call(fs, 'fs.read_text_file', { path: join(dir, 'notes.txt') });
+    expect(read.error).toBeUndefined();
+    expect(JSON.stringify(read.result)).toContain('second line');
+
+    const denied = await call(fs, 'fs.read_text_file', { path: '/etc/hostname' });
+    expect(denied).toMatchObject({ executed: true, error: { recoverable: true } });
+    expect(denied.error?.message).toMatch(/access denied|outside allowed/i);
+
+    const write = fs.tools.find((tool) => tool.id === 'fs.write_file')!;
+    expect(write.tags).toContain('destructive');
+    expect(write.requiresConfirmation).toBe(true);
+  });
+
+  it('a killed server process: the next call starts it again', async () => {
+    const fs = await connect({
+      name: 'fs',
+      transport: { command: process.execPath, args: [FILESYSTEM, dir] },
+    });
+    expect((await call(fs, 'fs.list_allowed_directories', {})).error).toBeUndefined();
+    execFileSync('pkill', ['-KILL', '-f', `${FILESYSTEM} ${dir}`]);
+    // The first call after the kill may find the dead pipe (tool_unavailable) or a new process.
+    let result = await call(fs, 'fs.list_allowed_directories', {});
+    if (result.error) {
+      expect(result.retryHint?.reason).toBe('tool_unavailable');
+      result = await call(fs, 'fs.list_allowed_directories', {});
+    }
+    expect(result.error).toBeUndefined();
+    expect(JSON.stringify(result.result)).toContain(dir);
+  });
+});
+
+describe('mcpToolset faults (own servers)', () => {
+  it('a server that crashes mid-call: tool_unavailable naming the server and its stderr; the next call reconnects', async () => {
+    const crasher = await connect({
+      name: 'crasher',
+      transport: { command: process.execPath, args: [CRASHER] },
+    });
+    const first = Number((await call(crasher, 'crasher.pid', {})).result);
+    const crashed = await call(crasher, 'crasher.crash', {});
+    expect(crashed).toMatchObject({ executed: true, retryHint: { reason: 'tool_unavailable' } });
+    expect(crashed.error?.message).toMatch(/crasher/);
+    const again = Number((await call(crasher, 'crasher.pid', {})).result);
+    expect(again).toBeGreaterThan(0);
+    expect(again).not.toBe(first);
+  });
+
+  it('a missing server fails mcpToolset with its name and cause, never a hang', async () => {
+    await expect(
+      mcpToolset({ name: 'ghost', transport: { command: '/nonexistent/mcp-server' }, onWarning: () => {} }),
+    ).rejects.toThrow(/MCP server "ghost" cannot be reached/);
+    await expect(
+      mcpToolset({ name: 'nohttp', transport: { url: 'http://127.0.0.1:9/mcp' }, onWarning: () => {} }),
+    ).rejects.toThrow(/MCP server "nohttp" cannot be reached/);
+  });
+
+  it('a hanging tool times out at its timeoutMs, and the server sees the cancellation', async () => {
+    const server = await startTestMcpServer([
+      {
+        name: 'hang',
+        call: (_args, { signal }) =>
+          new Promise((resolve) => signal.addEventListener('abort', () => resolve({ content: [] }))),
+      },
+    ]);
+    try {
+      const toolset = await connect({ name: 'slow', transport: { url: server.url }, timeoutMs: 300 });
+      const started = Date.now();
+      const result = await call(toolset, 'slow.hang', {});
+      expect(result).toMatchObject({ executed: true, retryHint: { reason: 'timeout', tool: 'slow.hang' } });
+      expect(Date.now() - started).toBeLessThan(5_000);
+      await expect.poll(() => server.log.canceled).toEqual(['hang']);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('malformed and oversized results, server-refused arguments, and a structuredContent that fails outputSchema', async () => {
+    const server = await startTestMcpServer([
+      { name: 'not_content', call: () => ({ content: 'not an array' }) },
+      { name: 'huge', call: () => ({ content: [{ type: 'text', text: 'x'.repeat(17 * 1024 * 1024) }] }) },
+      {
+        name: 'picky',
+        inputSchema: { type: 'object', properties: { n: { type: 'number' } } },
+        call: () => {
+          throw Object.assign(new Error('n must be even'), { code: -32602 });
+        },
+      },
+      {
+        name: 'typed',
+        outputSchema: { type: 'object', properties: { total: { type: 'number' } }, required: ['total'] },
+        call: () => ({ content: [], structuredContent: { total: 'lots' } }),
+      },
+    ]);
+    try {
+      const toolset = await connect({ name: 'odd', transport: { url: server.url } });
+      const notContent = await call(toolset, 'odd.not_content', {});
+      expect(notContent.error).toBeDefined();
+      const huge = await call(toolset, 'odd.huge', {});
+      expect(huge.retryHint?.reason).toBe('malformed_response');
+      const picky = await call(toolset, 'odd.picky', { n: 3 });
+      expect(picky).toMatchObject({ retryHint: { reason: 'invalid_arguments', tool: 'odd.picky' } });
+      expect(picky.error?.message).toMatch(/n must be even/);
+      const typed = await call(toolset, 'odd.typed', {});
+      expect(typed.retryHint?.reason).toBe('malformed_response');
+      // The server stayed usable through all of it.
+      expect(server.log.calls.map((entry) => entry.name)).toEqual(['not_content', 'huge', 'picky', 'typed']);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('hostile listings: names normalized without collisions, descriptions cleaned, unreadable schemas skipped, each named in a warning', async () => {
+    const server = await startTestMcpServer([
+      { name: 'ok' },
+      { name: 'bad name/../x' },
+      { name: 'bad_name____x' },
+      { name: 'chatty', description: `hello\u0000\u001b[31m world ${'y'.repeat(100_000)}` },
+      { name: 'broken', inputSchema: { type: 'object', properties: { a: { type: 'no-such-type' } } } },
+    ]);
+    try {
+      const toolset = await connect({ name: 'hostile', transport: { url: server.url } });
+      const ids = toolset.tools.map((tool) => tool.id);
+      // No annotations: MCP's defaults (destructive, open world).
+      expect(toolset.tools[0]?.tags).toEqual(['mcp', 'mcp:hostile', 'destructive', 'open-world']);
+      expect(ids).toEqual([
+        'hostile.ok',
+        'hostile.bad_name____x',
+        'hostile.bad_name____x_2',
+        'hostile.chatty',
+      ]);
+      const chatty = toolset.tools.find((tool) => tool.id === 'hostile.chatty')!;
+      expect(chatty.description.length).toBeLessThan(4_100);
+      expect(chatty.description.includes('\u0000') || chatty.description.includes('\u001b')).toBe(false);
+      expect(toolset.warned.join('\n')).toMatch(/offered as "hostile.bad_name____x_2"/);
+      expect(toolset.warned.join('\n')).toMatch(
+        /description of hostile.chatty: control characters removed, cut from/,
+      );
+      expect(toolset.warned.join('\n')).toMatch(/tool hostile.broken skipped/);
+      // The renamed tool still calls the server's own name.
+      await call(toolset, 'hostile.bad_name____x_2', {});
+      expect(server.log.calls.at(-1)?.name).toBe('bad_name____x');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('list_changed: a removed tool answers tool_unavailable with the closest names; a new tool is offered', async () => {
+    const server = await startTestMcpServer([{ name: 'lookup_v1' }, { name: 'other' }]);
+    try {
+      const toolset = await connect({ name: 'live', transport: { url: server.url } });
+      const changed: string[][] = [];
+      toolset.onToolsChanged = (tools) => changed.push(tools.map((tool) => tool.id));
+      const catalog = new ToolCatalog(toolset.tools); // what a runtime created now holds
+      server.tools.splice(0, 1, { name: 'lookup_v2' });
+      await server.listChanged();
+      await expect.poll(() => changed.at(-1)).toEqual(['live.lookup_v2', 'live.other']);
+      const meta = { runId: 'r', turnId: 'r:t1', toolCallId: 'r:t1:c1', agentId: 'a', attempt: 1 };
+      const removed = await callTool(catalog, { name: 'live.lookup_v1', toolCallId: 'r:t1:c1', input: {} }, {
+        meta,
+      } as never);
+      expect(removed).toMatchObject({ retryHint: { reason: 'tool_unavailable' } });
+      expect(removed.error?.message).toMatch(/no longer offers this tool; closest: live.lookup_v2/);
+      expect(server.log.calls).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a lost HTTP session: the call is tool_unavailable and the next one reconnects', async () => {
+    const server = await startTestMcpServer([{ name: 'ping' }]);
+    try {
+      const toolset = await connect({ name: 'flaky', transport: { url: server.url } });
+      expect((await call(toolset, 'flaky.ping', {})).error).toBeUndefined();
+      await server.dropSessions();
+      let result = await call(toolset, 'flaky.ping', {});
+      if (result.error) {
+        expect(result.retryHint?.reason).toBe('tool_unavailable');
+        result = await call(toolset, 'flaky.ping', {});
+      }
+      expect(result.error).toBeUndefined();
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('mcpToolset in a run', () => {
+  const { exporter, provider } = inMemoryTracing();
+
+  it('sends the run’s ToolCallMeta and the execute_tool span’s traceparent in _meta', async () => {
+    const server = await startTestMcpServer([
+      {
+        name: 'lookup',
+        inputSchema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+      },
+    ]);
+    try {
+      const toolset = await connect({ name: 'kb', transport: { url: server.url } });
+      const runtime = createRuntime({
+        agent: { id: 'mcp-agent' },
+        tools: toolset.tools,
+        planner: scriptedPlanner([
+          { toolCalls: [{ name: 'kb.lookup', input: { q: 42 } }] }, // stopped at the boundary
+          { toolCalls: [{ name: 'kb.lookup', input: { q: 'refunds' } }] },
+          { finalResponse: { text: 'done' } },
+        ]),
+        telemetry: { tracerProvider: provider },
+      });
+      const run = runtime.start({ runId: 'mcp-run', messages: [{ role: 'user', content: 'look it up' }] });
+      expect((await run.result()).status).toBe('completed');
+      await runtime.close();
+      expect(server.log.calls).toHaveLength(1); // the bad call never reached the server
+      const { meta } = server.log.calls[0]!;
+      expect(meta?.[TOOL_CALL_META_KEY]).toMatchObject({
+        runId: 'mcp-run',
+        toolCallId: 'mcp-run:t2:c1',
+        agentId: 'mcp-agent',
+      });
+      const span = exporter
+        .getFinishedSpans()
+        .find(
+          (candidate) =>
+            candidate.name === 'execute_tool kb.lookup' &&
+            candidate.attributes['gen_ai.tool.call.id'] !== undefined &&
+            candidate.status.code !== 2,
+        );
+      expect(span).toBeDefined();
+      const { traceId, spanId } = span!.spanContext();
+      expect(meta?.traceparent).toBe(`00-${traceId}-${spanId}-01`);
+    } finally {
+      await server.close();
+    }
+  });
+});
