@@ -98,6 +98,47 @@ Examples:
       process.exitCode = exitCode;
     });
 
+  const mcp = program
+    .command('mcp')
+    .description("MCP: serve a runtime's tools as a policy-enforcing, traced MCP gateway");
+  mcp
+    .command('serve')
+    .description('Serve the tools of a config module (and of the MCP servers it names) over MCP')
+    .requiredOption(
+      '-c, --config <file>',
+      'config module: export default { tools, mcpServers, policies, caps, ... }',
+    )
+    .option('--stdio', 'serve one session on stdin/stdout')
+    .option('-p, --port <port>', 'streamable HTTP port (0: any free port)', integerOption)
+    .option('--host <host>', 'HTTP bind address (default 127.0.0.1; off loopback requires --token)')
+    .option('--token <token>', 'bearer token HTTP clients must send')
+    .action(
+      async (options: { config: string; stdio?: boolean; port?: number; host?: string; token?: string }) => {
+        const { mcpServeCommand } = await import('../mcp/mcp-command.ts');
+        const gateway = await mcpServeCommand(options);
+        if (gateway.url) console.error(`toolwarden MCP gateway on ${gateway.url}`);
+        const stop = () => {
+          void gateway.close().finally(() => process.exit(0));
+        };
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      },
+    );
+
+  program
+    .command('catalog')
+    .description(
+      "Print (or write) the catalog of a config's tools: id, toolset, description, tags, input and output JSON Schema",
+    )
+    .requiredOption('-c, --config <file>', 'config module: export default { tools, mcpServers, ... }')
+    .option('-o, --out <file>', 'write tool_schemas.json to FILE instead of standard output')
+    .action(async (options: { config: string; out?: string }) => {
+      const { catalogCommand } = await import('../mcp/mcp-command.ts');
+      const { text, count } = await catalogCommand(options);
+      if (options.out) console.error(`wrote ${count} tools to ${options.out}`);
+      else process.stdout.write(text);
+    });
+
   program
     .command('demo')
     .description('Run a short tool-boundary demo: a bad tool call repaired through its RetryHint')

@@ -4,6 +4,22 @@
  *
  * @module
  */
+
+export { type McpToolAnswer, RETRY_DETAILS_KEY, toAnswer } from './gateway-session.ts';
+export {
+  type CatalogEntry,
+  type GatewayConfigFile,
+  type LoadedGatewayConfig,
+  loadGatewayConfig,
+  toolCatalog,
+} from './mcp-command.ts';
 export type { McpTransport } from './mcp-connection.ts';
 export { MAX_MCP_DESCRIPTION, MAX_MCP_TOOL_NAME } from './mcp-names.ts';
 export { type McpToolset, type McpToolsetOptions, mcpToolset, TOOL_CALL_META_KEY } from './mcp-toolset.ts';
+export {
+  GATEWAY_CAPS,
+  type McpGateway,
+  type McpGatewayConfig,
+  type ServeMcpOptions,
+  serveMcp,
+} from './serve-mcp.ts';

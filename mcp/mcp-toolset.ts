@@ -210,7 +210,7 @@ export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset
     const client: Client = await connection.client();
     const timeoutMs = options.timeoutMs ?? 60_000;
     try {
-      const { CallToolResultSchema } = await import('@modelcontextprotocol/sdk/types.js');
+      const { CallToolResultSchema } = await sdkTypes();
       const result = await client.request(
         {
           method: 'tools/call',
@@ -241,6 +241,13 @@ export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset
         );
   }
   return toolset;
+}
+
+let types: Promise<typeof import('@modelcontextprotocol/sdk/types.js')> | undefined;
+/** The SDK's schemas, imported once (the optional peer is loaded on first use, not with this module). */
+function sdkTypes(): Promise<typeof import('@modelcontextprotocol/sdk/types.js')> {
+  types ??= import('@modelcontextprotocol/sdk/types.js');
+  return types;
 }
 
 /** `_meta` of a call: the run's ToolCallMeta and the W3C trace context of the active span. */

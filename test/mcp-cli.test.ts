@@ -1,0 +1,75 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * `toolwarden mcp serve` and `toolwarden catalog` on the example's config (issue 13, examples/mcp):
+ * the command itself, as a user runs it, with the SDK's client over stdio.
+ */
+
+const BIN = join(process.cwd(), 'bin', 'toolwarden.js');
+const CONFIG = join(process.cwd(), 'examples', 'mcp', 'gateway.config.ts');
+
+describe('toolwarden mcp serve / catalog (examples/mcp/gateway.config.ts)', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolwarden-mcp-cli-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('writes the catalog: id, toolset, description, tags, input and output schema of every tool', async () => {
+    const out = join(dir, 'tool_schemas.json');
+    await promisify(execFile)(process.execPath, [BIN, 'catalog', '--config', CONFIG, '--out', out], {
+      env: { ...process.env, TOOLWARDEN_MCP_DIR: dir },
+    });
+    const { tools } = JSON.parse(await readFile(out, 'utf8')) as { tools: Record<string, unknown>[] };
+    const byId = new Map(tools.map((tool) => [tool.id, tool]));
+    expect(byId.get('text.word_count')).toMatchObject({
+      toolset: 'text',
+      tags: ['read-only', 'idempotent'],
+      input: { type: 'object', properties: { text: { type: 'string' } } },
+      output: { type: 'object' },
+    });
+    expect(byId.get('fs.write_file')).toMatchObject({
+      toolset: 'fs',
+      tags: expect.arrayContaining(['mcp', 'destructive']),
+    });
+  });
+
+  it('serves the config over stdio: policies hold (a denied tool is hidden and refused), calls work', async () => {
+    const client = new Client({ name: 'cli-test', version: '1' });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [BIN, 'mcp', 'serve', '--stdio', '--config', CONFIG],
+        env: { ...getDefaultEnvironment(), TOOLWARDEN_MCP_DIR: dir },
+        stderr: 'pipe',
+      }),
+    );
+    try {
+      const names = (await client.listTools()).tools.map((tool) => tool.name);
+      expect(names).toContain('text.word_count');
+      expect(names).toContain('fs.list_allowed_directories');
+      expect(names).not.toContain('fs.move_file');
+      const count = await client.callTool({ name: 'text.word_count', arguments: { text: 'one two three' } });
+      expect(count.structuredContent).toEqual({ words: 3 });
+      const moved = await client.callTool({
+        name: 'fs.move_file',
+        arguments: { source: 'a', destination: 'b' },
+      });
+      expect(moved.isError).toBe(true);
+      expect(JSON.stringify(moved.content)).toMatch(/tool_unavailable/);
+      const listed = await client.callTool({ name: 'fs.list_allowed_directories', arguments: {} });
+      expect(JSON.stringify(listed.content)).toContain(dir);
+    } finally {
+      await client.close();
+    }
+  });
+});

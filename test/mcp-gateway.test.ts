@@ -1,0 +1,226 @@
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { type McpGateway, mcpToolset, serveMcp } from '../mcp/index.ts';
+import { circuitBreaker } from '../policies/builtins/circuit-breaker.ts';
+import { defineTool } from '../tools/define-tool.ts';
+import { ToolUnavailableError } from '../tools/tool-error.ts';
+import { inMemoryTracing } from './support/in-memory-tracing.ts';
+import { startTestMcpServer } from './support/mcp-test-server.ts';
+
+/**
+ * A runtime's tools served over MCP (issue 13, docs/mcp.md §Gateway), driven by the SDK's own
+ * `Client` over streamable HTTP and stdio: every call through the boundary, the policies of the
+ * client's session and telemetry.
+ */
+
+const lookup = defineTool({
+  id: 'kb.lookup',
+  description: 'Looks up an article',
+  input: z.object({ topic: z.string(), limit: z.number().int().min(1).max(10) }),
+  examples: [{ topic: 'refunds', limit: 3 }],
+  tags: ['read-only'],
+  execute: ({ topic, limit }) => ({
+    topic,
+    articles: Array.from({ length: limit }, (_, i) => `${topic}-${i + 1}`),
+  }),
+});
+let flakyCalls = 0;
+const flaky = defineTool({
+  id: 'svc.flaky',
+  description: 'A service that is down',
+  input: z.object({}),
+  execute: () => {
+    flakyCalls += 1;
+    throw new ToolUnavailableError('backend down');
+  },
+});
+const wipe = defineTool({
+  id: 'disk.wipe',
+  description: 'Wipes a disk',
+  input: z.object({ disk: z.string() }),
+  tags: ['destructive'],
+  requiresConfirmation: true,
+  execute: ({ disk }) => `wiped ${disk}`,
+});
+
+const opened: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  for (const item of opened.splice(0).reverse()) await item.close();
+});
+
+async function httpClient(gateway: McpGateway, capabilities: Record<string, unknown> = {}): Promise<Client> {
+  const client = new Client({ name: 'test-client', version: '1' }, { capabilities });
+  await client.connect(new StreamableHTTPClientTransport(new URL(gateway.url!)));
+  opened.push(client);
+  return client;
+}
+
+const text = (result: unknown) => (result as { content: { text: string }[] }).content[0]!.text;
+
+describe('serveMcp over streamable HTTP, driven by the SDK client', () => {
+  it('lists tools with annotations, answers good calls, and returns a hint the client model can act on for a bad one', async () => {
+    const gateway = await serveMcp({ tools: [lookup], telemetry: false }, { transport: { port: 0 } });
+    opened.push(gateway);
+    expect(gateway.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    const client = await httpClient(gateway);
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(['kb.lookup']);
+    expect(tools[0]?.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+
+    const ok = await client.callTool({ name: 'kb.lookup', arguments: { topic: 'refunds', limit: 2 } });
+    expect(ok.isError).toBeFalsy();
+    expect(ok.structuredContent).toEqual({ topic: 'refunds', articles: ['refunds-1', 'refunds-2'] });
+
+    const bad = await client.callTool({ name: 'kb.lookup', arguments: { topic: 'refunds', limit: 50 } });
+    expect(bad.isError).toBe(true);
+    expect(text(bad)).toMatch(/reason: invalid_arguments/);
+    expect(text(bad)).toMatch(/example input: \{"topic":"refunds","limit":3\}/);
+    expect(bad.structuredContent).toMatchObject({
+      retryHint: { reason: 'invalid_arguments', tool: 'kb.lookup' },
+    });
+
+    const unknown = await client.callTool({ name: 'kb.lookpu', arguments: {} });
+    expect(unknown.isError).toBe(true);
+    expect(text(unknown)).toMatch(/kb\.lookup/); // the closest name
+  });
+
+  it('keeps policy state per client session: a circuit breaker opens after failures and hides the tool', async () => {
+    flakyCalls = 0;
+    const gateway = await serveMcp(
+      {
+        tools: [flaky, lookup],
+        policies: [circuitBreaker({ failures: 2, cooldownMs: 60_000 })],
+        telemetry: false,
+      },
+      { transport: { port: 0 } },
+    );
+    opened.push(gateway);
+    const client = await httpClient(gateway);
+    for (let i = 0; i < 2; i++) {
+      const failed = await client.callTool({ name: 'svc.flaky', arguments: {} });
+      expect(text(failed)).toMatch(/reason: tool_unavailable/);
+    }
+    const refused = await client.callTool({ name: 'svc.flaky', arguments: {} });
+    expect(refused.isError).toBe(true);
+    expect(flakyCalls).toBe(2); // the open breaker kept the third call from the backend
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['kb.lookup']);
+    // Another client's session has its own breaker.
+    const other = await httpClient(gateway);
+    expect((await other.listTools()).tools.map((tool) => tool.name)).toEqual(['svc.flaky', 'kb.lookup']);
+  });
+
+  it('asks a confirmation of the client by elicitation, and denies it when the client cannot answer', async () => {
+    const gateway = await serveMcp({ tools: [wipe], telemetry: false }, { transport: { port: 0 } });
+    opened.push(gateway);
+    const asking = await httpClient(gateway, { elicitation: {} });
+    const asked: string[] = [];
+    asking.setRequestHandler(ElicitRequestSchema, (request) => {
+      asked.push(String(request.params.message));
+      return { action: 'accept', content: { approve: true } };
+    });
+    const approved = await asking.callTool({ name: 'disk.wipe', arguments: { disk: 'sdb' } });
+    expect(text(approved)).toBe('wiped sdb');
+    expect(asked[0]).toMatch(/Approve the call to disk.wipe/);
+
+    const silent = await httpClient(gateway);
+    const denied = await silent.callTool({ name: 'disk.wipe', arguments: { disk: 'sdb' } });
+    expect(denied.isError).toBe(true);
+    expect(text(denied)).toMatch(/not approved/);
+  });
+
+  it('one span per call in the session’s trace, with the MCP session as conversation id', async () => {
+    const { exporter, provider } = inMemoryTracing();
+    const gateway = await serveMcp(
+      { tools: [lookup], telemetry: { tracerProvider: provider } },
+      { transport: { port: 0 } },
+    );
+    opened.push(gateway);
+    const client = await httpClient(gateway);
+    await client.callTool({ name: 'kb.lookup', arguments: { topic: 'a', limit: 1 } });
+    await client.callTool({ name: 'kb.lookup', arguments: { topic: 'b', limit: 1 } });
+    const transport = client.transport as StreamableHTTPClientTransport;
+    const sessionId = transport.sessionId!;
+    await transport.terminateSession(); // DELETE /mcp: the session, and its run, end
+    await expect
+      .poll(() => exporter.getFinishedSpans().some((span) => span.name.startsWith('invoke_agent')))
+      .toBe(true);
+    const spans = exporter.getFinishedSpans();
+    const calls = spans.filter((span) => span.name === 'execute_tool kb.lookup');
+    expect(calls).toHaveLength(2);
+    expect(new Set(calls.map((span) => span.spanContext().traceId)).size).toBe(1);
+    const root = spans.find((span) => span.name.startsWith('invoke_agent'))!;
+    expect(root.attributes['gen_ai.conversation.id']).toBe(sessionId);
+  });
+
+  it('refuses a bind off loopback without a token, and a request without the token when one is set', async () => {
+    await expect(serveMcp([lookup], { transport: { port: 0, host: '0.0.0.0' } })).rejects.toThrow(
+      /requires a bearer token/,
+    );
+    const gateway = await serveMcp(
+      { tools: [lookup], telemetry: false },
+      { transport: { port: 0, token: 's3cret' } },
+    );
+    opened.push(gateway);
+    const refused = await fetch(gateway.url!, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(refused.status).toBe(401);
+    const client = new Client({ name: 'c', version: '1' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(gateway.url!), {
+        requestInit: { headers: { authorization: 'Bearer s3cret' } },
+      }),
+    );
+    opened.push(client);
+    expect((await client.listTools()).tools).toHaveLength(1);
+  });
+
+  it('fronts another MCP server: its tools behind the boundary, a bad call never reaches it', async () => {
+    const upstream = await startTestMcpServer([
+      {
+        name: 'search',
+        inputSchema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+      },
+    ]);
+    opened.push(upstream);
+    const toolset = await mcpToolset({ name: 'up', transport: { url: upstream.url }, onWarning: () => {} });
+    opened.push(toolset);
+    const gateway = await serveMcp({ tools: toolset.tools, telemetry: false }, { transport: { port: 0 } });
+    opened.push(gateway);
+    const client = await httpClient(gateway);
+    const bad = await client.callTool({ name: 'up.search', arguments: {} });
+    expect(text(bad)).toMatch(/missing fields: q/);
+    const good = await client.callTool({ name: 'up.search', arguments: { q: 'mcp' } });
+    expect(good.isError).toBeFalsy();
+    expect(upstream.log.calls.map((call) => call.arguments)).toEqual([{ q: 'mcp' }]);
+  });
+});
+
+describe('serveMcp over stdio', () => {
+  it('serves a child process’s tools to the SDK client over stdio', async () => {
+    const client = new Client({ name: 'stdio-client', version: '1' });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: ['--import', 'tsx', join(import.meta.dirname, 'support', 'mcp-gateway-stdio.ts')],
+        cwd: process.cwd(),
+        stderr: 'pipe',
+      }),
+    );
+    opened.push(client);
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['math.add']);
+    const sum = await client.callTool({ name: 'math.add', arguments: { a: 2, b: 40 } });
+    expect(sum.structuredContent).toEqual({ sum: 42 });
+    const bad = await client.callTool({ name: 'math.add', arguments: { a: 2 } });
+    expect(bad.isError).toBe(true);
+    expect(text(bad)).toMatch(/missing fields: b/);
+    expect(bad._meta?.['toolwarden/retry']).toMatchObject({ retryHint: { reason: 'missing_fields' } });
+  });
+});
