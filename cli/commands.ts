@@ -70,7 +70,17 @@ export function registerCommands(program: Command): void {
     .option('--mistakes <kinds>', 'draw mistakes only of these kinds, comma-separated')
     .option('--json <file>', 'write the report here (default .toolwarden/reports/bfcl-<time>.json)')
     .option('--data <dir>', 'the BFCL data folder (default: see below)')
-    .option('--concurrency <n>', 'runs at a time', integerOption, 8)
+    .option('--concurrency <n>', 'runs at a time', integerOption)
+    .option(
+      '--model <url>',
+      'a real model plans each case: an OpenAI-compatible base URL (e.g. http://127.0.0.1:8765/v1)',
+    )
+    .option('--model-id <id>', 'the model name sent to that server', 'default')
+    .option(
+      '--hints <style>',
+      'with --model: how a refused call reads to the model: structured or plain',
+      'structured',
+    )
     .addHelpText(
       'after',
       `
@@ -82,9 +92,10 @@ the checkout, the user cache (~/.cache/toolwarden/bfcl), else a download at the 
 Examples:
   toolwarden eval bfcl                      # 100 entries each of live_simple and live_multiple
   toolwarden eval bfcl -c simple_python,parallel -l all --json report.json
-  toolwarden eval bfcl -c multi_turn_miss_param -l 20`,
+  toolwarden eval bfcl -c multi_turn_miss_param -l 20
+  toolwarden eval bfcl --model http://127.0.0.1:8765/v1 -c simple_python,live_simple -l 50 --hints plain`,
     )
-    .action(async (options: EvalBfclOptions) => {
+    .action(async (options: EvalBfclOptions & { model?: string; modelId?: string; hints?: string }) => {
       const { evalBfclCommand } = await import('./eval-bfcl.ts').catch((error: unknown) => {
         // The published package leaves the eval (bfcl/, cli-progress) out: it is this repository's
         // main job, not part of the library.
@@ -94,6 +105,17 @@ Examples:
           { cause: error },
         );
       });
+      if (options.model !== undefined) {
+        const { evalBfclModelCommand } = await import('./eval-bfcl-model.ts');
+        const { exitCode } = await evalBfclModelCommand({
+          ...options,
+          model: options.model,
+          category:
+            options.category === 'live_simple,live_multiple' ? 'simple_python,live_simple' : options.category,
+        });
+        process.exitCode = exitCode;
+        return;
+      }
       const { exitCode } = await evalBfclCommand(options);
       process.exitCode = exitCode;
     });

@@ -2,6 +2,7 @@
  * `toolwarden/models`: any AI SDK 6 language model as a run's planner (docs/planners.md).
  * Needs `@ai-sdk/provider` (and the provider package of your model) installed.
  */
+export { llamaCppFetch } from './llama-cpp-fetch.ts';
 export { ModelPlannerError, type ModelPlannerOptions, modelPlanner } from './model-planner.ts';
 export { toModelPrompt } from './model-prompt.ts';
 export { type HintStyle, renderToolError } from './render-hint.ts';

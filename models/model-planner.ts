@@ -58,7 +58,7 @@ export class ModelPlannerError extends Error {
  * | run turn                          | model call                                                   |
  * |-----------------------------------|--------------------------------------------------------------|
  * | tools advertised                  | function tools (JSON Schema), names made provider-safe (`tool-names.ts`) |
- * | restricted to one tool after a hint | only that tool, `toolChoice: required`                     |
+ * | restricted to one tool after a hint | only that tool, `toolChoice` naming it                     |
  * | finalizing (`tools: []`)          | no tools                                                     |
  * | answer with tool calls            | `toolCalls` (ids kept as the model's), its text a planner note |
  * | answer with text only             | `finalResponse`                                              |
@@ -89,7 +89,13 @@ export function modelPlanner(options: ModelPlannerOptions): Planner {
         providerName: names.toProvider,
       }),
       ...(tools.length > 0
-        ? { tools, toolChoice: restricted(input) ? { type: 'required' } : { type: 'auto' } }
+        ? {
+            tools,
+            // The one tool by name rather than `required`: the same with one tool, and servers
+            // that know no `required` (llama-cpp-python's chatml-function-calling asserts `auto`
+            // or a named function) accept it.
+            toolChoice: restricted(input) ? { type: 'tool', toolName: tools[0]!.name } : { type: 'auto' },
+          }
         : {}),
       ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
       ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens }),

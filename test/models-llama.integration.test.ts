@@ -10,22 +10,15 @@ import type { AddressInfo } from 'node:net';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { llamaCppFetch } from '../models/llama-cpp-fetch.ts';
 import { modelPlanner } from '../models/model-planner.ts';
 import { restrictOnInvalidArguments } from '../policies/index.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { testRuntime } from './run-fixtures.ts';
+import { LLM_URL, probeLlmServer } from './support/llm-server.ts';
 
 const SUITE = 'modelPlanner → llama.cpp server (Gemma 3 270M)';
-const LLM_URL = `http://127.0.0.1:${process.env.LLM_PORT || 8765}`;
-const available = await fetch(`${LLM_URL}/v1/models`, { signal: AbortSignal.timeout(2_000) })
-  .then((response) => response.ok)
-  .catch(() => false);
-const required = process.env.CI === 'true';
-if (!available && !required) {
-  console.warn(
-    `[skip] ${SUITE}: no model server at ${LLM_URL}. Start it with: bash scripts/llm.sh install && bash scripts/llm.sh start`,
-  );
-}
+const { available, required } = await probeLlmServer(SUITE);
 
 /** Forwards to the model server and keeps every request body it forwarded. */
 let proxy: Server | undefined;
@@ -60,6 +53,7 @@ afterAll(() => new Promise<void>((resolve) => (proxy ? proxy.close(() => resolve
 const model = () =>
   createOpenAICompatible({
     name: 'llama-cpp',
+    fetch: llamaCppFetch,
     baseURL: `http://127.0.0.1:${(proxy!.address() as AddressInfo).port}/v1`,
   }).chatModel('gemma-3-270m');
 

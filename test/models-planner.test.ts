@@ -74,7 +74,7 @@ describe('modelPlanner', () => {
     expect(seen[0]?.prompt[0]).toEqual({ role: 'system', content: 'You manage CRM profiles.' });
     // Turn 2: restricted to the tool after an invalid call, and the hint is in the prompt,
     // paired with the model's own id.
-    expect(seen[1]?.toolChoice).toEqual({ type: 'required' });
+    expect(seen[1]?.toolChoice).toEqual({ type: 'tool', toolName: 'crm__upsert_profile' });
     const toolMessage = seen[1]?.prompt.find((m) => m.role === 'tool');
     const part = toolMessage?.content[0];
     expect(part).toMatchObject({
