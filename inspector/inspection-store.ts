@@ -61,7 +61,20 @@ export interface InspectionStoreOptions {
   maxRuns?: number;
   /** Log entries kept per run. Default 1000. */
   maxLog?: number;
+  /** Snapshots kept per run for time travel (`frameAt`). Default 200. */
+  maxFrames?: number;
   now?: () => number;
+}
+
+/** A run as it was after one of its snapshots (time travel: `InspectionStore.frameAt`). */
+export interface RunFrame {
+  /** The log's `seq` when the snapshot was taken: the frame of a log entry is the last one at or before it. */
+  seq: number;
+  at: number;
+  activeStates: string[];
+  lastTransition: RunView['lastTransition'];
+  /** Sanitized. */
+  context: unknown;
 }
 
 interface RunRecord {
@@ -71,6 +84,8 @@ interface RunRecord {
   context: unknown;
   cleanContext?: { of: unknown; value: unknown };
   pendingEdges: string[];
+  /** Snapshots for time travel, oldest first; contexts raw (immutable, shared with the actor). */
+  frames: RunFrame[];
 }
 
 const FINAL_STATUSES = new Set(['completed', 'failed', 'canceled', 'done', 'error', 'stopped']);
@@ -89,6 +104,7 @@ export class InspectionStore {
   private readonly sanitize: Sanitize;
   private readonly maxRuns: number;
   private readonly maxLog: number;
+  private readonly maxFrames: number;
   private readonly now: () => number;
   private readonly records = new Map<string, RunRecord>();
   private readonly actorKeys = new WeakMap<object, string>();
@@ -102,6 +118,7 @@ export class InspectionStore {
     this.sanitize = options.sanitize ?? defaultSanitize;
     this.maxRuns = options.maxRuns ?? 100;
     this.maxLog = options.maxLog ?? 1000;
+    this.maxFrames = options.maxFrames ?? 200;
     this.now = options.now ?? Date.now;
   }
 
@@ -268,6 +285,7 @@ export class InspectionStore {
       dropped: 0,
       context: undefined,
       pendingEdges: [],
+      frames: [],
     };
     this.records.set(key, record);
     this.evict();
@@ -286,7 +304,29 @@ export class InspectionStore {
     view.status = statusOf(view, snapshot.status);
     view.updatedAt = this.now();
     record.context = snapshot.context;
+    record.frames.push({
+      seq: this.seq,
+      at: view.updatedAt,
+      activeStates: view.activeStates,
+      lastTransition: view.lastTransition,
+      context: snapshot.context,
+    });
+    if (record.frames.length > this.maxFrames) record.frames.shift();
     this.publishRun(record);
+  }
+
+  /**
+   * The run as it was at log entry `seq`: its last snapshot taken at or before it (sanitized),
+   * or undefined when none is kept that far back (`maxFrames`).
+   */
+  frameAt(key: string, seq: number): RunFrame | undefined {
+    const frames = this.records.get(key)?.frames ?? [];
+    let found: RunFrame | undefined;
+    for (const frame of frames) {
+      if (frame.seq > seq) break;
+      found = frame;
+    }
+    return found && { ...found, context: found.context === undefined ? null : this.sanitize(found.context) };
   }
 
   private append(record: RunRecord, entry: Omit<LogEntry, 'seq' | 'data'> & { raw: unknown }): void {

@@ -2,14 +2,15 @@ import type { AnyStateMachine } from 'xstate';
 import { toGraphModel } from '../machines/diagram/graph-model.ts';
 import { definePlugin, type Plugin } from '../plugins/define-plugin.ts';
 import { InspectionStore } from './inspection-store.ts';
-import type { InspectorServer, InspectorServerOptions } from './inspector-server.ts';
+import type { InspectorAnswers, InspectorServer, InspectorServerOptions } from './inspector-server.ts';
 import type { Sanitize } from './sanitize.ts';
 
 /** Charts laid out in this process, by graph: ELK takes a second or two on the run machine. */
 const charts = new Map<string, Promise<string>>();
 
 /** What `inspectorPlugin` and the runtime's `inspector: { … }` option take. */
-export interface InspectorPluginOptions extends Pick<InspectorServerOptions, 'port' | 'host' | 'token'> {
+export interface InspectorPluginOptions
+  extends Pick<InspectorServerOptions, 'port' | 'host' | 'token' | 'readOnly' | 'jaegerUrl'> {
   /** The machine the page draws. Default: the run machine. */
   machine?: AnyStateMachine;
   /** Applied to contexts and event payloads before they are shown. Default: `defaultSanitize`. */
@@ -37,6 +38,12 @@ export interface InspectorPlugin extends Plugin {
   start(): Promise<InspectorServer>;
   /** Stops serving; what was recorded stays in `store`. */
   close(): Promise<void>;
+  /**
+   * Lets the page answer waiting runs through `answers` (the runtime: `createRuntime` calls
+   * this for the inspector it hosts). Until then, or with `readOnly`, the page only shows what
+   * runs await.
+   */
+  answerWith(answers: InspectorAnswers): void;
 }
 
 /**
@@ -63,24 +70,58 @@ export function inspectorPlugin(options: InspectorPluginOptions = {}): Inspector
   });
   let started: Promise<InspectorServer> | undefined;
   let closed = false;
+  // Read by the server at each answer: the runtime attaches after the plugin (and its server) exist.
+  let answers: InspectorAnswers | undefined;
+  const answering: InspectorAnswers = {
+    provideClarification: (runId, answer) => need().provideClarification(runId, answer),
+    provideToolResults: (runId, results) => need().provideToolResults(runId, results),
+    confirm: (runId, answer) => need().confirm(runId, answer),
+  };
+  const need = () => {
+    if (!answers) throw new Error('this inspector is not attached to a runtime: it cannot answer runs');
+    return answers;
+  };
   const onListening = options.onListening ?? (options.printUrl ? printUrl : printAddress);
 
   const start = (): Promise<InspectorServer> => {
     started ??= (async () => {
-      const [{ startInspectorServer }, { toSvg }] = await Promise.all([
+      const [{ startInspectorServer }, { toSvg }, { toSimpleGraph }] = await Promise.all([
         import('./inspector-server.ts').catch(missingPeers),
         import('../machines/diagram/svg.ts'),
+        import('../machines/diagram/simple-graph.ts'),
       ]);
-      const key = JSON.stringify(graph);
-      let svg = charts.get(key);
-      if (!svg) {
-        svg = toSvg(graph, { embedStyle: false });
-        charts.set(key, svg);
-        svg.catch(() => charts.delete(key));
-      }
+      const simple = toSimpleGraph(graph);
+      const chart = (which: string, draw: () => Promise<string>) => {
+        const key = `${which}:${JSON.stringify(graph)}`;
+        let svg = charts.get(key);
+        if (!svg) {
+          svg = draw();
+          charts.set(key, svg);
+          svg.catch(() => charts.delete(key));
+        }
+        return svg;
+      };
+      const [full, simpleSvg] = await Promise.all([
+        chart('full', () => toSvg(graph, { embedStyle: false, className: 'full' })),
+        chart('simple', () =>
+          toSvg(simple.graph, {
+            embedStyle: false,
+            edgeLabels: 'float',
+            stateFontSize: 16,
+            details: false,
+            markTransient: false,
+            className: 'simple',
+            title: `${graph.machineId} state machine (simple view)`,
+          }),
+        ),
+      ]);
       const server = await startInspectorServer({
         store,
-        svg: await svg,
+        svg: full,
+        simple: { svg: simpleSvg, via: simple.via, shownAs: simple.shownAs },
+        answers: answering,
+        readOnly: options.readOnly === true,
+        ...(options.jaegerUrl === undefined ? {} : { jaegerUrl: options.jaegerUrl }),
         port: options.port,
         host: options.host,
         token: options.token,
@@ -106,6 +147,9 @@ export function inspectorPlugin(options: InspectorPluginOptions = {}): Inspector
   return Object.assign(plugin, {
     store,
     start,
+    answerWith(runtime: InspectorAnswers) {
+      answers = runtime;
+    },
     async close() {
       closed = true;
       const server = await started?.catch(() => undefined);

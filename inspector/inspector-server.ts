@@ -5,14 +5,39 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { type WebSocket, WebSocketServer } from 'ws';
+import type { ProvidedToolResult } from '../runtime/run-handle.ts';
 import type { InspectionStore, InspectorMessage } from './inspection-store.ts';
 import { inspectorPage } from './inspector-page.ts';
 import { isLoopbackHost, isLoopbackOrigin, tokenMatches } from './request-guard.ts';
+
+/**
+ * How the page answers a run that waits (the runtime's by-id methods: `runtime.provideClarification`,
+ * `provideToolResults`, `confirm`). Each throws for an answer that does not fit what the run awaits.
+ */
+export interface InspectorAnswers {
+  provideClarification(runId: string, answer: { id: string; answer: string }): Promise<unknown>;
+  provideToolResults(runId: string, results: ProvidedToolResult[]): Promise<unknown>;
+  confirm(
+    runId: string,
+    answer: { id: string; approved: boolean; by?: string; reason?: string },
+  ): Promise<unknown>;
+}
+
+/** The header a write from the page must carry: a cross-site form or `fetch` cannot send it without a CORS preflight, which the server never grants. */
+export const ANSWER_HEADER = 'x-toolwarden-inspector';
 
 export interface InspectorServerOptions {
   store: InspectionStore;
   /** The chart drawn on the page: `toSvg(graph, { embedStyle: false })`. */
   svg: string;
+  /** The simple view (`toSimpleGraph`) drawn, and its maps; absent: the page has the full chart only. */
+  simple?: { svg: string; via: Record<string, string[][]>; shownAs: Record<string, string> };
+  /** Where answers from the page go; absent or `readOnly`: the page shows what a run awaits, without forms. */
+  answers?: InspectorAnswers;
+  /** Serve the page without answering (every write refused with 403). Default false. */
+  readOnly?: boolean;
+  /** A Jaeger UI (`http://127.0.0.1:16686`): the page links each run's trace there. */
+  jaegerUrl?: string;
   /** TCP port; 0 (default) picks a free one. */
   port?: number;
   /** A loopback address: `127.0.0.1` (default), `::1` or `localhost`. */
@@ -59,6 +84,8 @@ export class InspectorHostError extends Error {
  * | `/events`      | Server-Sent Events: `hello` (all runs and logs), then `run`, `log`, `removed` |
  * | `/api/runs`    | the runs as JSON; `/api/runs/:key/log` one run's log                  |
  * | `/api/graph`   | the chart's graph model (JSON)                                        |
+ * | `/api/runs/:key/frame?seq=N` | the run as it was at log entry N (time travel)          |
+ * | `POST /api/runs/:key/answer` | answers what the run awaits (same origin, {@link ANSWER_HEADER}; not when read-only) |
  * | `/ws` (upgrade)| `@statelyai/inspect` WebSocket inspector events, shown like native runs |
  *
  * Every request needs `?token=<token>` (else 403) and a loopback `Host` header (else 421, which
@@ -105,7 +132,70 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
         "frame-ancestors 'none'",
       ].join('; '),
     );
-    return c.html(inspectorPage({ svg: options.svg, nonce, machineId: store.graph.machineId }));
+    return c.html(
+      inspectorPage({
+        svg: options.svg,
+        nonce,
+        machineId: store.graph.machineId,
+        ...(options.simple === undefined ? {} : { simple: options.simple }),
+        canAnswer: options.answers !== undefined && options.readOnly !== true,
+        ...(options.jaegerUrl === undefined ? {} : { jaegerUrl: options.jaegerUrl }),
+      }),
+    );
+  });
+
+  // Time travel: the run as it was at a log entry.
+  app.get('/api/runs/:key/frame', (c) => {
+    const seq = Number(c.req.query('seq'));
+    if (!Number.isInteger(seq)) return c.json({ error: 'seq must be an integer' }, 400);
+    const frame = store.frameAt(c.req.param('key'), seq);
+    return frame ? c.json(frame) : c.json({ error: 'no snapshot kept that far back' }, 404);
+  });
+
+  // Answering a waiting run from the page (issue 15): the token (checked above), a loopback
+  // Host, the page's own Origin and a custom header (CSRF: a cross-site page can send none of
+  // them without a preflight), then the run's own validation.
+  app.post('/api/runs/:key/answer', async (c) => {
+    if (options.readOnly || options.answers === undefined) {
+      return c.json({ error: 'the inspector is read-only: answers are not accepted here' }, 403);
+    }
+    if (
+      c.req.header('origin') !== `http://${c.req.header('host')}` ||
+      c.req.header(ANSWER_HEADER) !== 'answer'
+    ) {
+      return c.json({ error: 'answers are accepted from the inspector page only (same origin)' }, 403);
+    }
+    const run = store.run(c.req.param('key'));
+    if (run?.source !== 'native') return c.json({ error: 'no such run here' }, 404);
+    let body: Record<string, unknown>;
+    try {
+      body = await c.req.json();
+    } catch {
+      return c.json({ error: 'the body must be JSON' }, 400);
+    }
+    try {
+      if (body.kind === 'clarification' && typeof body.id === 'string' && typeof body.answer === 'string') {
+        await options.answers.provideClarification(run.runId, { id: body.id, answer: body.answer });
+      } else if (
+        body.kind === 'confirmation' &&
+        typeof body.id === 'string' &&
+        typeof body.approved === 'boolean'
+      ) {
+        await options.answers.confirm(run.runId, {
+          id: body.id,
+          approved: body.approved,
+          by: 'inspector',
+          ...(typeof body.reason === 'string' && body.reason !== '' ? { reason: body.reason } : {}),
+        });
+      } else if (body.kind === 'toolResults' && Array.isArray(body.results)) {
+        await options.answers.provideToolResults(run.runId, body.results as ProvidedToolResult[]);
+      } else {
+        return c.json({ error: 'expected { kind: clarification | confirmation | toolResults, ... }' }, 400);
+      }
+    } catch (error) {
+      return c.json({ error: error instanceof Error ? error.message : String(error) }, 409);
+    }
+    return c.json({ ok: true });
   });
 
   // Issue 12 defect 6: 1,000 clients blocked the process for 137 s sending 3.3 GB, and a client

@@ -462,6 +462,9 @@ export function createRuntime(options: RuntimeOptions) {
       return catalog.schemas();
     },
   };
+  // Inspectors hosted here answer waiting runs through this runtime (the page's forms).
+  for (const plugin of plugins)
+    (plugin as { answerWith?: (answers: typeof runtime) => void }).answerWith?.(runtime);
   return runtime;
 
   /**

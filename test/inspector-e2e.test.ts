@@ -1,12 +1,12 @@
-import { existsSync } from 'node:fs';
 import { copyFile, mkdir } from 'node:fs/promises';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { firstValueFrom, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toGraphModel } from '../machines/diagram/graph-model.ts';
 import { runMachine } from '../machines/run-machine.ts';
 import { scriptedPlanner } from '../run/planner.ts';
 import { createRuntime, type Runtime } from '../runtime/create-runtime.ts';
+import { launchChromium, probeChromium } from './support/chromium.ts';
 
 /**
  * The inspector page in headless Chromium (issue 8 §3). Needs /usr/bin/chromium (Debian's;
@@ -14,15 +14,8 @@ import { createRuntime, type Runtime } from '../runtime/create-runtime.ts';
  * CI=true: then it fails. Writes .artifacts/inspector.png (gitignored); with
  * TOOLWARDEN_UPDATE_SCREENSHOTS=1 also examples/inspection/screenshot.png.
  */
-const CHROMIUM = '/usr/bin/chromium';
 const SUITE = 'inspector-e2e (test/inspector-e2e.test.ts)';
-const available = existsSync(CHROMIUM);
-const required = process.env.CI === 'true';
-if (!available && !required) {
-  console.warn(
-    `[${SUITE}] skipped: ${CHROMIUM} is missing. Install it with \`bash scripts/chromium.sh\` (apt-get install chromium, as root); with CI=true this suite fails instead.`,
-  );
-}
+const { available, required } = probeChromium(SUITE);
 
 const graph = toGraphModel(runMachine);
 const clarificationEdge = graph.edges.find(
@@ -34,21 +27,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
   let runtime: Runtime;
 
   beforeAll(async () => {
-    if (!available)
-      throw new Error(`${CHROMIUM} is missing and CI=true: run \`bash scripts/chromium.sh\` first`);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-        '--disable-quic',
-      ],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {
@@ -57,7 +36,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
   });
 
   const activeStates = (page: Page) =>
-    page.$$eval('[data-state-id].active', (nodes) =>
+    page.$$eval('[data-view="full"] [data-state-id].active', (nodes) =>
       nodes.map((node) => (node as SVGElement).dataset.stateId),
     );
 
@@ -103,17 +82,21 @@ describe.skipIf(!available && !required)(SUITE, () => {
     });
     const events = firstValueFrom(run.events$.pipe(toArray()));
 
-    await page.waitForSelector('[data-state-id="run.planning"].active');
+    await page.waitForSelector('[data-view="full"] [data-state-id="run.planning"].active', {
+      state: 'attached',
+    });
     expect(await activeStates(page)).toEqual(['run', 'run.planning']);
     expect(await page.textContent('#run-status')).toBe('running');
     expect(await page.textContent('#run-title')).toBe('e2e-run');
 
     release();
-    await page.waitForSelector('[data-state-id="run.awaiting.clarification"].active');
+    await page.waitForSelector('[data-view="full"] [data-state-id="run.awaiting.clarification"].active', {
+      state: 'attached',
+    });
     expect(await activeStates(page)).toEqual(['run', 'run.awaiting', 'run.awaiting.clarification']);
     expect(await page.textContent('#run-status')).toBe('awaiting');
     expect(
-      await page.$$eval('[data-edge-id].taken', (nodes) =>
+      await page.$$eval('[data-view="full"] [data-edge-id].taken', (nodes) =>
         nodes.map((node) => (node as SVGElement).dataset.edgeId),
       ),
     ).toEqual([clarificationEdge]);
@@ -122,7 +105,9 @@ describe.skipIf(!available && !required)(SUITE, () => {
     await page.screenshot({ path: '.artifacts/inspector.png' });
 
     await run.provideClarification({ id: 'plan', answer: 'pro' });
-    await page.waitForSelector('[data-state-id="run.completed"].active');
+    await page.waitForSelector('[data-view="full"] [data-state-id="run.completed"].active', {
+      state: 'attached',
+    });
     expect(await page.textContent('#run-status')).toBe('completed');
     expect(await activeStates(page)).toEqual(['run', 'run.completed']);
 

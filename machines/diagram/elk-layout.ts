@@ -47,6 +47,8 @@ export interface InitialMarker {
 export interface DiagramLayout {
   width: number;
   height: number;
+  /** Font size of state titles, px (`LayoutOptions.stateFontSize`). */
+  stateFontSize: number;
   states: StateBox[];
   edges: EdgeRoute[];
   initials: InitialMarker[];
@@ -58,6 +60,16 @@ export interface LayoutOptions {
   direction?: 'DOWN' | 'RIGHT';
   /** Extra ELK layout options for the root (`elk.*` keys). */
   elk?: Record<string, string>;
+  /**
+   * `layout` (default): edge labels are placed by ELK and take room in the drawing. `float`:
+   * the layout ignores them (a much smaller drawing) and the SVG floats each label on its edge,
+   * shown on demand (the inspector's simple view: on hover, when zoomed in, on the taken edge).
+   */
+  edgeLabels?: 'layout' | 'float';
+  /** Font size of state titles, px. Default 13. */
+  stateFontSize?: number;
+  /** Draw invoked actors and tags under state titles (default true). */
+  details?: boolean;
 }
 
 // elkjs is CommonJS and sets `default` on its export; either shape is the constructor.
@@ -89,10 +101,11 @@ async function loadElk(): Promise<ElkConstructor> {
  */
 export async function layoutGraph(graph: GraphModel, options: LayoutOptions = {}): Promise<DiagramLayout> {
   const states = new Map(graph.states.map((state) => [state.id, state]));
-  const detailsOf = (state: GraphState) => [
-    ...state.invoke.map((def) => `invoke ${def.src}`),
-    ...state.tags.map((tag) => `#${tag}`),
-  ];
+  const stateFontSize = options.stateFontSize ?? FONT.state;
+  const detailsOf = (state: GraphState) =>
+    options.details === false
+      ? []
+      : [...state.invoke.map((def) => `invoke ${def.src}`), ...state.tags.map((tag) => `#${tag}`)];
 
   // Read per compound node: ELK lays out each hierarchy level with its own options, even with
   // INCLUDE_CHILDREN (edges are moved to the container of their ends).
@@ -113,10 +126,10 @@ export async function layoutGraph(graph: GraphModel, options: LayoutOptions = {}
   };
   const nodeOf = (state: GraphState): ElkNode => {
     const details = detailsOf(state);
-    const titleWidth = textWidth(state.key, FONT.state, 'sans-bold');
+    const titleWidth = textWidth(state.key, stateFontSize, 'sans-bold');
     const detailWidth = Math.max(0, ...details.map((line) => textWidth(line, FONT.detail, 'mono')));
     const labelWidth = Math.max(titleWidth, detailWidth);
-    const labelHeight = 18 + details.length * 14;
+    const labelHeight = stateFontSize + 5 + details.length * 14;
     if (state.children.length === 0) {
       return {
         id: state.id,
@@ -149,7 +162,7 @@ export async function layoutGraph(graph: GraphModel, options: LayoutOptions = {}
         sources: [edge.source],
         targets: [target],
         // One label per transition, on its first path.
-        labels: index === 0 ? [labelBox(lines)] : [],
+        labels: index === 0 && options.edgeLabels !== 'float' ? [labelBox(lines)] : [],
       });
     });
   }
@@ -227,6 +240,7 @@ export async function layoutGraph(graph: GraphModel, options: LayoutOptions = {}
     routes.set(id, route);
   }
   return {
+    stateFontSize,
     width: Math.ceil(laid.width ?? 0),
     height: Math.ceil(laid.height ?? 0),
     states: boxes,

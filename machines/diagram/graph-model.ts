@@ -45,6 +45,8 @@ export interface GraphEdge {
   /** Action names in order (`{ type, params }` actions by their type). */
   actions: string[];
   reenter: boolean;
+  /** What a derived edge stands for, in words (the simple view's events and guards). */
+  description?: string;
   invoke?: string;
   delay?: string | number;
 }

@@ -11,6 +11,13 @@ export interface SvgOptions extends LayoutOptions {
   embedStyle?: boolean;
   /** The `<title>` of the drawing. Default: `<machine id> state machine`. */
   title?: string;
+  /**
+   * Dash the border of transient states (only `always` transitions out). Default true; false
+   * for a derived graph whose edges were changed (the simple view has no transient states).
+   */
+  markTransient?: boolean;
+  /** Classes added to the `<svg>` element besides `tw-chart`. */
+  className?: string;
 }
 
 /**
@@ -29,11 +36,11 @@ export async function toSvg(graph: GraphModel, options: SvgOptions = {}): Promis
 export function renderSvg(graph: GraphModel, layout: DiagramLayout, options: SvgOptions = {}): string {
   const states = new Map(graph.states.map((state) => [state.id, state]));
   const edges = new Map(graph.edges.map((edge) => [edge.id, edge]));
-  const transient = transientStates(graph);
+  const transient = options.markTransient === false ? new Set<string>() : transientStates(graph);
   const out: string[] = [];
   const title = options.title ?? `${graph.machineId} state machine`;
   out.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" class="tw-chart" viewBox="0 0 ${layout.width} ${layout.height}" width="${layout.width}" height="${layout.height}" role="img" aria-label="${xml(title)}" data-machine-id="${xml(graph.machineId)}">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" class="tw-chart${options.className ? ` ${xml(options.className)}` : ''}" viewBox="0 0 ${layout.width} ${layout.height}" width="${layout.width}" height="${layout.height}" role="img" aria-label="${xml(title)}" data-machine-id="${xml(graph.machineId)}">`,
     `<title>${xml(title)}</title>`,
     '<defs>',
     '<marker id="tw-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="tw-arrowhead"/></marker>',
@@ -61,9 +68,11 @@ export function renderSvg(graph: GraphModel, layout: DiagramLayout, options: Svg
     const lines = 1 + box.details.length;
     const textX = box.compound ? box.x + 14 : box.x + box.width / 2;
     const anchor = box.compound ? 'start' : 'middle';
-    const top = box.compound ? box.y + 20 : box.y + box.height / 2 - ((lines - 1) * 14) / 2 + 4.5;
+    const top = box.compound
+      ? box.y + layout.stateFontSize + 7
+      : box.y + box.height / 2 - ((lines - 1) * 14) / 2 + (layout.stateFontSize * 4.5) / 13;
     out.push(
-      `<text class="state-title" x="${n(textX)}" y="${n(top)}" text-anchor="${anchor}" font-size="${FONT.state}">${xml(box.title)}</text>`,
+      `<text class="state-title" x="${n(textX)}" y="${n(top)}" text-anchor="${anchor}" font-size="${layout.stateFontSize}">${xml(box.title)}</text>`,
     );
     box.details.forEach((line, index) => {
       out.push(
@@ -94,6 +103,17 @@ export function renderSvg(graph: GraphModel, layout: DiagramLayout, options: Svg
     );
     for (const path of route.paths) {
       out.push(`<path class="edge-path" d="${pathData(path)}" marker-end="url(#tw-arrow)"/>`);
+    }
+    if (!route.label && options.edgeLabels === 'float' && route.paths[0]) {
+      // Centered on the edge's longest segment; the page shows it on demand.
+      const [x, y] = midpoint(route.paths[0]);
+      const width = edge.label.length * FONT.edge * 0.6 + 8;
+      out.push(
+        '<g class="edge-float">',
+        `<rect class="edge-label-bg" x="${n(x - width / 2)}" y="${n(y - 8)}" width="${n(width)}" height="16" rx="3" ry="3"/>`,
+        `<text class="edge-label edge-event" x="${n(x)}" y="${n(y + 4)}" text-anchor="middle" font-size="${FONT.edge}">${xml(edge.label)}</text>`,
+        '</g>',
+      );
     }
     if (route.label) {
       const { x, y, width, height, lines } = route.label;
@@ -142,6 +162,9 @@ export const SVG_STYLE = `
 .tw-chart .edge.taken .edge-path { stroke: #ea580c; stroke-width: 2.6; marker-end: url(#tw-arrow-taken); }
 .tw-chart .edge.taken .edge-label-bg { fill: #ffedd5; fill-opacity: 1; }
 .tw-chart .edge.taken .edge-label { fill: #9a3412; font-weight: 600; }
+.tw-chart .edge-float { display: none; }
+.tw-chart .edge:hover .edge-float, .tw-chart .edge.taken .edge-float, .tw-chart.labels-on .edge-float { display: inline; }
+.tw-chart .edge { cursor: default; }
 `;
 
 /** States left only by `always` transitions and invoking nothing: the run never rests there. */
@@ -165,10 +188,28 @@ function stateTooltip(state: GraphState): string {
 }
 
 function edgeTooltip(edge: GraphEdge): string {
+  if (edge.description !== undefined)
+    return `${edge.description}\n${edge.source} → ${edge.targets.join(', ')}`;
   const guard = edge.guard ? ` [${edge.guard}]` : '';
   const actions = edge.actions.length ? ` / ${edge.actions.join(', ')}` : '';
   const targets = edge.targets.length ? edge.targets.join(', ') : '(no target)';
   return `${edge.label}${guard}${actions}\n${edge.source} → ${targets}\n${edge.id}`;
+}
+
+/** The middle of a path's longest segment. */
+function midpoint(points: ElkPoint[]): [number, number] {
+  let best: [number, number] = [points[0]?.x ?? 0, points[0]?.y ?? 0];
+  let longest = -1;
+  for (let i = 1; i < points.length; i++) {
+    const a = points[i - 1]!;
+    const b = points[i]!;
+    const length = Math.hypot(b.x - a.x, b.y - a.y);
+    if (length > longest) {
+      longest = length;
+      best = [(a.x + b.x) / 2, (a.y + b.y) / 2];
+    }
+  }
+  return best;
 }
 
 function pathData(points: ElkPoint[]): string {

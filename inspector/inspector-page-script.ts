@@ -1,0 +1,513 @@
+/**
+ * The inspector page's script (inspector-page.ts): plain browser JS, no build step; it only ever
+ * talks to the page's own origin and writes server data with `textContent`.
+ */
+export const PAGE_SCRIPT = String.raw`
+(() => {
+  'use strict';
+  const token = new URLSearchParams(location.search).get('token') || '';
+  const machineId = document.body.dataset.machineId;
+  const config = JSON.parse(document.getElementById('inspector-config').textContent);
+  const MAX_RUN_ROWS = 200;
+  const LOG_WINDOW = 500;
+  const runs = new Map();
+  const logs = new Map();
+  let selected = null;
+  let travel = null; // { seq, frame } while looking at the past
+  let logShown = LOG_WINDOW;
+  const $ = (id) => document.getElementById(id);
+  const el = (tag, cls, text) => {
+    const node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  };
+  const views = Array.from(document.querySelectorAll('#canvas .view'));
+  const viewOf = (name) => views.find((view) => view.dataset.view === name);
+  let current = viewOf('simple') || viewOf('full');
+  const nodesIn = (view, selector) => Array.from(view.querySelectorAll(selector));
+
+  const leaf = (active) => active
+    .filter((id) => !active.some((other) => other.startsWith(id + '.')))
+    .map((id) => id.startsWith(machineId + '.') ? id.slice(machineId.length + 1) : id)
+    .join(', ');
+  const edgeText = (id) => {
+    const edge = nodesIn(viewOf('full'), '[data-edge-id]').find((node) => node.dataset.edgeId === id);
+    if (!edge) return id;
+    return Array.from(edge.querySelectorAll('.edge-label')).map((line) => line.textContent).join(' ');
+  };
+  const newest = () => Array.from(runs.values()).sort((a, b) => b.startedAt - a.startedAt)[0];
+  const follow = () => $('follow').checked;
+
+  // ---- runs list: filter, at most MAX_RUN_ROWS rows drawn -------------------------------------
+  function matches(run) {
+    const status = $('status-filter').value;
+    if (status && run.status !== status) return false;
+    const text = $('run-filter').value.trim().toLowerCase();
+    if (!text) return true;
+    const labels = run.context && run.context.labels ? Object.entries(run.context.labels).map(([k, v]) => k + '=' + v).join(' ') : '';
+    return (run.runId + ' ' + (run.agentId || '') + ' ' + labels).toLowerCase().includes(text);
+  }
+  function renderRuns() {
+    const list = $('run-list');
+    list.replaceChildren();
+    const all = Array.from(runs.values()).sort((a, b) => b.startedAt - a.startedAt);
+    const shown = all.filter(matches);
+    $('run-count').textContent = shown.length === all.length ? '(' + all.length + ')' : '(' + shown.length + ' of ' + all.length + ')';
+    if (shown.length === 0) list.append(el('li', 'empty', all.length === 0 ? 'No runs yet.' : 'No run matches.'));
+    for (const run of shown.slice(0, MAX_RUN_ROWS)) {
+      const item = el('li', run.key === selected ? 'selected' : '');
+      item.tabIndex = 0;
+      item.dataset.key = run.key;
+      item.dataset.status = run.status;
+      const badge = el('span', 'badge', run.status);
+      badge.dataset.status = run.status;
+      item.append(badge, el('span', 'run-id', run.runId));
+      const meta = el('span', 'run-meta', [run.agentId, leaf(run.activeStates || [])].filter(Boolean).join(' · '));
+      if (run.source !== 'native') meta.append(' ', el('span', 'source', 'via ' + run.source));
+      item.append(meta);
+      item.title = run.runId + ' (' + run.source + ')';
+      const choose = () => {
+        $('follow').checked = run.key === (newest() && newest().key);
+        select(run.key);
+      };
+      item.addEventListener('click', choose);
+      item.addEventListener('keydown', (event) => { if (event.key === 'Enter' || event.key === ' ') { event.preventDefault(); choose(); } });
+      list.append(item);
+    }
+    if (shown.length > MAX_RUN_ROWS) list.append(el('li', 'more', (shown.length - MAX_RUN_ROWS) + ' more: narrow the filter'));
+  }
+
+  // ---- chart: highlight, views, zoom and pan ----------------------------------------------
+  function highlight(activeStates, lastTransition) {
+    const taken = new Set(lastTransition ? lastTransition.edgeIds : []);
+    const fullActive = new Set(activeStates);
+    for (const view of views) {
+      const simple = view.dataset.view === 'simple';
+      const active = simple ? new Set(activeStates.map((id) => config.shownAs && config.shownAs[id]).filter(Boolean)) : fullActive;
+      for (const node of nodesIn(view, '[data-state-id]')) node.classList.toggle('active', active.has(node.dataset.stateId));
+      for (const node of nodesIn(view, '[data-edge-id]')) {
+        const id = node.dataset.edgeId;
+        const on = simple
+          ? ((config.via && config.via[id]) || []).some((way) => way.every((edge) => taken.has(edge)))
+          : taken.has(id);
+        node.classList.toggle('taken', on);
+      }
+    }
+  }
+  function renderChart() {
+    const run = selected ? runs.get(selected) : undefined;
+    const shown = travel ? travel.frame : run;
+    const ours = run && run.machineId === machineId;
+    highlight(ours && shown ? shown.activeStates : [], ours && shown ? shown.lastTransition : null);
+    $('run-title').textContent = run ? run.runId : 'no run selected';
+    const status = $('run-status');
+    status.textContent = run ? run.status : '–';
+    status.dataset.status = run ? run.status : 'none';
+    $('run-state').textContent = shown ? leaf(shown.activeStates || []) : '';
+    const last = $('last-transition');
+    const transition = shown && shown.lastTransition;
+    last.textContent = transition ? 'took ' + transition.edgeIds.map(edgeText).join(' → ') : '';
+    last.title = transition ? transition.edgeIds.join('\n') : '';
+    $('context').textContent = shown ? JSON.stringify(shown.context, null, 2) : '–';
+    $('context-when').textContent = travel ? '(as of event #' + travel.seq + ')' : '';
+    $('travel').hidden = !travel;
+    $('travel-text').textContent = travel ? 'viewing the run as of event #' + travel.seq : '';
+    renderAwait();
+  }
+
+  const zoom = { scale: 1, x: 0, y: 0 };
+  const svgSize = () => {
+    const svg = current.querySelector('svg');
+    return { width: Number(svg.getAttribute('width')), height: Number(svg.getAttribute('height')) };
+  };
+  function applyZoom() {
+    $('canvas').style.transform = 'translate(' + zoom.x + 'px,' + zoom.y + 'px) scale(' + zoom.scale + ')';
+    $('zoom-level').textContent = Math.round(zoom.scale * 100) + '%';
+    for (const svg of document.querySelectorAll('#canvas svg')) svg.classList.toggle('labels-on', zoom.scale >= 1.25);
+  }
+  function fit() {
+    const box = $('viewport').getBoundingClientRect();
+    const { width, height } = svgSize();
+    zoom.scale = Math.min(box.width / width, box.height / height);
+    zoom.x = (box.width - width * zoom.scale) / 2;
+    zoom.y = (box.height - height * zoom.scale) / 2;
+    applyZoom();
+  }
+  function zoomAt(factor, cx, cy) {
+    const next = Math.min(4, Math.max(0.1, zoom.scale * factor));
+    zoom.x = cx - ((cx - zoom.x) * next) / zoom.scale;
+    zoom.y = cy - ((cy - zoom.y) * next) / zoom.scale;
+    zoom.scale = next;
+    applyZoom();
+  }
+  const center = () => { const box = $('viewport').getBoundingClientRect(); return [box.width / 2, box.height / 2]; };
+  $('zoom-in').addEventListener('click', () => zoomAt(1.25, ...center()));
+  $('zoom-out').addEventListener('click', () => zoomAt(0.8, ...center()));
+  $('zoom-fit').addEventListener('click', fit);
+  $('zoom-actual').addEventListener('click', () => { zoom.scale = 1; zoom.x = 0; zoom.y = 0; applyZoom(); });
+  $('viewport').addEventListener('wheel', (event) => {
+    event.preventDefault();
+    const box = $('viewport').getBoundingClientRect();
+    zoomAt(event.deltaY < 0 ? 1.1 : 1 / 1.1, event.clientX - box.left, event.clientY - box.top);
+  }, { passive: false });
+  let drag = null;
+  $('viewport').addEventListener('pointerdown', (event) => {
+    drag = { x: event.clientX, y: event.clientY, zx: zoom.x, zy: zoom.y };
+    $('viewport').classList.add('dragging');
+    $('viewport').setPointerCapture(event.pointerId);
+  });
+  $('viewport').addEventListener('pointermove', (event) => {
+    if (!drag) return;
+    zoom.x = drag.zx + event.clientX - drag.x;
+    zoom.y = drag.zy + event.clientY - drag.y;
+    applyZoom();
+  });
+  const endDrag = () => { drag = null; $('viewport').classList.remove('dragging'); };
+  $('viewport').addEventListener('pointerup', endDrag);
+  $('viewport').addEventListener('pointercancel', endDrag);
+  $('viewport').addEventListener('keydown', (event) => {
+    const step = 40;
+    if (event.key === '+' || event.key === '=') zoomAt(1.25, ...center());
+    else if (event.key === '-') zoomAt(0.8, ...center());
+    else if (event.key === '0') fit();
+    else if (event.key === 'ArrowLeft') { zoom.x += step; applyZoom(); }
+    else if (event.key === 'ArrowRight') { zoom.x -= step; applyZoom(); }
+    else if (event.key === 'ArrowUp') { zoom.y += step; applyZoom(); }
+    else if (event.key === 'ArrowDown') { zoom.y -= step; applyZoom(); }
+    else return;
+    event.preventDefault();
+  });
+  function showView(name) {
+    const view = viewOf(name);
+    if (!view) return;
+    for (const other of views) other.hidden = other !== view;
+    current = view;
+    $('view-simple').setAttribute('aria-pressed', String(name === 'simple'));
+    $('view-full').setAttribute('aria-pressed', String(name === 'full'));
+    fit();
+  }
+  $('view-simple').addEventListener('click', () => showView('simple'));
+  $('view-full').addEventListener('click', () => showView('full'));
+  new ResizeObserver(() => fit()).observe($('viewport'));
+
+  // ---- what a waiting run awaits, and answering it -------------------------------------------
+  function lastAwait(key) {
+    const entries = logs.get(key) || [];
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const entry = entries[i];
+      if (entry.type.startsWith('await_')) return entry;
+      if (entry.type === 'state_changed' && entry.data && String(entry.data.previous || '').startsWith('awaiting.') && !String(entry.data.state).startsWith('awaiting.')) return null;
+    }
+    return null;
+  }
+  function renderAwait() {
+    const run = selected ? runs.get(selected) : undefined;
+    const entry = run && run.status === 'awaiting' && !travel ? lastAwait(run.key) : null;
+    const panel = $('await-panel');
+    const body = $('await-body');
+    if (!entry) { panel.hidden = true; body.replaceChildren(); panel.dataset.seq = ''; return; }
+    if (panel.dataset.seq === String(entry.seq)) return; // already drawn (keep what was typed)
+    panel.dataset.seq = String(entry.seq);
+    panel.hidden = false;
+    $('answer-error').hidden = true;
+    body.replaceChildren();
+    const d = entry.data || {};
+    const send = (payload, button) => {
+      $('answer-error').hidden = true;
+      button.disabled = true;
+      fetch('/api/runs/' + encodeURIComponent(run.key) + '/answer?token=' + encodeURIComponent(token), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-toolwarden-inspector': 'answer' },
+        body: JSON.stringify(payload),
+      }).then((response) => response.json().then((json) => ({ ok: response.ok, json }))).then(({ ok, json }) => {
+        button.disabled = false;
+        if (!ok) { $('answer-error').textContent = json.error || 'refused'; $('answer-error').hidden = false; return; }
+        body.append(el('p', 'sent', 'Sent.'));
+      }, (error) => {
+        button.disabled = false;
+        $('answer-error').textContent = String(error);
+        $('answer-error').hidden = false;
+      });
+    };
+    const readOnly = () => body.append(el('p', 'note', 'This inspector is read-only: answer through the app.'));
+    if (entry.type === 'await_clarification') {
+      const c = d.clarification || {};
+      body.append(el('p', 'question', c.question || ''));
+      if (c.missingFields && c.missingFields.length) body.append(el('p', 'note', 'missing: ' + c.missingFields.join(', ')));
+      if (c.exampleInput !== undefined) body.append(el('pre', '', 'example: ' + JSON.stringify(c.exampleInput, null, 2)));
+      if (!config.canAnswer) return readOnly();
+      const text = el('textarea');
+      text.id = 'answer-text';
+      text.setAttribute('aria-label', 'Answer');
+      const button = el('button', '', 'Answer');
+      button.id = 'answer-send';
+      button.type = 'button';
+      button.addEventListener('click', () => send({ kind: 'clarification', id: c.id, answer: text.value }, button));
+      const actions = el('div', 'actions');
+      actions.append(button);
+      body.append(text, actions);
+    } else if (entry.type === 'await_confirmation') {
+      const c = d.confirmation || {};
+      body.append(el('p', 'question', c.prompt || 'Approve?'));
+      if (c.details !== undefined) body.append(el('pre', '', JSON.stringify(c.details, null, 2)));
+      if (!config.canAnswer) return readOnly();
+      const reason = el('input');
+      reason.id = 'answer-reason';
+      reason.placeholder = 'reason (optional)';
+      const approve = el('button', '', 'Approve');
+      approve.id = 'answer-approve';
+      approve.type = 'button';
+      const deny = el('button', '', 'Deny');
+      deny.id = 'answer-deny';
+      deny.type = 'button';
+      approve.addEventListener('click', () => send({ kind: 'confirmation', id: c.id, approved: true, reason: reason.value }, approve));
+      deny.addEventListener('click', () => send({ kind: 'confirmation', id: c.id, approved: false, reason: reason.value }, deny));
+      const actions = el('div', 'actions');
+      actions.append(approve, deny, reason);
+      body.append(actions);
+    } else if (entry.type === 'await_external_tools') {
+      const calls = (d.externalTools && d.externalTools.calls) || [];
+      body.append(el('p', 'question', calls.length + ' external tool call(s): give their results as JSON'));
+      body.append(el('pre', '', JSON.stringify(calls, null, 2)));
+      if (!config.canAnswer) return readOnly();
+      const text = el('textarea');
+      text.id = 'answer-results';
+      text.value = JSON.stringify(calls.map((call) => ({ toolCallId: call.toolCallId, result: null })), null, 2);
+      const button = el('button', '', 'Send results');
+      button.id = 'answer-send';
+      button.type = 'button';
+      button.addEventListener('click', () => {
+        let results;
+        try { results = JSON.parse(text.value); } catch (error) {
+          $('answer-error').textContent = 'not JSON: ' + error.message;
+          $('answer-error').hidden = false;
+          return;
+        }
+        send({ kind: 'toolResults', results }, button);
+      });
+      const actions = el('div', 'actions');
+      actions.append(button);
+      body.append(text, actions);
+    }
+  }
+
+  // ---- timeline: tool calls by turn ----------------------------------------------------------
+  function traceLink(run) {
+    const tc = run && run.context && run.context.traceContext;
+    const parent = tc && typeof tc.traceparent === 'string' ? tc.traceparent.split('-')[1] : null;
+    if (!config.jaegerUrl || !run) return null;
+    const base = config.jaegerUrl.replace(/\/$/, '');
+    // The run's own trace when its context carries one; else a search by its run id.
+    return parent ? base + '/trace/' + parent : base + '/search?tags=' + encodeURIComponent(JSON.stringify({ 'toolwarden.run.id': run.runId }));
+  }
+  function renderTimeline() {
+    const list = $('timeline');
+    list.replaceChildren();
+    $('timeline-detail').hidden = true;
+    const run = selected ? runs.get(selected) : undefined;
+    const entries = selected ? logs.get(selected) || [] : [];
+    const calls = new Map();
+    const order = [];
+    for (const entry of entries) {
+      const d = entry.data || {};
+      if (entry.type === 'tool_call_scheduled') {
+        const call = { id: d.toolCallId, tool: d.tool, turn: d.turnId, start: entry.at, attempt: d.attempt };
+        calls.set(d.toolCallId, call);
+        order.push(call);
+      } else if (entry.type === 'tool_result' && d.result) {
+        let call = calls.get(d.result.toolCallId);
+        if (!call) {
+          call = { id: d.result.toolCallId, tool: d.result.name, turn: String(d.result.toolCallId).replace(/:c\d+$/, ''), start: entry.at };
+          calls.set(call.id, call);
+          order.push(call);
+        }
+        call.end = entry.at;
+        call.result = d.result;
+      } else if (entry.type.startsWith('await_')) {
+        order.push({ note: entry.type.replace('await_', 'awaits ') , at: entry.at });
+      } else if (entry.type === 'policy_decision' && d.decision) {
+        order.push({ note: 'policy ' + d.decision.policy + ': ' + (d.decision.kinds || []).join(', '), at: entry.at });
+      }
+    }
+    let turn = null;
+    let count = 0;
+    for (const item of order) {
+      if (item.note) { list.append(el('li', 'note', item.note)); continue; }
+      if (item.turn !== turn) {
+        turn = item.turn;
+        list.append(el('li', 'turn', 'turn ' + String(turn).replace(/^.*:t/, '')));
+      }
+      count++;
+      const row = el('li', 'call');
+      row.tabIndex = 0;
+      row.dataset.toolCallId = item.id;
+      const r = item.result;
+      const outcome = !r ? 'running' : r.error ? (r.retryHint ? r.retryHint.reason : 'error') : 'ok';
+      const badge = el('span', 'badge', outcome);
+      badge.dataset.status = !r ? 'running' : r.error ? (r.retryHint ? 'hint' : 'error') : 'ok';
+      row.append(el('span', 'tool', item.tool), el('span', 'ms', item.end ? (item.end - item.start) + ' ms' : '…'), badge);
+      const open = () => {
+        for (const other of list.querySelectorAll('li.call.open')) other.classList.remove('open');
+        row.classList.add('open');
+        const detail = $('timeline-detail');
+        detail.replaceChildren();
+        const link = traceLink(run);
+        if (link) {
+          const a = el('a', '', 'trace in Jaeger');
+          a.href = link;
+          a.target = '_blank';
+          a.rel = 'noreferrer';
+          detail.append(a, '\n');
+        }
+        detail.append(JSON.stringify({ toolCallId: item.id, attempt: item.attempt, result: r }, null, 2));
+        detail.hidden = false;
+      };
+      row.addEventListener('click', open);
+      row.addEventListener('keydown', (event) => { if (event.key === 'Enter') open(); });
+      list.append(row);
+    }
+    $('timeline-count').textContent = count ? '(' + count + ' calls)' : '';
+  }
+
+  // ---- event log, windowed, and time travel ----------------------------------------------------
+  function summary(entry) {
+    const d = entry.data || {};
+    switch (entry.type) {
+      case 'state_changed': return (d.previous ? d.previous + ' → ' : '') + d.state;
+      case 'run_started': return d.agentId || '';
+      case 'await_clarification': return d.clarification ? d.clarification.question : '';
+      case 'await_confirmation': return d.confirmation ? d.confirmation.prompt : '';
+      case 'tool_call_scheduled': return d.tool + ' #' + d.attempt;
+      case 'tool_result': return d.result ? d.result.name + (d.result.error ? ' ✗ ' + d.result.error.message : ' ✓') : '';
+      case 'retry_hint': return d.hint ? d.hint.reason + ' ' + d.hint.tool : '';
+      case 'policy_decision': return d.decision ? d.decision.policy + ': ' + (d.decision.kinds || []).join(', ') : '';
+      case 'planner_note': return d.note || '';
+      case 'run_completed': return d.finalResponse ? d.finalResponse.text : '';
+      case 'run_failed': return d.error ? d.error.message : '';
+      case 'run_canceled': return d.reason || '';
+      default: {
+        const text = JSON.stringify(d);
+        return text && text.length > 140 ? text.slice(0, 140) + '…' : (text || '');
+      }
+    }
+  }
+  function logItem(entry, run) {
+    const item = el('li');
+    item.tabIndex = 0;
+    item.dataset.seq = String(entry.seq);
+    item.dataset.type = entry.type;
+    item.dataset.kind = entry.kind;
+    if (travel && travel.seq === entry.seq) item.classList.add('current');
+    const head = el('div', 'head');
+    const offset = run ? (entry.at - run.startedAt) / 1000 : 0;
+    head.append(el('time', '', '+' + offset.toFixed(3) + 's'), el('span', 'type', entry.type), el('span', 'summary', summary(entry)));
+    const choose = () => { item.classList.toggle('open'); timeTravel(entry.seq); };
+    head.addEventListener('click', choose);
+    item.addEventListener('keydown', (event) => { if (event.key === 'Enter') choose(); });
+    item.append(head, el('pre', '', JSON.stringify(entry.data, null, 2)));
+    return item;
+  }
+  function renderLog() {
+    const list = $('event-log');
+    list.replaceChildren();
+    const run = selected ? runs.get(selected) : undefined;
+    const entries = selected ? logs.get(selected) || [] : [];
+    const from = Math.max(0, entries.length - logShown);
+    for (const entry of entries.slice(from)) list.append(logItem(entry, run));
+    $('log-earlier').hidden = from === 0;
+    $('log-count').textContent = run ? '(' + entries.length + (run.dropped ? ', ' + run.dropped + ' dropped' : '') + ')' : '';
+  }
+  $('log-earlier').addEventListener('click', () => { logShown += LOG_WINDOW; renderLog(); });
+  function timeTravel(seq) {
+    const key = selected;
+    const entries = logs.get(key) || [];
+    if (entries.length && entries[entries.length - 1].seq === seq) { travel = null; renderChart(); renderLog(); return; }
+    fetch('/api/runs/' + encodeURIComponent(key) + '/frame?seq=' + seq + '&token=' + encodeURIComponent(token))
+      .then((response) => response.ok ? response.json() : null)
+      .then((frame) => {
+        if (selected !== key) return;
+        if (!frame) { $('travel').hidden = false; $('travel-text').textContent = 'no snapshot kept from event #' + seq; return; }
+        travel = { seq, frame };
+        renderChart();
+        for (const item of document.querySelectorAll('#event-log li')) item.classList.toggle('current', item.dataset.seq === String(seq));
+      });
+  }
+  $('travel-live').addEventListener('click', () => { travel = null; renderChart(); renderLog(); });
+
+  function select(key) {
+    if (key !== selected) { travel = null; logShown = LOG_WINDOW; }
+    selected = key;
+    renderRuns();
+    renderChart();
+    renderTimeline();
+    renderLog();
+  }
+  function maybeFollow(run) {
+    if (!selected || (follow() && run.key !== selected && run.startedAt >= (runs.get(selected) || { startedAt: 0 }).startedAt)) {
+      select(run.key);
+      return true;
+    }
+    return false;
+  }
+  $('run-filter').addEventListener('input', renderRuns);
+  $('status-filter').addEventListener('change', renderRuns);
+
+  // ---- the live stream -------------------------------------------------------------------------
+  let pendingRuns = false;
+  const renderRunsSoon = () => {
+    if (pendingRuns) return;
+    pendingRuns = true;
+    requestAnimationFrame(() => { pendingRuns = false; renderRuns(); });
+  };
+  const source = new EventSource('/events?token=' + encodeURIComponent(token));
+  const connection = $('connection');
+  source.addEventListener('open', () => { connection.dataset.state = 'open'; connection.textContent = 'live'; });
+  source.addEventListener('error', () => { connection.dataset.state = 'closed'; connection.textContent = 'reconnecting…'; });
+  source.addEventListener('hello', (message) => {
+    const data = JSON.parse(message.data);
+    runs.clear();
+    logs.clear();
+    for (const run of data.runs) runs.set(run.key, run);
+    for (const key of Object.keys(data.logs)) logs.set(key, data.logs[key]);
+    const first = newest();
+    if (selected && !runs.has(selected)) selected = null;
+    select(selected || (first ? first.key : null));
+    fit();
+  });
+  source.addEventListener('run', (message) => {
+    const run = JSON.parse(message.data).run;
+    const isNew = !runs.has(run.key);
+    runs.set(run.key, run);
+    if (isNew && !logs.has(run.key)) logs.set(run.key, []);
+    if (!maybeFollow(run)) {
+      renderRunsSoon();
+      if (run.key === selected && !travel) renderChart();
+    }
+  });
+  source.addEventListener('log', (message) => {
+    const data = JSON.parse(message.data);
+    const entries = logs.get(data.key) || [];
+    entries.push(data.entry);
+    logs.set(data.key, entries);
+    if (data.key === selected) {
+      $('event-log').append(logItem(data.entry, runs.get(data.key)));
+      const run = runs.get(data.key);
+      $('log-count').textContent = '(' + entries.length + (run && run.dropped ? ', ' + run.dropped + ' dropped' : '') + ')';
+      if (data.entry.type.startsWith('await_') || data.entry.type.startsWith('tool_') || data.entry.type === 'policy_decision') renderTimeline();
+      if (data.entry.type.startsWith('await_')) renderAwait();
+    }
+  });
+  source.addEventListener('removed', (message) => {
+    const key = JSON.parse(message.data).key;
+    runs.delete(key);
+    logs.delete(key);
+    if (selected === key) {
+      const first = newest();
+      select(first ? first.key : null);
+    } else renderRunsSoon();
+  });
+  $('follow').addEventListener('change', () => { if (follow()) { const first = newest(); if (first) select(first.key); } });
+  fit();
+})();
+`;

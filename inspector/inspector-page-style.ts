@@ -1,0 +1,101 @@
+/** The inspector page's stylesheet (inspector-page.ts): light and dark, no web fonts. */
+export const PAGE_STYLE = `
+:root { color-scheme: light dark; --bg: #f1f5f9; --panel: #fff; --line: #e2e8f0; --muted: #64748b; --ink: #0f172a; --accent: #2563eb; --soft: #f8fafc; --hover: #f1f5f9; --sel: #dbeafe; }
+@media (prefers-color-scheme: dark) {
+  :root { --bg: #0b1220; --panel: #111a2e; --line: #1e293b; --muted: #94a3b8; --ink: #e2e8f0; --accent: #60a5fa; --soft: #0f172a; --hover: #1e293b; --sel: #1e3a8a; }
+  .tw-chart .state-box { fill: #111a2e; stroke: #64748b; }
+  .tw-chart .state.compound > .state-box { fill: #0f172a; stroke: #475569; }
+  .tw-chart .state-title { fill: #e2e8f0; }
+  .tw-chart .state.root.active > .state-title { fill: #e2e8f0; }
+  .tw-chart .state.root.active > .state-box { fill: #0f172a; stroke: #475569; }
+  .tw-chart .state.active > .state-box { fill: #1e3a8a; stroke: #60a5fa; }
+  .tw-chart .state.active > .state-title { fill: #bfdbfe; }
+  .tw-chart .edge-label-bg { fill: #111a2e; }
+  .tw-chart .edge-label { fill: #cbd5e1; }
+}
+* { box-sizing: border-box; }
+html, body { margin: 0; height: 100%; }
+body { font: 13px/1.4 ui-sans-serif, system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; color: var(--ink); background: var(--bg); display: flex; flex-direction: column; }
+code, pre, .mono { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; }
+header { display: flex; align-items: center; gap: 16px; padding: 6px 14px; background: #0f172a; color: #e2e8f0; }
+header h1 { font-size: 15px; margin: 0; font-weight: 700; }
+header h1 span { font-weight: 400; color: #94a3b8; }
+header .machine code { color: #bfdbfe; }
+.connection { margin-left: auto; font-size: 12px; padding: 2px 8px; border-radius: 999px; background: #334155; }
+.connection[data-state="open"] { background: #166534; color: #dcfce7; }
+.connection[data-state="closed"] { background: #991b1b; color: #fee2e2; }
+main { flex: 1; display: grid; grid-template-columns: 200px minmax(0, 1fr) 320px; gap: 8px; padding: 8px; min-height: 0; }
+main > * { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; min-height: 0; overflow: auto; }
+h2 { font-size: 12px; text-transform: uppercase; letter-spacing: .06em; color: var(--muted); margin: 12px 12px 6px; }
+.count { text-transform: none; letter-spacing: 0; font-weight: 400; color: var(--muted); font-size: 11px; }
+.filters { display: flex; gap: 4px; margin: 0 8px 6px; }
+.filters input { flex: 1; min-width: 0; }
+input, select, textarea, button { font: inherit; font-size: 12px; color: var(--ink); background: var(--soft); border: 1px solid var(--line); border-radius: 6px; padding: 3px 6px; }
+button { cursor: pointer; }
+button:focus-visible, input:focus-visible, li:focus-visible, #viewport:focus-visible, textarea:focus-visible { outline: 2px solid var(--accent); outline-offset: 1px; }
+button[aria-pressed="true"] { background: var(--sel); border-color: var(--accent); }
+.follow { display: block; margin: 0 12px 8px; color: var(--muted); font-size: 12px; }
+#run-list { list-style: none; margin: 0; padding: 0 6px 6px; }
+#run-list li { padding: 6px 8px; border-radius: 6px; cursor: pointer; display: grid; grid-template-columns: auto 1fr; gap: 2px 8px; align-items: center; }
+#run-list li:hover { background: var(--hover); }
+#run-list li.selected { background: var(--sel); }
+#run-list li.empty, #run-list li.more { color: var(--muted); cursor: default; display: block; }
+#run-list .run-id { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+#run-list .run-meta { grid-column: 1 / -1; color: var(--muted); font-size: 11px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.badge { display: inline-block; font-size: 11px; font-weight: 600; padding: 1px 7px; border-radius: 999px; background: #e2e8f0; color: #334155; }
+.badge[data-status="running"] { background: #dbeafe; color: #1e40af; }
+.badge[data-status="awaiting"] { background: #fef3c7; color: #92400e; }
+.badge[data-status="completed"], .badge[data-status="ok"] { background: #dcfce7; color: #166534; }
+.badge[data-status="failed"], .badge[data-status="error"] { background: #fee2e2; color: #991b1b; }
+.badge[data-status="hint"] { background: #ffedd5; color: #9a3412; }
+.badge[data-status="canceled"] { background: #f1f5f9; color: #475569; }
+.source { font-size: 10px; color: #7c3aed; }
+#chart-panel { display: flex; flex-direction: column; overflow: hidden; }
+.toolbar { display: flex; align-items: center; gap: 8px; padding: 6px 10px; border-bottom: 1px solid var(--line); }
+.toolbar.secondary { padding: 4px 10px; }
+.segmented { display: inline-flex; }
+.segmented button { border-radius: 0; }
+.segmented button:first-child { border-radius: 6px 0 0 6px; }
+.segmented button:last-child { border-radius: 0 6px 6px 0; }
+#run-title { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-weight: 600; }
+.state-name { font-family: ui-monospace, "DejaVu Sans Mono", monospace; color: var(--accent); }
+.transition { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 11px; color: #c2410c; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; max-width: 50%; }
+.spacer { flex: 1; }
+.travel { font-size: 12px; color: #7c3aed; }
+#viewport { flex: 1; position: relative; overflow: hidden; cursor: grab; touch-action: none; }
+#viewport.dragging { cursor: grabbing; }
+#canvas { position: absolute; left: 0; top: 0; transform-origin: 0 0; }
+#canvas svg { display: block; }
+#timeline, #event-log { list-style: none; margin: 0; padding: 0 8px; font-size: 12px; }
+#timeline li.turn { color: var(--muted); font-size: 11px; padding: 6px 4px 2px; text-transform: uppercase; letter-spacing: .05em; }
+#timeline li.call { display: grid; grid-template-columns: 1fr auto auto; gap: 6px; align-items: center; padding: 3px 4px; border-radius: 4px; cursor: pointer; }
+#timeline li.call:hover, #timeline li.call.open { background: var(--hover); }
+#timeline .tool { font-family: ui-monospace, "DejaVu Sans Mono", monospace; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+#timeline .ms { color: var(--muted); font-size: 11px; }
+#timeline li.note { color: var(--muted); font-size: 11px; padding: 2px 4px 2px 12px; }
+#timeline-detail, #context { margin: 4px 12px 8px; white-space: pre-wrap; word-break: break-word; font-size: 11px; background: var(--soft); padding: 8px; border-radius: 6px; max-height: 40vh; overflow: auto; }
+#timeline-detail a { color: var(--accent); }
+#event-log li { border-bottom: 1px solid var(--line); padding: 3px 4px; }
+#event-log li.current { background: #ede9fe; }
+@media (prefers-color-scheme: dark) { #event-log li.current { background: #2e1065; } }
+#event-log li .head { display: flex; gap: 8px; align-items: baseline; cursor: pointer; }
+#event-log time { color: var(--muted); font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 11px; min-width: 58px; text-align: right; }
+#event-log .type { font-weight: 600; font-family: ui-monospace, "DejaVu Sans Mono", monospace; }
+#event-log li[data-kind="xstate_event"] .type { color: #7c3aed; }
+#event-log li[data-kind="state"] .type, #event-log li[data-type="state_changed"] .type { color: var(--accent); }
+#event-log li[data-type^="await_"] .type { color: #b45309; }
+#event-log li[data-type="run_failed"] .type { color: #b91c1c; }
+#event-log li[data-type="run_completed"] .type { color: #15803d; }
+#event-log .summary { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; flex: 1; }
+#event-log pre { display: none; margin: 4px 0 2px 66px; white-space: pre-wrap; word-break: break-word; background: var(--soft); padding: 6px; border-radius: 4px; font-size: 11px; }
+#event-log li.open pre { display: block; }
+#await-panel { border-bottom: 1px solid var(--line); padding-bottom: 8px; }
+#await-body { margin: 0 12px; }
+#await-body .question { font-weight: 600; margin: 0 0 6px; }
+#await-body pre { white-space: pre-wrap; word-break: break-word; background: var(--soft); padding: 6px; border-radius: 4px; font-size: 11px; margin: 4px 0; }
+#await-body textarea { width: 100%; min-height: 60px; font-family: ui-monospace, "DejaVu Sans Mono", monospace; }
+#await-body .actions { display: flex; gap: 6px; margin-top: 6px; align-items: center; }
+#await-body .note { color: var(--muted); font-size: 12px; }
+.error { color: #b91c1c; margin: 6px 12px; white-space: pre-wrap; }
+.sent { color: #15803d; }
+`;

@@ -1,0 +1,317 @@
+import { request } from 'node:http';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { InspectorServer } from '../inspector/inspector-server.ts';
+import { scriptedPlanner } from '../run/planner.ts';
+import { createRuntime, type Runtime } from '../runtime/create-runtime.ts';
+import { defineTool } from '../tools/define-tool.ts';
+import { launchChromium, probeChromium } from './support/chromium.ts';
+
+/**
+ * The inspector as a tool people use (issue 15, docs/inspection.md §Page), in Debian's Chromium at
+ * 1280×800: a legible simple chart (computed label size at fit), zoom and pan, the timeline with
+ * a call's hint, time travel, answering a run from the page (and a wrong answer shown while the run
+ * still waits), approving a confirmation, and writes refused without the token, from another
+ * origin, without the page's header, or when read-only. Required under CI=true.
+ * TOOLWARDEN_UPDATE_SCREENSHOTS=1 writes the screenshots in examples/inspection/.
+ */
+const SUITE = 'inspector page (test/inspector-page.e2e.test.ts)';
+const { available, required } = probeChromium(SUITE);
+const screenshots = process.env.TOOLWARDEN_UPDATE_SCREENSHOTS === '1';
+
+const upsert = defineTool({
+  id: 'crm.upsert_profile',
+  description: 'Creates or updates a customer profile',
+  input: z.object({ email: z.email(), plan: z.enum(['free', 'pro']) }),
+  examples: [{ email: 'ada@example.com', plan: 'pro' }],
+  execute: async (input) => ({ saved: true, ...input }),
+});
+const wipe = defineTool({
+  id: 'crm.delete_profile',
+  description: 'Deletes a customer profile',
+  input: z.object({ email: z.email() }),
+  requiresConfirmation: true,
+  execute: async ({ email }) => ({ deleted: email }),
+});
+const lookup = defineTool({
+  id: 'crm.lookup',
+  description: 'Looks a customer up (run by the app)',
+  input: z.object({ email: z.string() }),
+  output: z.object({ plan: z.enum(['free', 'pro']) }),
+});
+
+describe.skipIf(!available && !required)(SUITE, () => {
+  let browser: Browser;
+  const runtimes: Runtime[] = [];
+
+  beforeAll(async () => {
+    browser = await launchChromium();
+  });
+  afterEach(async () => {
+    for (const runtime of runtimes.splice(0)) {
+      await runtime.inspector?.close();
+      await runtime.close();
+    }
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  async function open(
+    options: { readOnly?: boolean } = {},
+    planner = scriptedPlanner([]),
+  ): Promise<{ runtime: Runtime; server: InspectorServer; page: Page; problems: string[] }> {
+    const runtime = createRuntime({
+      agent: { id: 'support' },
+      planner,
+      tools: [upsert, wipe, lookup],
+      telemetry: false,
+      inspector: { port: 0, onListening: () => {}, jaegerUrl: 'http://127.0.0.1:16686', ...options },
+    });
+    runtimes.push(runtime);
+    const server = await runtime.inspector!.start();
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    page.setDefaultTimeout(8_000);
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(String(error)));
+    page.on('console', (message) => {
+      // A refused answer is a 409 the page shows; the browser logs the response too.
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
+        problems.push(message.text());
+    });
+    await page.goto(server.url);
+    await page.waitForSelector('#connection[data-state="open"]');
+    return { runtime, server, page, problems };
+  }
+
+  const zoomScale = (page: Page) =>
+    page.$eval('#canvas', (canvas) => new DOMMatrix(getComputedStyle(canvas).transform).a);
+
+  it('draws the simple view legibly at fit, zooms and pans, and switches to the full chart', async () => {
+    const { page, problems } = await open();
+    const view = '[data-view="simple"]';
+    // Only the states a run rests in: no transient states in the simple view.
+    const states = await page.$$eval(`${view} [data-state-id]`, (nodes) =>
+      nodes.map((node) => (node as SVGElement).dataset.stateId),
+    );
+    expect(states).toEqual(
+      expect.arrayContaining([
+        'run.planning',
+        'run.validating',
+        'run.executing',
+        'run.awaiting.clarification',
+        'run.resuming',
+        'run.completed',
+      ]),
+    );
+    expect(states).not.toContain('run.admitting');
+    expect(states).not.toContain('run.routing');
+    expect(states).not.toContain('run.validating.checking');
+    // Labels at fit: every state title renders at 11 px or more.
+    const scale = await zoomScale(page);
+    const sizes = await page.$$eval(`${view} text.state-title`, (texts) =>
+      texts.map((text) => Number.parseFloat(getComputedStyle(text).fontSize)),
+    );
+    expect(Math.min(...sizes) * scale).toBeGreaterThanOrEqual(11);
+    if (screenshots) await page.screenshot({ path: 'examples/inspection/simple-chart.png' });
+
+    await page.click('#zoom-in');
+    expect(await zoomScale(page)).toBeCloseTo(scale * 1.25, 3);
+    const before = await page.$eval(
+      '#canvas',
+      (canvas) => new DOMMatrix(getComputedStyle(canvas).transform).e,
+    );
+    const box = (await page.$('#viewport'))!.boundingBox();
+    const { x, y, width, height } = (await box)!;
+    await page.mouse.move(x + width / 2, y + height / 2);
+    await page.mouse.down();
+    await page.mouse.move(x + width / 2 + 120, y + height / 2 + 40, { steps: 4 });
+    await page.mouse.up();
+    const after = await page.$eval(
+      '#canvas',
+      (canvas) => new DOMMatrix(getComputedStyle(canvas).transform).e,
+    );
+    expect(after - before).toBeCloseTo(120, 0);
+    await page.mouse.move(x + width / 2, y + height / 2);
+    await page.mouse.wheel(0, -300);
+    expect(await zoomScale(page)).toBeGreaterThan(scale * 1.25);
+    await page.click('#zoom-fit');
+    expect(await zoomScale(page)).toBeCloseTo(scale, 3);
+
+    await page.click('#view-full');
+    expect(await page.isVisible('[data-view="full"] svg')).toBe(true);
+    expect(await page.isVisible('[data-view="simple"] svg')).toBe(false);
+    expect(
+      await page.$$eval('[data-view="full"] [data-state-id="run.admitting"]', (nodes) => nodes.length),
+    ).toBe(1);
+    expect(problems).toEqual([]);
+  });
+
+  it('answers a clarification from the page; the timeline opens a call’s hint; an earlier event shows the earlier state', async () => {
+    const planner = scriptedPlanner([
+      {
+        await: {
+          clarification: {
+            id: 'which-plan',
+            question: 'Which plan should Ada be on?',
+            missingFields: ['plan'],
+          },
+        },
+      },
+      { toolCalls: [{ name: 'crm.upsert_profile', input: { email: 'ada@example.com', plan: 'gold' } }] },
+      { toolCalls: [{ name: 'crm.upsert_profile', input: { email: 'ada@example.com', plan: 'pro' } }] },
+      { finalResponse: { text: 'Ada is on pro.' } },
+    ]);
+    const { runtime, page, problems } = await open({}, planner);
+    const run = runtime.start({
+      runId: 'ask-run',
+      messages: [{ role: 'user', content: 'Move Ada to a paid plan' }],
+    });
+    await page.waitForSelector('#await-panel:not([hidden]) #answer-text');
+    expect(await page.textContent('#await-body .question')).toBe('Which plan should Ada be on?');
+    // The simple chart shows the waiting state.
+    expect(
+      await page.$$eval('[data-view="simple"] [data-state-id].active', (nodes) =>
+        nodes.map((n) => (n as SVGElement).dataset.stateId),
+      ),
+    ).toContain('run.awaiting.clarification');
+    if (screenshots) await page.screenshot({ path: 'examples/inspection/clarification-form.png' });
+    await page.fill('#answer-text', 'pro');
+    await page.click('#answer-send');
+    expect((await run.result()).status).toBe('completed');
+    await page.waitForSelector('#run-status:text("completed")');
+
+    // The timeline: two calls in two turns, the first refused with its hint.
+    await page.waitForSelector('#timeline li.call >> nth=1');
+    const outcomes = await page.$$eval('#timeline li.call .badge', (badges) =>
+      badges.map((badge) => badge.textContent),
+    );
+    expect(outcomes).toEqual(['invalid_arguments', 'ok']);
+    await page.click('#timeline li.call >> nth=0');
+    const detail = await page.textContent('#timeline-detail');
+    expect(detail).toContain('"reason": "invalid_arguments"');
+    expect(detail).toContain('"plan"');
+    expect(await page.getAttribute('#timeline-detail a', 'href')).toMatch(
+      /^http:\/\/127\.0\.0\.1:16686\/(trace\/|search\?tags=.*ask-run)/,
+    );
+    if (screenshots) await page.screenshot({ path: 'examples/inspection/timeline.png' });
+
+    // Time travel: the state_changed into awaiting shows the run as it was then.
+    await page.click('#event-log li[data-type="state_changed"]:has-text("awaiting.clarification") .head');
+    await page.waitForSelector('#travel:not([hidden])');
+    const then = await page.$$eval('[data-view="full"] [data-state-id].active', (nodes) =>
+      nodes.map((n) => (n as SVGElement).dataset.stateId),
+    );
+    expect(then).toContain('run.awaiting.clarification');
+    expect(await page.textContent('#context-when')).toMatch(/as of event #\d+/);
+    await page.click('#travel-live');
+    const now = await page.$$eval('[data-view="full"] [data-state-id].active', (nodes) =>
+      nodes.map((n) => (n as SVGElement).dataset.stateId),
+    );
+    expect(now).toContain('run.completed');
+    expect(problems).toEqual([]);
+  });
+
+  it('shows a wrong answer inline while the run still waits; approving a confirmation runs the call', async () => {
+    const planner = scriptedPlanner([
+      {
+        await: {
+          externalTools: {
+            id: 'ext',
+            calls: [{ name: 'crm.lookup', toolCallId: 'e1', input: { email: 'ada@example.com' } }],
+          },
+        },
+      },
+      { toolCalls: [{ name: 'crm.delete_profile', input: { email: 'bob@example.com' } }] },
+      { finalResponse: { text: 'done' } },
+    ]);
+    const { runtime, page, problems } = await open({}, planner);
+    const run = runtime.start({
+      runId: 'ext-run',
+      messages: [{ role: 'user', content: 'Look Ada up, then delete Bob' }],
+    });
+    await page.waitForSelector('#answer-results');
+    // A result that fails the tool's output schema: refused, shown, nothing lost.
+    await page.fill('#answer-results', JSON.stringify([{ toolCallId: 'e1', result: { plan: 'gold' } }]));
+    await page.click('#answer-send');
+    await page.waitForSelector('#answer-error:not([hidden])');
+    expect(await page.textContent('#answer-error')).toMatch(/e1|output|plan/i);
+    expect(run.status).toBe('awaiting');
+    await page.fill('#answer-results', JSON.stringify([{ toolCallId: 'e1', result: { plan: 'pro' } }]));
+    await page.click('#answer-send');
+    await page.waitForSelector('#answer-approve');
+    expect(await page.textContent('#await-body .question')).toMatch(/Approve the call to crm.delete_profile/);
+    await page.click('#answer-approve');
+    const outcome = await run.result();
+    expect(outcome.status).toBe('completed');
+    expect(outcome.toolResults.find((result) => result.name === 'crm.delete_profile')?.result).toEqual({
+      deleted: 'bob@example.com',
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it('refuses writes without the token, from another origin, without the page header, and when read-only', async () => {
+    const planner = scriptedPlanner([
+      { await: { clarification: { id: 'q', question: 'Which plan?', missingFields: [] } } },
+      { finalResponse: { text: 'ok' } },
+    ]);
+    const { runtime, server, page } = await open({}, planner);
+    const run = runtime.start({ runId: 'guarded', messages: [{ role: 'user', content: 'hi' }] });
+    await page.waitForSelector('#answer-text');
+    const body = JSON.stringify({ kind: 'clarification', id: 'q', answer: 'pro' });
+    const post = (path: string, headers: Record<string, string>) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(
+          `${server.origin}${path}`,
+          { method: 'POST', headers: { 'content-type': 'application/json', ...headers } },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+    const path = `/api/runs/guarded/answer?token=${encodeURIComponent(server.token)}`;
+    expect(
+      await post('/api/runs/guarded/answer', { origin: server.origin, 'x-toolwarden-inspector': 'answer' }),
+    ).toBe(403);
+    expect(await post(path, { origin: 'http://evil.example', 'x-toolwarden-inspector': 'answer' })).toBe(403);
+    expect(await post(path, { origin: server.origin })).toBe(403);
+    expect(run.status).toBe('awaiting');
+    expect(await post(path, { origin: server.origin, 'x-toolwarden-inspector': 'answer' })).toBe(200);
+    expect((await run.result()).status).toBe('completed');
+
+    const readOnly = await open(
+      { readOnly: true },
+      scriptedPlanner([
+        { await: { clarification: { id: 'q', question: 'Which plan?', missingFields: [] } } },
+      ]),
+    );
+    readOnly.runtime.start({ runId: 'ro', messages: [{ role: 'user', content: 'hi' }] });
+    await readOnly.page.waitForSelector('#await-body .note');
+    expect(await readOnly.page.textContent('#await-body .note')).toMatch(/read-only/);
+    expect(await readOnly.page.$('#answer-text')).toBeNull();
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(
+        `${readOnly.server.origin}/api/runs/ro/answer?token=${encodeURIComponent(readOnly.server.token)}`,
+        {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            origin: readOnly.server.origin,
+            'x-toolwarden-inspector': 'answer',
+          },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+    expect(status).toBe(403);
+  });
+});
