@@ -1,0 +1,89 @@
+import { type AnyActorLogic, createActor, toPromise } from 'xstate';
+import type {
+  ExecuteToolInput,
+  ExecuteToolOutput,
+  PlanActorInput,
+  PlanActorOutput,
+  ReviewResultsInput,
+  ValidateBatchInput,
+  ValidateBatchOutput,
+} from '../machines/run-actors.ts';
+import type { RunInfo } from '../plugins/define-plugin.ts';
+import type { PolicyEffects } from '../run/policy-effects.ts';
+import { createExecuteToolActor } from '../runtime/steps/execute-tool.ts';
+import { createPlanActor } from '../runtime/steps/plan-step.ts';
+import { createReviewResultsActor } from '../runtime/steps/review-results.ts';
+import type { RunDeps } from '../runtime/steps/run-deps.ts';
+import { createValidateBatchActor } from '../runtime/steps/validate-batch.ts';
+
+/** The activities a toolwarden worker registers: the run machine's steps (docs/temporal.md §Activities). */
+export interface ToolwardenActivities {
+  plan(input: PlanActorInput): Promise<PlanActorOutput>;
+  validateBatch(input: ValidateBatchInput): Promise<ValidateBatchOutput>;
+  executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput>;
+  reviewResults(input: ReviewResultsInput): Promise<PolicyEffects>;
+}
+
+/**
+ * The run machine's steps as Temporal activities: each runs the very step logic the in-process
+ * runtime invokes (the planner turn with its time budget, the boundary and `onToolBatch`
+ * policies, the tool with its timeout and the plugins' `wrapToolCall`, the policy review), so a
+ * run keeps every promise of the runtime. Canceling the activity (the workflow left the state, or
+ * was canceled) stops the step, which aborts the tool's or planner's signal.
+ */
+export function createActivities(deps: RunDeps): ToolwardenActivities {
+  const plan = createPlanActor(deps);
+  const validateBatch = createValidateBatchActor(deps);
+  // What plugins' wrapToolCall hooks see of the run, from the call's own ToolCallMeta and labels.
+  const infos = new Map<string, RunInfo>();
+  const executeTool = createExecuteToolActor(
+    deps,
+    (runId) =>
+      infos.get(runId) ?? {
+        runId,
+        agent: { id: 'unknown', name: 'unknown' },
+        labels: {},
+        traceContext: null,
+      },
+  );
+  const reviewResults = createReviewResultsActor(deps);
+  return {
+    plan: (input) => step(plan, input),
+    validateBatch: (input) => step(validateBatch, input),
+    executeTool: (input) => {
+      infos.set(input.meta.runId, {
+        runId: input.meta.runId,
+        agent: { id: input.meta.agentId, name: input.meta.agentId },
+        ...(input.meta.sessionId === undefined ? {} : { sessionId: input.meta.sessionId }),
+        labels: input.labels,
+        traceContext: null,
+      });
+      return step(executeTool, input);
+    },
+    reviewResults: (input) => step(reviewResults, input),
+  };
+}
+
+let activityModule: Promise<typeof import('@temporalio/activity')> | undefined;
+
+/** Runs one step's actor logic to its output; the activity's cancellation stops it. */
+async function step<T>(logic: AnyActorLogic, input: unknown): Promise<T> {
+  // Loaded on first use: importing toolwarden/temporal needs no Temporal package.
+  activityModule ??= import('@temporalio/activity');
+  const { Context } = await activityModule;
+  const actor = createActor(logic, { input });
+  let signal: AbortSignal | undefined;
+  try {
+    signal = Context.current().cancellationSignal;
+  } catch {
+    // Not inside an activity (a unit test): nothing cancels it.
+  }
+  const stop = () => actor.stop();
+  signal?.addEventListener('abort', stop);
+  try {
+    actor.start();
+    return (await toPromise(actor)) as T;
+  } finally {
+    signal?.removeEventListener('abort', stop);
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * `toolwarden/temporal`: runs on Temporal (docs/temporal.md). The same run machine as a durable
+ * workflow; planner turns, validation, tool calls and policy reviews as activities. Needs the
+ * optional peers `@temporalio/client`, `@temporalio/worker`, `@temporalio/workflow`,
+ * `@temporalio/activity` (1.24).
+ *
+ * @module
+ */
+export { createActivities, type ToolwardenActivities } from './activities.ts';
+export {
+  TemporalRunAnswerError,
+  type TemporalRunHandle,
+  type TemporalRuntime,
+  type TemporalRuntimeOptions,
+  type TemporalStartOptions,
+  temporalRuntime,
+} from './temporal-runtime.ts';
+export { createTemporalWorker, type TemporalWorkerOptions, WORKFLOWS_PATH } from './worker.ts';
+export {
+  RUN_WORKFLOW,
+  type RunEventsPage,
+  type RunWorkflowInput,
+  type RunWorkflowResult,
+  type RunWorkflowStatus,
+} from './workflow-types.ts';

@@ -1,0 +1,199 @@
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { Observable } from 'rxjs';
+import type { RunInput } from '../machines/run-context.ts';
+import { type Caps, DEFAULT_CAPS } from '../run/caps.ts';
+import type { Message } from '../run/message.ts';
+import type { RunEvent } from '../run/run-events.ts';
+import type { Tool } from '../tools/define-tool.ts';
+import type { ToolResultJSON } from '../tools/tool-result.ts';
+import {
+  RUN_WORKFLOW,
+  type RunEventsPage,
+  type RunWorkflowResult,
+  type RunWorkflowStatus,
+} from './workflow-types.ts';
+
+/** Options of {@link temporalRuntime}. */
+export interface TemporalRuntimeOptions {
+  /** A connected `@temporalio/client` Client. */
+  client: Client;
+  taskQueue: string;
+  agent: { id: string; name?: string };
+  /** The run's caps (the worker's steps enforce them). Default `DEFAULT_CAPS`. */
+  caps?: Caps;
+  /** The tools, for their `timeoutMs` (each call's activity timeout); their code runs in workers. */
+  tools?: Pick<Tool, 'id' | 'timeoutMs'>[];
+  defaultToolTimeoutMs?: number;
+  /** How often `events$` asks the workflow for new events, ms. Default 200. */
+  eventPollMs?: number;
+}
+
+/** What `start` takes (as `createRuntime().start`). */
+export interface TemporalStartOptions {
+  runId?: string;
+  messages: Message[];
+  sessionId?: string;
+  labels?: Record<string, string>;
+  caps?: Partial<Caps>;
+}
+
+/** Thrown for an answer that does not fit what the run awaits (checked before it is sent). */
+export class TemporalRunAnswerError extends Error {
+  override readonly name = 'TemporalRunAnswerError';
+}
+
+/** A run on Temporal, driven from anywhere with a client (docs/temporal.md §Client). */
+export interface TemporalRunHandle {
+  readonly runId: string;
+  /** The workflow id (= the run id). */
+  readonly workflowId: string;
+  /** The outcome, when the workflow completes. @throws WorkflowFailedError when it failed. */
+  result(): Promise<RunWorkflowResult>;
+  /** The `status` query: status, state, what it awaits, events so far. */
+  status(): Promise<RunWorkflowStatus>;
+  /** The run's events from position `from` on (the `events` query). */
+  events(from?: number): Promise<RunEventsPage>;
+  /** Every event of the run, in order, polled from the workflow; completes after the terminal one. */
+  readonly events$: Observable<RunEvent>;
+  /** @throws TemporalRunAnswerError when the run does not await this clarification. */
+  provideClarification(answer: { id: string; answer: string }): Promise<void>;
+  /** @throws TemporalRunAnswerError when the run does not await external tool results. */
+  provideToolResults(
+    results: { toolCallId: string; result?: unknown; error?: { message: string } }[],
+  ): Promise<void>;
+  /** An update: a wrong id is rejected by the workflow's validator (WorkflowUpdateFailedError). */
+  confirm(answer: { id: string; approved: boolean; by?: string; reason?: string }): Promise<void>;
+  cancel(reason?: string): Promise<void>;
+}
+
+const TERMINAL = new Set(['run_completed', 'run_failed', 'run_canceled']);
+
+/**
+ * The runtime's surface over Temporal (issue 14, docs/temporal.md): `start` starts the run
+ * workflow, answers go as signals (checked against the run's status first) or an update
+ * (confirmation, validated in the workflow), and events are read with a query. Switch an app
+ * from `createRuntime` by configuration: the planner, tools and policies move to
+ * `createTemporalWorker`.
+ */
+export function temporalRuntime(options: TemporalRuntimeOptions) {
+  const caps = options.caps ?? DEFAULT_CAPS;
+  const toolTimeoutsMs = Object.fromEntries(
+    (options.tools ?? [])
+      .filter((tool) => tool.timeoutMs !== undefined)
+      .map((tool) => [tool.id, tool.timeoutMs!]),
+  );
+  let counter = 0;
+  const handleOf = (workflow: WorkflowHandle, runId: string): TemporalRunHandle => {
+    const status = () => workflow.query<RunWorkflowStatus>('status');
+    const events = (from = 0) => workflow.query<RunEventsPage, [number]>('events', from);
+    const expect = async (kind: string, id?: string) => {
+      const now = await status();
+      if (now.awaiting?.kind !== kind || (id !== undefined && now.awaiting.id !== id)) {
+        throw new TemporalRunAnswerError(
+          `Run ${runId} awaits ${now.awaiting ? `${now.awaiting.kind} "${now.awaiting.id ?? ''}"` : 'nothing'} (state ${now.state}), not ${kind}${id ? ` "${id}"` : ''}`,
+        );
+      }
+      return now;
+    };
+    return {
+      runId,
+      workflowId: workflow.workflowId,
+      result: () => workflow.result() as Promise<RunWorkflowResult>,
+      status,
+      events,
+      events$: new Observable<RunEvent>((subscriber) => {
+        let next = 0;
+        let stopped = false;
+        const poll = async () => {
+          while (!stopped) {
+            const page = await events(next).catch(() => undefined);
+            if (page) {
+              for (const event of page.events) {
+                subscriber.next(event);
+                if (TERMINAL.has(event.type)) {
+                  subscriber.complete();
+                  return;
+                }
+              }
+              next = page.next;
+            }
+            await new Promise((resolve) => setTimeout(resolve, options.eventPollMs ?? 200));
+          }
+        };
+        void poll();
+        return () => {
+          stopped = true;
+        };
+      }),
+      provideClarification: async (answer) => {
+        await expect('clarification', answer.id);
+        await workflow.signal('provide.clarification', answer);
+      },
+      provideToolResults: async (results) => {
+        const now = await expect('external_tools');
+        await workflow.signal('provide.toolResults', {
+          id: now.awaiting!.id,
+          results: results as ToolResultJSON[],
+        });
+      },
+      confirm: async (answer) => {
+        await workflow.executeUpdate('confirm', { args: [answer] });
+      },
+      cancel: async (reason) => {
+        await workflow.signal('cancel', reason === undefined ? {} : { reason });
+      },
+    };
+  };
+  return {
+    taskQueue: options.taskQueue,
+    /** Starts a run as a workflow whose id is the run id. */
+    async start(start: TemporalStartOptions): Promise<TemporalRunHandle> {
+      const runId = start.runId ?? `run-${Date.now().toString(36)}-${(++counter).toString(36)}`;
+      const run: RunInput = {
+        runId,
+        agent: options.agent,
+        messages: start.messages,
+        caps: { ...caps, ...start.caps },
+        ...(start.sessionId === undefined ? {} : { sessionId: start.sessionId }),
+        ...(start.labels === undefined ? {} : { labels: start.labels }),
+        startedAt: Date.now(),
+      };
+      const workflow = await options.client.workflow.start(RUN_WORKFLOW, {
+        taskQueue: options.taskQueue,
+        workflowId: runId,
+        args: [
+          {
+            run,
+            toolTimeoutsMs,
+            ...(options.defaultToolTimeoutMs === undefined
+              ? {}
+              : { defaultToolTimeoutMs: options.defaultToolTimeoutMs }),
+          },
+        ],
+      });
+      return handleOf(workflow, runId);
+    },
+    /** A handle on a run started earlier (by any process). */
+    get(runId: string): TemporalRunHandle {
+      return handleOf(options.client.workflow.getHandle(runId), runId);
+    },
+    /** Runs of this task queue's workflow type, newest first (Temporal's visibility). */
+    async list(limit = 100): Promise<{ runId: string; status: string; startTime: Date }[]> {
+      const out: { runId: string; status: string; startTime: Date }[] = [];
+      for await (const info of options.client.workflow.list({ query: `WorkflowType = '${RUN_WORKFLOW}'` })) {
+        out.push({ runId: info.workflowId, status: info.status.name, startTime: info.startTime });
+        if (out.length >= limit) break;
+      }
+      return out;
+    },
+    provideClarification: (runId: string, answer: { id: string; answer: string }) =>
+      handleOf(options.client.workflow.getHandle(runId), runId).provideClarification(answer),
+    confirm: (runId: string, answer: { id: string; approved: boolean; by?: string; reason?: string }) =>
+      handleOf(options.client.workflow.getHandle(runId), runId).confirm(answer),
+    cancel: (runId: string, reason?: string) =>
+      handleOf(options.client.workflow.getHandle(runId), runId).cancel(reason),
+  };
+}
+
+/** The type of {@link temporalRuntime}'s result. */
+export type TemporalRuntime = ReturnType<typeof temporalRuntime>;

@@ -1,0 +1,64 @@
+import { fileURLToPath } from 'node:url';
+import type { NativeConnection, Worker } from '@temporalio/worker';
+import type { Plugin } from '../plugins/define-plugin.ts';
+import type { Policy } from '../policies/define-policy.ts';
+import { createPolicyEngine } from '../policies/policy-engine.ts';
+import { noPolicies } from '../policies/policy-runner.ts';
+import type { Planner } from '../run/planner.ts';
+import type { Tool } from '../tools/define-tool.ts';
+import { ToolCatalog } from '../tools/tool-catalog.ts';
+import { createActivities } from './activities.ts';
+
+/** Options of {@link createTemporalWorker}. */
+export interface TemporalWorkerOptions {
+  /** A `NativeConnection` to the Temporal frontend (`NativeConnection.connect({ address })`). */
+  connection: NativeConnection;
+  namespace?: string;
+  taskQueue: string;
+  tools?: Tool[];
+  planner: Planner;
+  policies?: Policy[];
+  /** Plugins whose tools, policies and `wrapToolCall` hooks the activities use. */
+  plugins?: Plugin[];
+  /** For tools without `timeoutMs`, ms. Default 60 000. */
+  defaultToolTimeoutMs?: number;
+  /** Extra time the finalizing turn gets after the time budget ran out, ms. Default 30 000. */
+  finalizeGraceMs?: number;
+}
+
+/** The bundled workflow module: `workflows.ts` from a checkout, `workflows.js` from the package. */
+export const WORKFLOWS_PATH = fileURLToPath(
+  new URL(import.meta.url.endsWith('.ts') ? './workflows.ts' : './workflows.js', import.meta.url),
+);
+
+/**
+ * A Temporal worker that runs toolwarden runs (issue 14, docs/temporal.md §Worker): it bundles the
+ * run workflow (the run machine) and registers the machine's steps as activities over these
+ * tools, planner, policies and plugins. `await worker.run()` polls until `worker.shutdown()`.
+ *
+ * @throws whatever `Worker.create` throws (an unreachable server, a workflow bundle that fails).
+ */
+export async function createTemporalWorker(options: TemporalWorkerOptions): Promise<Worker> {
+  const { Worker } = await import('@temporalio/worker');
+  const plugins = options.plugins ?? [];
+  const catalog = new ToolCatalog([
+    ...(options.tools ?? []),
+    ...plugins.flatMap((plugin) => plugin.tools ?? []),
+  ]);
+  const policies = [...(options.policies ?? []), ...plugins.flatMap((plugin) => plugin.policies ?? [])];
+  const activities = createActivities({
+    catalog,
+    planner: options.planner,
+    policies: policies.length > 0 ? createPolicyEngine({ policies, tools: catalog }) : noPolicies,
+    plugins,
+    defaultToolTimeoutMs: options.defaultToolTimeoutMs,
+    finalizeGraceMs: options.finalizeGraceMs ?? 30_000,
+  });
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace ?? 'default',
+    taskQueue: options.taskQueue,
+    workflowsPath: WORKFLOWS_PATH,
+    activities,
+  });
+}

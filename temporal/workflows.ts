@@ -1,0 +1,209 @@
+/**
+ * The Temporal workflow that hosts a run (issue 14, docs/temporal.md §Workflow): the same run
+ * machine as the in-process runtime, inside Temporal's deterministic sandbox. Planner turns,
+ * validation, tool calls and policy reviews are activities (see `activities.ts`), supplied to the
+ * machine with `provide()`; waits are durable timers; answers arrive as signals and an update.
+ * This module (and everything it imports) must stay free of Node built-ins: the worker bundles it.
+ *
+ * @module
+ */
+import {
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  defineQuery,
+  defineSignal,
+  defineUpdate,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  sleep,
+} from '@temporalio/workflow';
+import { createActor, fromPromise } from 'xstate';
+import type {
+  ExecuteToolInput,
+  PlanActorInput,
+  ReviewResultsInput,
+  ValidateBatchInput,
+} from '../machines/run-actors.ts';
+import { runMachine } from '../machines/run-machine.ts';
+import type { RunEvent } from '../run/run-events.ts';
+import type { ToolResultJSON } from '../tools/tool-result.ts';
+import type { ToolwardenActivities } from './activities.ts';
+import type {
+  RunEventsPage,
+  RunWorkflowInput,
+  RunWorkflowResult,
+  RunWorkflowStatus,
+} from './workflow-types.ts';
+
+export const clarificationSignal = defineSignal<[{ id: string; answer: string }]>('provide.clarification');
+export const toolResultsSignal =
+  defineSignal<[{ id: string; results: ToolResultJSON[] }]>('provide.toolResults');
+export const cancelSignal = defineSignal<[{ reason?: string }]>('cancel');
+export const confirmUpdate = defineUpdate<
+  void,
+  [{ id: string; approved: boolean; by?: string; reason?: string }]
+>('confirm');
+export const statusQuery = defineQuery<RunWorkflowStatus>('status');
+export const eventsQuery = defineQuery<RunEventsPage, [number]>('events');
+
+/** Events kept in the workflow for the `events` query (older ones are in the history only). */
+const EVENT_BUFFER = 2_000;
+
+/** An activity run in its own cancellation scope, canceled when the machine leaves the state. */
+function cancellable<T>(signal: AbortSignal, run: () => Promise<T>): Promise<T> {
+  const scope = new CancellationScope();
+  signal.addEventListener('abort', () => scope.cancel());
+  return scope.run(run);
+}
+
+export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
+  // The machine copies the app's messages with structuredClone, which the sandbox lacks; they
+  // are JSON (workflow input), so a JSON copy is the same.
+  globalThis.structuredClone ??= <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+  const steps = proxyActivities<ToolwardenActivities>({
+    // The plan step bounds itself by the run's time budget; this is a backstop.
+    startToCloseTimeout: input.run.caps.timeBudgetMs + 60_000,
+    // Only infrastructure failures retry here (a lost worker): tool failures, hints and
+    // validation come back as results for the planner to repair, never as activity errors.
+    retry: { maximumAttempts: 5, initialInterval: '1 second' },
+  });
+  const toolProxies = new Map<number, ToolwardenActivities>();
+  const toolSteps = (name: string): ToolwardenActivities => {
+    const timeout = (input.toolTimeoutsMs?.[name] ?? input.defaultToolTimeoutMs ?? 60_000) + 5_000;
+    let proxy = toolProxies.get(timeout);
+    if (!proxy) {
+      proxy = proxyActivities<ToolwardenActivities>({
+        startToCloseTimeout: timeout,
+        retry: { maximumAttempts: 5, initialInterval: '1 second' },
+      });
+      toolProxies.set(timeout, proxy);
+    }
+    return proxy;
+  };
+  const machine = runMachine.provide({
+    actors: {
+      plan: fromPromise(({ input: step, signal }: { input: PlanActorInput; signal: AbortSignal }) =>
+        cancellable(signal, () => steps.plan(step)),
+      ),
+      validateBatch: fromPromise(
+        ({ input: step, signal }: { input: ValidateBatchInput; signal: AbortSignal }) =>
+          cancellable(signal, () => steps.validateBatch(step)),
+      ),
+      executeTool: fromPromise(({ input: step, signal }: { input: ExecuteToolInput; signal: AbortSignal }) =>
+        cancellable(signal, () => toolSteps(step.call.name).executeTool(step)),
+      ),
+      reviewResults: fromPromise(
+        ({ input: step, signal }: { input: ReviewResultsInput; signal: AbortSignal }) =>
+          cancellable(signal, () => steps.reviewResults(step)),
+      ),
+      sleepUntil: fromPromise(({ input: step }: { input: { until: number } }) =>
+        sleep(Math.max(0, step.until - Date.now())),
+      ),
+    },
+    // Validation and review are activities (the tools and policies live in the worker).
+    guards: { consultsPolicies: () => true },
+  });
+
+  const events: RunEvent[] = [];
+  const toolResults: ToolResultJSON[] = [];
+  let first = 0;
+  let crashed: unknown;
+  // The provided machine keeps runMachine's types; its actors' logic types differ (fromPromise vs fromTask).
+  const actor = createActor(machine as unknown as typeof runMachine, { input: input.run });
+  actor.on('*', (event) => {
+    if ((event as RunEvent).type === 'tool_result')
+      toolResults.push((event as Extract<RunEvent, { type: 'tool_result' }>).result as ToolResultJSON);
+    events.push(event as RunEvent);
+    if (events.length > EVENT_BUFFER) {
+      events.shift();
+      first += 1;
+    }
+  });
+  // XState's own unhandled-error reporting does nothing in the sandbox: observe errors here.
+  actor.subscribe({ error: (error) => (crashed = error) });
+
+  const awaiting = () => {
+    const flow = actor.getSnapshot().context.flow.awaiting;
+    if (!flow) return null;
+    const id =
+      flow.kind === 'clarification'
+        ? flow.clarification.id
+        : flow.kind === 'external_tools'
+          ? flow.externalTools.id
+          : flow.kind === 'confirmation'
+            ? flow.confirmation.id
+            : undefined;
+    return { kind: flow.kind, ...(id === undefined ? {} : { id }) };
+  };
+  const status = (): RunWorkflowStatus => {
+    const snapshot = actor.getSnapshot();
+    const value = snapshot.value;
+    const state =
+      typeof value === 'string'
+        ? value
+        : Object.entries(value as Record<string, string>)
+            .map(([k, v]) => `${k}.${v}`)
+            .join(',');
+    const final = snapshot.status === 'done' ? state : undefined;
+    return {
+      status: final ?? (state.startsWith('awaiting') ? 'awaiting' : 'running'),
+      state,
+      awaiting: awaiting(),
+      eventCount: first + events.length,
+    };
+  };
+  setHandler(statusQuery, status);
+  setHandler(eventsQuery, (from: number) => ({
+    events: events.slice(Math.max(0, from - first)),
+    next: first + events.length,
+    first,
+  }));
+  setHandler(clarificationSignal, (answer) => actor.send({ type: 'provide.clarification', ...answer }));
+  setHandler(toolResultsSignal, (answer) => actor.send({ type: 'provide.toolResults', ...answer }));
+  setHandler(cancelSignal, ({ reason }) =>
+    actor.send({ type: 'cancel', ...(reason === undefined ? {} : { reason }) }),
+  );
+  setHandler(
+    confirmUpdate,
+    (answer) => {
+      actor.send({ type: 'confirm', ...answer });
+    },
+    {
+      // A wrong id is rejected to the caller, not swallowed by the machine's guard.
+      validator: (answer) => {
+        const now = awaiting();
+        if (now?.kind !== 'confirmation' || now.id !== answer.id) {
+          throw new Error(
+            `The run awaits ${now ? `${now.kind} ${now.id ?? ''}`.trim() : 'nothing'}, not confirmation "${answer.id}"`,
+          );
+        }
+      },
+    },
+  );
+
+  actor.start();
+  try {
+    await condition(() => actor.getSnapshot().status !== 'active' || crashed !== undefined);
+  } catch (error) {
+    if (isCancellation(error)) actor.send({ type: 'cancel', reason: 'the workflow was canceled' });
+    throw error;
+  }
+  if (crashed !== undefined) {
+    throw ApplicationFailure.nonRetryable(
+      `The run machine failed: ${String((crashed as Error)?.message ?? crashed)}`,
+      'RunStepError',
+    );
+  }
+  const snapshot = actor.getSnapshot();
+  const flow = snapshot.context.flow;
+  const outcome = status().status as RunWorkflowResult['status'];
+  return {
+    status: outcome,
+    ...(flow.finalResponse ? { finalResponse: flow.finalResponse } : {}),
+    ...(flow.error ? { error: { name: flow.error.name, message: flow.error.message } } : {}),
+    toolResults,
+    events: first + events.length,
+  };
+}
