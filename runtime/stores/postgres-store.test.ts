@@ -155,8 +155,9 @@ describe.skipIf(skip !== undefined)('postgresStore', () => {
         [applicationName],
       );
       expect(killed.rowCount).toBeGreaterThan(0);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // No wait: the pool may still hold the dead connection; a read is tried again on a fresh one.
       expect(await store.load('run-1')).toMatchObject({ version: 1 });
+      expect(await store.list()).toHaveLength(1);
     } finally {
       await fixture.dispose();
     }

@@ -265,7 +265,15 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
         pool = undefined;
         throw error;
       });
-      return await work(db);
+      try {
+        return await work(db);
+      } catch (error) {
+        // A pooled connection the server ended a moment ago (a restart, a failover,
+        // pg_terminate_backend) fails its next query before the pool noticed; a read is simply
+        // tried again on a fresh connection. A write is not: it may have been applied.
+        if (!READS.has(operation) || !isDroppedConnection(error)) throw error;
+        return await work(db);
+      }
     } catch (error) {
       if (error instanceof RunStoreError) throw error;
       throw unavailable(operation, runId, closed ? new RunStoreClosedError() : error);
@@ -600,6 +608,22 @@ async function migrate(pool: Pool, schemaName: string, schema: string): Promise<
     // A client whose transaction failed is discarded rather than returned half-broken.
     client.release(broken instanceof Error ? broken : undefined);
   }
+}
+
+/** Operations that only read: safe to try again after a dropped connection. */
+const READS = new Set(['load', 'list', 'readEvents']);
+
+/** The server ended the connection (57P01 admin shutdown, 57P02/57P03, class 08) or the socket died. */
+function isDroppedConnection(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (
+    typeof code === 'string' &&
+    (/^08/.test(code) || code === '57P01' || code === '57P02' || code === '57P03' || code === 'ECONNRESET')
+  )
+    return true;
+  return (
+    error instanceof Error && /Connection terminated|connection terminated unexpectedly/i.test(error.message)
+  );
 }
 
 /** Member rows as three parallel arrays for `unnest`: member, index, jsonb text. */
