@@ -112,17 +112,51 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
   let crashed: unknown;
   // The provided machine keeps runMachine's types; its actors' logic types differ (fromPromise vs fromTask).
   const actor = createActor(machine as unknown as typeof runMachine, { input: input.run });
-  actor.on('*', (event) => {
-    if ((event as RunEvent).type === 'tool_result')
-      toolResults.push((event as Extract<RunEvent, { type: 'tool_result' }>).result as ToolResultJSON);
-    events.push(event as RunEvent);
+  const push = (event: RunEvent) => {
+    if (event.type === 'tool_result') toolResults.push(event.result as ToolResultJSON);
+    events.push(event);
     if (events.length > EVENT_BUFFER) {
       events.shift();
       first += 1;
     }
+  };
+  // The events the in-process runtime's host adds, for the same log: run_started, state_changed,
+  // and the terminal event held until the state_changed into the final state is out.
+  let terminal: RunEvent | undefined;
+  let previous: string | undefined;
+  actor.on('*', (event) => {
+    const runEvent = event as RunEvent;
+    if (
+      runEvent.type === 'run_completed' ||
+      runEvent.type === 'run_failed' ||
+      runEvent.type === 'run_canceled'
+    ) {
+      terminal = runEvent;
+    } else push(runEvent);
   });
   // XState's own unhandled-error reporting does nothing in the sandbox: observe errors here.
-  actor.subscribe({ error: (error) => (crashed = error) });
+  actor.subscribe({
+    next: () => {
+      const state = stateName(actor.getSnapshot().value);
+      if (state !== previous) {
+        push({ type: 'state_changed', runId: input.run.runId, at: Date.now(), state, previous } as RunEvent);
+        previous = state;
+      }
+      if (terminal) {
+        push(terminal);
+        terminal = undefined;
+      }
+    },
+    error: (error) => (crashed = error),
+  });
+  push({
+    type: 'run_started',
+    runId: input.run.runId,
+    at: Date.now(),
+    agentId: input.run.agent.id,
+    ...(input.run.sessionId === undefined ? {} : { sessionId: input.run.sessionId }),
+    labels: input.run.labels ?? {},
+  } as RunEvent);
 
   const awaiting = () => {
     const flow = actor.getSnapshot().context.flow.awaiting;
@@ -139,13 +173,7 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
   };
   const status = (): RunWorkflowStatus => {
     const snapshot = actor.getSnapshot();
-    const value = snapshot.value;
-    const state =
-      typeof value === 'string'
-        ? value
-        : Object.entries(value as Record<string, string>)
-            .map(([k, v]) => `${k}.${v}`)
-            .join(',');
+    const state = stateName(snapshot.value);
     const final = snapshot.status === 'done' ? state : undefined;
     return {
       status: final ?? (state.startsWith('awaiting') ? 'awaiting' : 'running'),
@@ -206,4 +234,12 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
     toolResults,
     events: first + events.length,
   };
+}
+
+/** A state value, dotted: `awaiting.clarification`. */
+function stateName(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return Object.entries(value as Record<string, unknown>)
+    .map(([key, child]) => `${key}.${stateName(child)}`)
+    .join(',');
 }
