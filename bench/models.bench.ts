@@ -107,7 +107,7 @@ const direct: LanguageModelV3CallOptions = {
 };
 
 const variants: Record<string, () => Promise<unknown>> = {
-  'doGenerate directly': () => model.doGenerate(direct),
+  'doGenerate directly': async () => model.doGenerate(direct),
   'modelPlanner turn': () => planner.planResume(input),
 };
 const samples: Record<string, number[]> = { 'doGenerate directly': [], 'modelPlanner turn': [] };
