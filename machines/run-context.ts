@@ -127,6 +127,8 @@ export interface FlowState {
   finalResponse: { text: string; data?: unknown } | null;
   error: ToolErrorJSON | null;
   cancelReason: string | null;
+  /** Tokens the planner turns reported (`PlanResult.usage`), summed. */
+  usage: { inputTokens: number; outputTokens: number };
 }
 
 /** See {@link RunContext}: one more top-level key and XState's assigns get ~15× slower. */

@@ -92,6 +92,7 @@ const echo = (text: unknown) => ({ name: 'util.echo', input: { text } });
 function planOutcomes(): RunMachineEvent[] {
   const results = [
     { toolCalls: [echo('hi')] },
+    { toolCalls: [echo('costly')], usage: { inputTokens: 90, outputTokens: 20 } }, // past maxTotalTokens
     { toolCalls: [echo(42)] }, // rejected by the tool boundary
     { toolCalls: [{ name: 'ops.guarded', input: {} }] },
     { toolCalls: [echo('a'), echo('b'), echo('c'), echo('d')] }, // past maxToolCalls
@@ -230,6 +231,8 @@ function serializeState(snapshot: Snapshot): string {
     c.batch.results.map((r) => (r === null ? '-' : r.error ? 'e' : 'o')),
     c.flow.awaiting?.kind ?? null,
     c.flow.awaiting?.kind === 'confirmation' ? Boolean(c.flow.awaiting.toolCallIds) : null,
+    c.flow.usage.inputTokens + c.flow.usage.outputTokens >=
+      (c.caps.maxTotalTokens ?? Number.POSITIVE_INFINITY),
     e ? Object.keys(e).filter((k) => e[k as keyof typeof e] !== undefined) : null,
     c.flow.finalize?.reason ?? null,
   ]);
@@ -240,6 +243,7 @@ const caps = {
   maxConsecutiveFailedToolCalls: 2,
   maxRetriesPerTool: 5,
   timeBudgetMs: 3_600_000,
+  maxTotalTokens: 100,
 };
 const input = (policies: 'on' | 'off', startedAt = Date.now()): RunInput => ({
   runId: 'graph-run',

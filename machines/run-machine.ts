@@ -138,6 +138,12 @@ export const runMachine = setup({
     failureCapReached: ({ context }) =>
       context.consecutiveFailures >= context.caps.maxConsecutiveFailedToolCalls,
     toolCapReached: ({ context }) => context.toolCalls >= context.caps.maxToolCalls,
+    tokenCapReached: ({ context }) => {
+      const { usage } = context.flow;
+      const cap = context.caps.maxTotalTokens;
+      // `usage` is absent in snapshots stored before it existed.
+      return cap !== undefined && usage !== undefined && usage.inputTokens + usage.outputTokens >= cap;
+    },
     isClarificationAnswer: ({ context, event }) =>
       event.type === 'provide.clarification' &&
       context.flow.awaiting?.kind === 'clarification' &&
@@ -159,6 +165,21 @@ export const runMachine = setup({
   },
   actions: {
     startTurn: assign({ turn: ({ context }) => context.turn + 1 }),
+    /** On leaving a planner turn: its tokens added to the run's (`PlanResult.usage`). */
+    addUsage: enqueueActions(({ context, event, enqueue }) => {
+      if (!String((event as { type: string }).type).startsWith('xstate.done.actor.')) return;
+      const usage = parsedPlan(event)?.usage;
+      if (!usage) return;
+      const total = context.flow.usage ?? { inputTokens: 0, outputTokens: 0 };
+      enqueue.assign(
+        withFlow(context, {
+          usage: {
+            inputTokens: total.inputTokens + usage.inputTokens,
+            outputTokens: total.outputTokens + usage.outputTokens,
+          },
+        }),
+      );
+    }),
     emitNotes: enqueueActions(({ context, event, enqueue }) => {
       for (const note of parsedPlan(event)?.notes ?? []) {
         enqueue.emit({
@@ -592,6 +613,7 @@ export const runMachine = setup({
       finalResponse: null,
       error: null,
       cancelReason: null,
+      usage: { inputTokens: 0, outputTokens: 0 },
     },
   }),
   initial: 'planning',
@@ -601,6 +623,7 @@ export const runMachine = setup({
   states: {
     planning: {
       entry: 'startTurn',
+      exit: 'addUsage',
       invoke: {
         src: 'plan',
         input: ({ context }) => ({ kind: context.turn === 1 ? 'start' : 'resume', context }),
@@ -781,6 +804,11 @@ export const runMachine = setup({
           actions: { type: 'finalizeWith', params: { reason: 'tool_cap' } },
         },
         {
+          guard: 'tokenCapReached',
+          target: 'finalizing',
+          actions: { type: 'finalizeWith', params: { reason: 'token_cap' } },
+        },
+        {
           guard: 'policyAwaitsClarification',
           target: 'awaiting.clarification',
           actions: 'enterPolicyClarification',
@@ -791,6 +819,7 @@ export const runMachine = setup({
     },
     finalizing: {
       entry: 'clearEffects',
+      exit: 'addUsage',
       invoke: {
         src: 'plan',
         input: ({ context }) => ({ kind: 'finalize', context }),

@@ -65,8 +65,9 @@ export class ModelPlannerError extends Error {
  * | neither                           | {@link ModelPlannerError} with the raw answer                |
  *
  * The planner's `signal` aborts the HTTP request. Each model call is a `chat` span with its
- * token usage (OTel GenAI conventions). Not yet: streaming deltas, structured `output`, an
- * `ask_user` tool, usage summed on the run result and a token cap.
+ * token usage (OTel GenAI conventions); the turn's usage is in `PlanResult.usage`, summed on
+ * the run (`outcome.usage`) and held to `caps.maxTotalTokens`. Not yet: streaming deltas,
+ * structured `output`, an `ask_user` tool.
  */
 export function modelPlanner(options: ModelPlannerOptions): Planner {
   const turn = async (input: PlanInput | PlanResumeInput): Promise<PlanResult> => {
@@ -126,8 +127,14 @@ function planFrom(result: LanguageModelV3GenerateResult, toId: (name: string) =>
     }
   }
   const text = texts.join('\n').trim();
-  if (toolCalls.length > 0) return text ? { toolCalls, notes: [text] } : { toolCalls };
-  if (text) return { finalResponse: { text } };
+  const usage = {
+    usage: {
+      inputTokens: result.usage?.inputTokens?.total ?? 0,
+      outputTokens: result.usage?.outputTokens?.total ?? 0,
+    },
+  };
+  if (toolCalls.length > 0) return text ? { toolCalls, notes: [text], ...usage } : { toolCalls, ...usage };
+  if (text) return { finalResponse: { text }, ...usage };
   throw new ModelPlannerError(
     `The model answered with neither text nor tool calls (finish reason ${String(result.finishReason?.unified ?? result.finishReason)})`,
     { content: result.content },

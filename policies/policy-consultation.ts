@@ -225,8 +225,10 @@ export class Consultation {
 
     if (decision.caps && allowed('caps')) {
       for (const [key, value] of Object.entries(decision.caps) as [keyof Caps, number][]) {
-        if (value < this.caps[key]) this.caps[key] = value;
-        else if (value > this.caps[key]) ignored.push(`caps.${key} ${value} is not below ${this.caps[key]}`);
+        // An absent cap (maxTotalTokens) is no limit: any value tightens it.
+        const current = this.caps[key] ?? Number.POSITIVE_INFINITY;
+        if (value < current) this.caps[key] = value;
+        else if (value > current) ignored.push(`caps.${key} ${value} is not below ${current}`);
       }
     }
     if (decision.enableTools && allowed('enableTools')) {
@@ -425,7 +427,7 @@ function minCaps(caps: Caps, ceilings: Caps): Caps {
   const out = { ...caps };
   for (const key of Object.keys(out) as (keyof Caps)[]) {
     const ceiling = ceilings[key];
-    if (typeof ceiling === 'number' && ceiling < out[key]) out[key] = ceiling;
+    if (typeof ceiling === 'number' && ceiling < (out[key] ?? Number.POSITIVE_INFINITY)) out[key] = ceiling;
   }
   return out;
 }

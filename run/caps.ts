@@ -13,6 +13,11 @@ export const CapsSchema = z.object({
   /** Repairs of one tool in a row; a call past it is refused and the tool disabled for the run. */
   maxRetriesPerTool: z.number().int().nonnegative(),
   timeBudgetMs: z.number().positive(),
+  /**
+   * Most tokens (input + output, summed over the run's planner turns) the run may use; past it
+   * the run finalizes with `token_cap` after the batch in flight. Absent: no limit.
+   */
+  maxTotalTokens: z.number().int().positive().optional(),
 });
 /** Run limits (docs/architecture.md §Caps): configured per runtime and per run; policies may only tighten them. */
 export type Caps = z.infer<typeof CapsSchema>;
@@ -37,15 +42,28 @@ export const CapsStateSchema = CapsSchema.extend({
 export type CapsState = z.infer<typeof CapsStateSchema>;
 
 /** Why a run went to `finalizing` (docs/architecture.md); a policy may name its own reason. */
-export type FinalizeReason = 'tool_cap' | 'failure_cap' | 'time_budget' | 'policy' | (string & {});
+export type FinalizeReason =
+  | 'tool_cap'
+  | 'failure_cap'
+  | 'time_budget'
+  | 'token_cap'
+  | 'policy'
+  | (string & {});
 
 /** Merges caps by min, so a tightening can never loosen (docs/policies.md). */
 export function tightenCaps(current: Caps, proposed: Partial<Caps> | undefined): Caps {
   if (!proposed) return current;
   const out = { ...current };
-  for (const key of Object.keys(current) as (keyof Caps)[]) {
+  // Proposed keys too: an absent cap (maxTotalTokens) is no limit, which any value tightens.
+  for (const key of new Set([...Object.keys(current), ...Object.keys(proposed)]) as Set<keyof Caps>) {
     const value = proposed[key];
-    if (typeof value === 'number' && Number.isFinite(value) && value < out[key]) out[key] = value;
+    if (
+      typeof value === 'number' &&
+      Number.isFinite(value) &&
+      value < (out[key] ?? Number.POSITIVE_INFINITY)
+    ) {
+      out[key] = value;
+    }
   }
   return out;
 }

@@ -55,6 +55,13 @@ export const PlanResultSchema = z.object({
     })
     .optional(),
   notes: z.array(z.string()).optional(),
+  /**
+   * What the turn cost in tokens (a model planner's usage; OTel's `gen_ai.usage.*`). Summed on
+   * the run (`outcome.usage`) and held to `caps.maxTotalTokens`.
+   */
+  usage: z
+    .object({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int().nonnegative() })
+    .optional(),
 });
 /** What a planner turn returns: tool calls, a final response, or something to await (docs/planners.md). */
 export type PlanResult = z.input<typeof PlanResultSchema>;

@@ -309,7 +309,18 @@ export function createRuntime(options: RuntimeOptions) {
       const runId = start.runId ?? randomUUID();
       if (live.has(runId)) throw new Error(`Run ${runId} is already live`);
       const caps = CapsSchema.parse({ ...ceilings, ...start.caps });
-      for (const key of Object.keys(caps) as (keyof Caps)[]) caps[key] = Math.min(caps[key], ceilings[key]);
+      for (const key of Object.keys(caps) as (keyof Caps)[]) {
+        const limit = Math.min(
+          caps[key] ?? Number.POSITIVE_INFINITY,
+          ceilings[key] ?? Number.POSITIVE_INFINITY,
+        );
+        if (Number.isFinite(limit)) caps[key] = limit;
+      }
+      if (ceilings.maxTotalTokens !== undefined)
+        caps.maxTotalTokens = Math.min(
+          caps.maxTotalTokens ?? Number.POSITIVE_INFINITY,
+          ceilings.maxTotalTokens,
+        );
       const startedAt = Date.now();
       const appDisabled = Object.fromEntries((start.disabledTools ?? []).map((id) => [id, 'app']));
       // Policies first: their disabled tools are never advertised. Throws PolicyError (fail closed).

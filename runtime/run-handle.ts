@@ -30,6 +30,8 @@ export interface RunOutcome {
   toolResults: ToolResult[];
   transcript: Message[];
   caps: CapsState;
+  /** Tokens the run's planner turns reported, summed (`PlanResult.usage`; zero for planners that report none). */
+  usage: { inputTokens: number; outputTokens: number; totalTokens: number };
   error?: ToolErrorJSON;
 }
 
@@ -391,9 +393,15 @@ export class RunHandle {
       toolResults: [...this.toolResults],
       transcript: context.messages,
       caps: capsState(context),
+      usage: usageOf(context),
       error: status === 'completed' ? undefined : (error ?? undefined),
     };
   }
+}
+
+function usageOf(context: RunContext): RunOutcome['usage'] {
+  const { inputTokens, outputTokens } = context.flow.usage ?? { inputTokens: 0, outputTokens: 0 };
+  return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens };
 }
 
 function describeAwait(context: RunContext): string {

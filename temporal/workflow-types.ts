@@ -32,6 +32,8 @@ export interface RunWorkflowResult {
   finalResponse?: { text: string; data?: unknown };
   error?: { name: string; message: string };
   toolResults: ToolResultJSON[];
+  /** Tokens the planner turns reported, summed (`PlanResult.usage`). */
+  usage?: { inputTokens: number; outputTokens: number };
   events: number;
 }
 

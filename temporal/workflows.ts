@@ -232,6 +232,7 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
     ...(flow.finalResponse ? { finalResponse: flow.finalResponse } : {}),
     ...(flow.error ? { error: { name: flow.error.name, message: flow.error.message } } : {}),
     toolResults,
+    ...(flow.usage ? { usage: flow.usage } : {}),
     events: first + events.length,
   };
 }

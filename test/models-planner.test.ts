@@ -94,6 +94,29 @@ describe('modelPlanner', () => {
     );
     expect(notes).toEqual(['Adding ada.']);
     expect(outcome.toolResults.at(-1)).toMatchObject({ executed: true, providerToolCallId: 'call_0' });
+    // Three model calls of 10 + 5 tokens each, summed on the run.
+    expect(outcome.usage).toEqual({ inputTokens: 30, outputTokens: 15, totalTokens: 45 });
+  });
+
+  it('ends the run cleanly at caps.maxTotalTokens: the finalizing turn answers, reason token_cap', async () => {
+    const { model, seen } = scripted([
+      answer([toolCall('{"email":"ada@example.com","plan":"pro"}', 'call_0')]),
+      answer([toolCall('{"email":"bob@example.com","plan":"pro"}', 'call_1')]),
+      answer([{ type: 'text', text: 'Stopped: out of tokens.' }]),
+    ]);
+    const outcome = await testRuntime({
+      planner: modelPlanner({ model }),
+      tools: [upsert],
+      caps: { maxTotalTokens: 20 },
+    })
+      .start({ messages: [{ role: 'user', content: 'Add ada and bob as pro' }] })
+      .result();
+    // 15 tokens after turn 1 (under 20), 30 after turn 2: the run finalizes after that batch.
+    expect(outcome).toMatchObject({ status: 'completed', finalizeReason: 'token_cap' });
+    expect(outcome.finalResponse?.text).toBe('Stopped: out of tokens.');
+    expect(seen).toHaveLength(3);
+    expect(seen[2]?.tools ?? []).toEqual([]); // the finalizing turn offers no tools
+    expect(outcome.usage.totalTokens).toBe(45);
   });
 
   it('sends only the error message with hints: plain', async () => {

@@ -172,9 +172,9 @@ describe('policy invariants through the runtime (fast-check)', () => {
         const checkCaps = () => {
           const { caps, ceilings } = handle.context;
           for (const key of Object.keys(CEILINGS) as (keyof Caps)[]) {
-            if (caps[key] > CEILINGS[key])
+            if (caps[key]! > CEILINGS[key]!)
               violations.push(`caps.${key} ${caps[key]} above ceiling ${CEILINGS[key]}`);
-            if (caps[key] > ceilings[key])
+            if (caps[key]! > ceilings[key]!)
               violations.push(`caps.${key} ${caps[key]} above the run's ${ceilings[key]}`);
           }
         };
