@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,6 +35,24 @@ async function connect(
   const toolset = await mcpToolset({ onWarning: (message) => warned.push(message), ...options });
   open.push(toolset);
   return Object.assign(toolset, { warned });
+}
+
+/** SIGKILLs the processes whose command line (NUL-separated, /proc) contains `needle`. */
+function killProcessesRunning(needle: string): void {
+  let killed = 0;
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    let cmdline = '';
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      continue; // gone already
+    }
+    if (cmdline.includes(needle) && Number(pid) !== process.pid) {
+      process.kill(Number(pid), 'SIGKILL');
+      killed += 1;
+    }
+  }
+  expect(killed).toBeGreaterThan(0);
 }
 
 let calls = 0;
@@ -128,7 +146,7 @@ describe('mcpToolset on @modelcontextprotocol/server-filesystem (stdio)', () => 
       transport: { command: process.execPath, args: [FILESYSTEM, dir] },
     });
     expect((await call(fs, 'fs.list_allowed_directories', {})).error).toBeUndefined();
-    execFileSync('pkill', ['-KILL', '-f', `${FILESYSTEM} ${dir}`]);
+    killProcessesRunning(`${FILESYSTEM}\u0000${dir}`);
     // The first call after the kill may find the dead pipe (tool_unavailable) or a new process.
     let result = await call(fs, 'fs.list_allowed_directories', {});
     if (result.error) {
