@@ -40,6 +40,8 @@ const entryPoints = Object.values(pkg.exports)
   .filter((target) => typeof target === 'object')
   .map((target) => target.default.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts'));
 entryPoints.push('cli/main.ts');
+// Temporal's worker bundles the workflow module from a file path of its own (docs/temporal.md §Worker).
+entryPoints.push('temporal/workflows.ts');
 
 await build({
   absWorkingDir: root,

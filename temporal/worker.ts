@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { Plugin } from '../plugins/define-plugin.ts';
@@ -26,10 +27,18 @@ export interface TemporalWorkerOptions {
   finalizeGraceMs?: number;
 }
 
-/** The bundled workflow module: `workflows.ts` from a checkout, `workflows.js` from the package. */
-export const WORKFLOWS_PATH = fileURLToPath(
-  new URL(import.meta.url.endsWith('.ts') ? './workflows.ts' : './workflows.js', import.meta.url),
-);
+/**
+ * The workflow module the worker bundles: `temporal/workflows.ts` in a checkout,
+ * `dist/temporal/workflows.js` in the package (a build entry point of its own; this code may sit
+ * in a shared chunk of `dist/`, so both places are looked at).
+ */
+export const WORKFLOWS_PATH = ((): string => {
+  const candidates = import.meta.url.endsWith('.ts')
+    ? ['./workflows.ts']
+    : ['./workflows.js', './temporal/workflows.js', '../temporal/workflows.js'];
+  const paths = candidates.map((candidate) => fileURLToPath(new URL(candidate, import.meta.url)));
+  return paths.find((path) => existsSync(path)) ?? paths[0]!;
+})();
 
 /**
  * A Temporal worker that runs toolwarden runs (issue 14, docs/temporal.md §Worker): it bundles the

@@ -149,6 +149,21 @@ describe(SUITE, () => {
     expect(readdirSync(join(app, 'node_modules', '@opentelemetry'))).toEqual(['api']);
     expect(existsSync(join(app, 'node_modules', 'toolwarden', 'dist', 'bfcl'))).toBe(false);
     expect(existsSync(join(app, 'node_modules', 'toolwarden', 'dist', 'index.d.ts'))).toBe(true);
+    // Temporal's worker bundles the workflow module from its own file: it must be in the package.
+    expect(existsSync(join(app, 'node_modules', 'toolwarden', 'dist', 'temporal', 'workflows.js'))).toBe(
+      true,
+    );
+  });
+
+  it('imports toolwarden/temporal and toolwarden/mcp without their optional peers installed', async (context) => {
+    if (skipped) return context.skip();
+    const script =
+      "const t = await import('toolwarden/temporal'); const m = await import('toolwarden/mcp'); " +
+      "const { existsSync } = await import('node:fs'); " +
+      'console.log(JSON.stringify([typeof t.temporalRuntime, existsSync(t.WORKFLOWS_PATH), typeof m.mcpToolset]));';
+    const { stdout, stderr } = await node(['--input-type=module', '-e', script]);
+    expect(stderr).toBe('');
+    expect(JSON.parse(stdout)).toEqual(['function', true, 'function']);
   });
 
   it("loads only what the core needs on import (not rxjs's whole index)", async (context) => {
