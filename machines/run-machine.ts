@@ -1,23 +1,31 @@
 import {
   type ActorRefFrom,
   assign,
-  type DoneActorEvent,
   emit,
   enqueueActions,
   type ParameterizedObject,
   type ProvidedActor,
   setup,
 } from 'xstate';
-import { AwaitClarificationSchema, type ParsedPlanResult, PlanResultSchema } from '../run/planner.ts';
 import type { PolicyEffects } from '../run/policy-effects.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
+import { doneOutput, parsedPlan, planOutput, planParse } from './plan-output.ts';
 import {
-  type ExecuteToolOutput,
-  type PlanActorOutput,
-  runActors,
-  type ValidateBatchOutput,
-} from './run-actors.ts';
+  enterPolicyClarificationUpdate,
+  foldBatchUpdate,
+  recordActorErrorUpdate,
+  recordClarificationAnswerUpdate,
+  recordClarificationRequestUpdate,
+  recordConfirmationRequestUpdate,
+  recordExternalToolsRequestUpdate,
+  recordFinalResponseUpdate,
+  recordPlannerConfirmationUpdate,
+  recordPlannerErrorUpdate,
+  recordToolCallsUpdate,
+  requestToolConfirmationUpdate,
+} from './run-actions.ts';
+import { type ExecuteToolOutput, runActors, type ValidateBatchOutput } from './run-actors.ts';
 import { type PendingCall, type RunContext, type RunInput, toolCallMeta, turnId } from './run-context.ts';
 import {
   deadlineAt,
@@ -29,8 +37,6 @@ import {
   reviewUpdate,
   runError,
   toolResultEvent,
-  transcriptToolCall,
-  turnRecorded,
   validationUpdate,
   withFlow,
 } from './run-updates.ts';
@@ -47,45 +53,6 @@ export type RunMachineEvent =
   // Completions of the per-call child actors spawned in `executing` (ids `tool.<toolCallId>`).
   | { type: `xstate.done.actor.tool.${string}`; output: ExecuteToolOutput; actorId: string }
   | { type: `xstate.error.actor.tool.${string}`; error: unknown; actorId: string };
-
-function planOutput(event: unknown): PlanActorOutput {
-  return (event as DoneActorEvent<PlanActorOutput>).output;
-}
-
-/**
- * Parses of plan outputs, by output object: the guards and actions of one `onDone` all read one
- * parse instead of re-running the schema (up to nine times per turn).
- */
-const parsedPlans = new WeakMap<object, { plan?: ParsedPlanResult; error?: string }>();
-
-function planParse(event: unknown): { plan?: ParsedPlanResult; error?: string } {
-  const output = planOutput(event);
-  let entry = parsedPlans.get(output);
-  if (!entry) {
-    try {
-      const parsed = PlanResultSchema.safeParse(output.result ?? {});
-      entry = parsed.success ? { plan: parsed.data } : { error: parsed.error.message };
-    } catch (err) {
-      // A hostile result (a throwing getter, a proxy) is an invalid plan, not a crashed actor.
-      entry = { error: err instanceof Error ? err.message : String(err) };
-    }
-    parsedPlans.set(output, entry);
-  }
-  return entry;
-}
-
-function parsedPlan(event: unknown): ParsedPlanResult | undefined {
-  return planParse(event).plan;
-}
-
-/** The plan of an `onDone` whose guard already matched it. */
-function planOf(event: unknown): ParsedPlanResult {
-  return parsedPlan(event)!;
-}
-
-function doneOutput<T>(event: unknown): T {
-  return (event as DoneActorEvent<T>).output;
-}
 
 /**
  * The run machine (docs/architecture.md): one XState v5 actor per agent run.
@@ -196,80 +163,17 @@ export const runMachine = setup({
      * the idempotency key). A planner's own id (a provider's `call_0`, reused in every turn and
      * run) is kept as `providerToolCallId` for the transcript, so a model sees its ids paired.
      */
-    recordToolCalls: assign(({ context, event }) => {
-      const plan = planOf(event);
-      const calls = plan.toolCalls ?? [];
-      const turn = turnId(context);
-      const pending: PendingCall[] = calls.map((call, index) => ({
-        toolCallId: `${turn}:c${index + 1}`,
-        ...(call.toolCallId === undefined ? {} : { providerToolCallId: call.toolCallId }),
-        name: call.name,
-        input: call.input,
-        attempt: (context.toolStats[call.name]?.consecutiveFailures ?? 0) + 1,
-        status: 'proposed',
-      }));
-      // `messages` first: members added after a spread cost ~0.5 µs each on Node 20 (run-updates.ts).
-      return {
-        messages: [
-          ...context.messages,
-          {
-            role: 'assistant' as const,
-            content: plan.finalResponse?.text,
-            toolCalls: pending.map(transcriptToolCall),
-          },
-        ],
-        ...turnRecorded(context, { pending, results: pending.map(() => null) }, {}),
-      };
-    }),
-    recordClarificationRequest: assign(({ context, event }) => {
-      const clarification = AwaitClarificationSchema.parse(planOf(event).await!.clarification);
-      return {
-        ...turnRecorded(context, {}, { awaiting: { kind: 'clarification', clarification } }),
-        messages: [...context.messages, { role: 'assistant' as const, content: clarification.question }],
-      };
-    }),
-    recordExternalToolsRequest: assign(({ context, event }) => {
-      const externalTools = planOf(event).await!.externalTools!;
-      const pending: PendingCall[] = externalTools.calls.map((call) => ({
-        ...call,
-        attempt: (context.toolStats[call.name]?.consecutiveFailures ?? 0) + 1,
-        status: 'admitted',
-      }));
-      return {
-        // External calls are tool calls too: they count against maxToolCalls.
-        toolCalls: context.toolCalls + pending.length,
-        ...turnRecorded(
-          context,
-          { pending, results: pending.map(() => null) },
-          { awaiting: { kind: 'external_tools', externalTools } },
-        ),
-        messages: [
-          ...context.messages,
-          {
-            role: 'assistant' as const,
-            toolCalls: pending.map((call) => ({
-              toolCallId: call.toolCallId,
-              toolName: call.name,
-              input: call.input,
-            })),
-          },
-        ],
-      };
-    }),
-    recordConfirmationRequest: assign(({ context, event }) => {
-      const confirmation = planOf(event).await!.confirmation!;
-      return {
-        ...turnRecorded(context, {}, { awaiting: { kind: 'confirmation', confirmation } }),
-        messages: [...context.messages, { role: 'assistant' as const, content: confirmation.prompt }],
-      };
-    }),
-    recordFinalResponse: assign(({ context, event }) => {
-      const finalResponse = planOf(event).finalResponse!;
-      return {
-        messages: [...context.messages, { role: 'assistant' as const, content: finalResponse.text }],
-        ...withFlow(context, { finalResponse }),
-      };
-    }),
+    recordToolCalls: assign(({ context, event }) => recordToolCallsUpdate(context, event)),
+    recordClarificationRequest: assign(({ context, event }) =>
+      recordClarificationRequestUpdate(context, event),
+    ),
+    recordExternalToolsRequest: assign(({ context, event }) =>
+      recordExternalToolsRequestUpdate(context, event),
+    ),
+    recordConfirmationRequest: assign(({ context, event }) =>
+      recordConfirmationRequestUpdate(context, event),
+    ),
+    recordFinalResponse: assign(({ context, event }) => recordFinalResponseUpdate(context, event)),
     failInvalidPlan: assign(({ context, event }) =>
       withFlow(context, {
         error: runError(`Planner returned an invalid PlanResult: ${planParse(event).error}`, 'PlannerError'),
@@ -296,23 +200,8 @@ export const runMachine = setup({
         ),
       }),
     ),
-    recordPlannerError: assign(({ context, event }) => {
-      const err = (event as { error?: unknown }).error;
-      const name = err instanceof Error ? err.name : 'PlannerError';
-      const message = err instanceof Error ? err.message : String(err);
-      return withFlow(context, {
-        error: { name, message: `Planner failed: ${message}`, recoverable: false },
-      });
-    }),
-    recordActorError: assign(({ context, event }) => {
-      const err = (event as { error?: unknown }).error;
-      return withFlow(context, {
-        error: runError(
-          `Run step failed: ${err instanceof Error ? err.message : String(err)}`,
-          'RunStepError',
-        ),
-      });
-    }),
+    recordPlannerError: assign(({ context, event }) => recordPlannerErrorUpdate(context, event)),
+    recordActorError: assign(({ context, event }) => recordActorErrorUpdate(context, event)),
     finalizeWith: assign(({ context }, params: { reason: string }) =>
       withFlow(context, { finalize: { reason: params.reason, at: now() } }),
     ),
@@ -349,26 +238,7 @@ export const runMachine = setup({
         'The run machine\'s "validateCalls" action was not provided; use machine.provide({ actions }) or consult policies',
       );
     }),
-    requestToolConfirmation: assign(({ context }) => {
-      const waiting = context.batch.pending.filter((call) => call.status === 'confirm');
-      const toolCallIds = waiting.map((call) => call.toolCallId);
-      const names = [...new Set(waiting.map((call) => call.name))].join(', ');
-      return withFlow(context, {
-        awaiting: {
-          kind: 'confirmation',
-          toolCallIds,
-          confirmation: {
-            id: `${turnId(context)}:confirm`,
-            prompt: `Approve ${toolCallIds.length === 1 ? 'the call' : `${toolCallIds.length} calls`} to ${names}?`,
-            details: waiting.map((call) => ({
-              toolCallId: call.toolCallId,
-              tool: call.name,
-              input: call.preparedInput,
-            })),
-          },
-        },
-      });
-    }),
+    requestToolConfirmation: assign(({ context }) => requestToolConfirmationUpdate(context)),
     /** Approval admits the waiting calls; a denial answers each with a result the planner sees. */
     applyToolApproval: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'confirm') return;
@@ -478,44 +348,13 @@ export const runMachine = setup({
      * abandoned the batch) are answered, so every call pairs a result. Resuming from an answer
      * folds nothing: the last batch's results stay for the next `planResume`.
      */
-    foldBatch: assign(({ context }) => {
-      const { pending, results } = context.batch;
-      if (pending.length === 0) return {};
-      return foldResults(
-        context,
-        results.map(
-          (result, index) =>
-            result ?? notRunResult(pending[index]!, 'Not executed: the run stopped this batch'),
-        ),
-      );
-    }),
-    recordClarificationAnswer: assign(({ context, event }) => {
-      if (event.type !== 'provide.clarification') return {};
-      return {
-        messages: [...context.messages, { role: 'user' as const, content: event.answer }],
-        ...withFlow(context, {
-          answer: { ...context.flow.answer, clarification: { id: event.id, answer: event.answer } },
-          awaiting: null,
-        }),
-      };
-    }),
-    recordPlannerConfirmation: assign(({ context, event }) => {
-      if (event.type !== 'confirm') return {};
-      const { id, approved, by, reason } = event;
-      return {
-        messages: [
-          ...context.messages,
-          {
-            role: 'user' as const,
-            content: approved ? `Approved${by ? ` by ${by}` : ''}.` : `Denied${reason ? `: ${reason}` : ''}.`,
-          },
-        ],
-        ...withFlow(context, {
-          answer: { ...context.flow.answer, confirmation: { id, approved, by, reason } },
-          awaiting: null,
-        }),
-      };
-    }),
+    foldBatch: assign(({ context }) => foldBatchUpdate(context)),
+    recordClarificationAnswer: assign(({ context, event }) =>
+      recordClarificationAnswerUpdate(context, event),
+    ),
+    recordPlannerConfirmation: assign(({ context, event }) =>
+      recordPlannerConfirmationUpdate(context, event),
+    ),
     applyReview: enqueueActions(({ context, event, enqueue }) => {
       const { update, events } = reviewUpdate(context, doneOutput<PolicyEffects>(event));
       enqueue.assign(update);
@@ -523,19 +362,7 @@ export const runMachine = setup({
     }),
     /** No policies to consult: the batch counts as reviewed. */
     skipReview: assign(({ context }) => ({ batch: { ...context.batch, newResults: [], newHints: [] } })),
-    enterPolicyClarification: assign(({ context }) => {
-      // Checked when the effects were applied (run-updates.ts).
-      const clarification = context.flow.effects!.awaitClarification!;
-      return {
-        messages: [...context.messages, { role: 'assistant' as const, content: clarification.question }],
-        ...withFlow(context, {
-          awaiting: {
-            kind: 'clarification',
-            clarification: { ...clarification, missingFields: clarification.missingFields ?? [] },
-          },
-        }),
-      };
-    }),
+    enterPolicyClarification: assign(({ context }) => enterPolicyClarificationUpdate(context)),
     enterBackoff: assign(({ context }) =>
       withFlow(context, { awaiting: { kind: 'backoff', until: context.flow.effects!.backoffUntil! } }),
     ),
