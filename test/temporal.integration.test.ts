@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { Client, Connection, WorkflowUpdateFailedError } from '@temporalio/client';
 import { NativeConnection, Worker as ReplayWorker, type Worker } from '@temporalio/worker';
 import { firstValueFrom, toArray } from 'rxjs';
@@ -113,6 +114,14 @@ describe.skipIf(!available && !required)(SUITE, () => {
     // Replay: the recorded history runs against the bundle again without nondeterminism.
     const history = await client.workflow.getHandle(runId).fetchHistory();
     await ReplayWorker.runReplayHistory({ workflowsPath: WORKFLOWS_PATH }, history, runId);
+    // …and a nondeterministic change of the workflow (a timer the history does not have) fails it.
+    await expect(
+      ReplayWorker.runReplayHistory(
+        { workflowsPath: join(import.meta.dirname, 'support', 'temporal-changed-workflows.ts') },
+        history,
+        runId,
+      ),
+    ).rejects.toThrow(/[Nn]ondetermin/);
   }, 60_000);
 
   it('awaits a clarification; an answer with a wrong id is rejected at the caller, the right one resumes the run', async () => {
