@@ -1,4 +1,6 @@
-import { relative } from 'node:path';
+import { appendFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, relative, resolve } from 'node:path';
 import cliProgress from 'cli-progress';
 import { formatModelEvalTable, runModelEval } from '../bfcl/eval/model-eval.ts';
 import { defaultReportPath, EvalOptionError, writeReport } from '../bfcl/eval/run-eval.ts';
@@ -22,7 +24,8 @@ export interface EvalBfclModelOptions {
 /**
  * `toolwarden eval bfcl --model URL`: a real model plans every case (`runModelEval`); prints the
  * table (accuracy at the first call and after repair, repair rate, turns, tokens, latency) and
- * writes the JSON report. The exit code is 1 only when nothing could run.
+ * writes the JSON report; each case is also appended as it ends to `<report>.records.jsonl`, so
+ * an eval stopped half-way keeps what it measured. The exit code is 1 only when nothing could run.
  *
  * @throws EvalOptionError for a bad option; BfclDataError when the data cannot be found.
  */
@@ -72,6 +75,12 @@ export async function evalBfclModelCommand(
         cliProgress.Presets.shades_classic,
       )
     : undefined;
+  // Each case as it ends, one JSON line beside the report: a long eval stopped half-way keeps
+  // what it measured (the report itself is written at the end).
+  const target = options.json ?? defaultReportPath().replace('bfcl-', 'bfcl-model-');
+  const partial = `${target.replace(/\.json$/, '')}.records.jsonl`;
+  await mkdir(dirname(resolve(partial)), { recursive: true });
+  await writeFile(partial, '');
   const report = await runModelEval({
     dataDir: resolved.dir,
     categories,
@@ -85,14 +94,12 @@ export async function evalBfclModelCommand(
       else io.stderr.write(`bfcl model eval: ${total} cases over ${categories.join(', ')}, hints ${hints}\n`);
     },
     onRecord: (record, done) => {
+      appendFileSync(partial, `${JSON.stringify(record)}\n`);
       if (bar) bar.increment(1, { id: record.id });
       else if (done % 20 === 0) io.stderr.write(`bfcl model eval: ${done} done\n`);
     },
   }).finally(() => bar?.stop());
-  const reportPath = await writeReport(
-    report as never,
-    options.json ?? defaultReportPath().replace('bfcl-', 'bfcl-model-'),
-  );
+  const reportPath = await writeReport(report as never, target);
   io.stdout.write(
     `${[
       formatModelEvalTable([...report.rows, report.total]),

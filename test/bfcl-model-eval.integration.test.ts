@@ -63,5 +63,10 @@ describe.skipIf(!(available && data) && !required)(SUITE, () => {
     expect(report.records.some((record) => record.proposed > 0)).toBe(true);
     expect(report.total.firstCorrect).toBe(report.records.filter((record) => record.firstCorrect).length);
     expect(printed).toMatch(/simple_python\s+2\s+\d+\.\d%/);
+    // Each case was kept as it ended, beside the report.
+    const lines = (await readFile(join(dir, 'report.records.jsonl'), 'utf8')).trim().split('\n');
+    expect(lines.map((line) => (JSON.parse(line) as { id: string }).id).sort()).toEqual(
+      report.records.map((record) => record.id).sort(),
+    );
   }, 300_000);
 });
