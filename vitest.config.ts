@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['**/*.test.ts'],
-    exclude: ['node_modules/**', 'dist/**'],
+    exclude: ['**/node_modules/**', 'dist/**'],
     testTimeout: 20_000,
     hookTimeout: 120_000,
     reporters: ['default', './test/support/summary-reporter.ts'],

@@ -17,20 +17,23 @@ export const addTool = defineTool({
   execute: async ({ a, b }) => ({ sum: a + b }),
 });
 
-const script = () =>
+const script = (steps: number) =>
   scriptedPlanner([
-    ...Array.from({ length: STEPS }, (_, i) => ({
+    ...Array.from({ length: steps }, (_, i) => ({
       toolCalls: [{ name: 'bench.add', toolCallId: `call-${i + 1}`, input: { a: i, b: 1 } }],
     })),
     { finalResponse: { text: 'done' } },
   ]);
 
-/** The scripted planner, started afresh for every run (a runtime holds one planner). */
-export function resettablePlanner(): Planner & { reset(): void } {
-  let current = script();
+/**
+ * The scripted planner, started afresh for every run (a runtime holds one planner): `steps` turns
+ * of one `bench.add` call, then a final response `done`. One run at a time.
+ */
+export function resettablePlanner(steps = STEPS): Planner & { reset(): void } {
+  let current = script(steps);
   return {
     reset: () => {
-      current = script();
+      current = script(steps);
     },
     planStart: (input) => current.planStart(input),
     planResume: (input) => current.planResume(input),

@@ -1,0 +1,191 @@
+/**
+ * The reference loop of `bench/support/reference-loop.ts` written for each peer framework, as its
+ * own documentation would have an app write it: `steps` model turns of one zod-validated `add`
+ * tool call each, then a final answer `done`. The model is scripted (no network, no tokens), so
+ * what is measured is the framework's own cost per step: its loop, its validation, its
+ * transcript, its tool execution.
+ *
+ * | peer | model | loop |
+ * |---|---|---|
+ * | AI SDK 6 | `MockLanguageModelV3` (`ai/test`) | `generateText` with `stopWhen: stepCountIs(steps + 1)` |
+ * | OpenAI Agents JS 0.20 | a `Model` whose `getResponse` answers from a counter | `Runner.run` with `maxTurns` |
+ * | LangGraph.js 1 | a graph node answering `AIMessage`s with `tool_calls` | `StateGraph(MessagesAnnotation)` + `ToolNode`, with and without `MemorySaver` |
+ *
+ * Lives in `bench/peers/` with its own package.json: the peers are development dependencies of
+ * this bench only (`npm ci --prefix bench/peers`), never of toolwarden.
+ *
+ * @module
+ */
+
+import { AIMessage } from '@langchain/core/messages';
+import { tool as langchainTool } from '@langchain/core/tools';
+import { END, MemorySaver, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
+import { ToolNode } from '@langchain/langgraph/prebuilt';
+import {
+  Agent,
+  tool as agentsTool,
+  type Model,
+  type ModelResponse,
+  Runner,
+  setTracingDisabled,
+  Usage,
+} from '@openai/agents-core';
+import { tool as aiTool, generateText, stepCountIs } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
+import { z } from 'zod';
+
+/** One run of the loop; resolves when the peer has produced the final answer. */
+export type Loop = () => Promise<void>;
+
+const addInput = z.object({ a: z.number(), b: z.number() });
+const add = async ({ a, b }: { a: number; b: number }) => ({ sum: a + b });
+
+const usageV3 = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 1, text: 1, reasoning: 0 },
+};
+
+/** AI SDK 6: `generateText` over a scripted `MockLanguageModelV3`, one model per run. */
+export function aiSdkLoop(steps: number): Loop {
+  const addTool = aiTool({ description: 'Adds two numbers', inputSchema: addInput, execute: add });
+  return async () => {
+    let turn = 0;
+    const model = new MockLanguageModelV3({
+      doGenerate: async () => {
+        turn++;
+        if (turn <= steps) {
+          return {
+            content: [
+              {
+                type: 'tool-call',
+                toolCallId: `call-${turn}`,
+                toolName: 'add',
+                input: JSON.stringify({ a: turn, b: 1 }),
+              },
+            ],
+            finishReason: { unified: 'tool-calls', raw: undefined },
+            usage: usageV3,
+            warnings: [],
+          };
+        }
+        return {
+          content: [{ type: 'text', text: 'done' }],
+          finishReason: { unified: 'stop', raw: undefined },
+          usage: usageV3,
+          warnings: [],
+        };
+      },
+    });
+    const result = await generateText({
+      model,
+      tools: { add: addTool },
+      stopWhen: stepCountIs(steps + 1),
+      prompt: 'Add the numbers',
+    });
+    if (result.text !== 'done') throw new Error(`AI SDK loop ended with ${JSON.stringify(result.text)}`);
+  };
+}
+
+/** OpenAI Agents JS: an `Agent` with a `tool()` and a scripted `Model`; tracing off. */
+export function openAiAgentsLoop(steps: number): Loop {
+  setTracingDisabled(true);
+  const addTool = agentsTool({
+    name: 'add',
+    description: 'Adds two numbers',
+    parameters: addInput,
+    execute: add,
+  });
+  return async () => {
+    let turn = 0;
+    const model: Model = {
+      async getResponse(): Promise<ModelResponse> {
+        turn++;
+        const output: ModelResponse['output'] =
+          turn <= steps
+            ? [
+                {
+                  type: 'function_call',
+                  callId: `call-${turn}`,
+                  name: 'add',
+                  status: 'completed',
+                  arguments: JSON.stringify({ a: turn, b: 1 }),
+                },
+              ]
+            : [
+                {
+                  type: 'message',
+                  role: 'assistant',
+                  status: 'completed',
+                  content: [{ type: 'output_text', text: 'done' }],
+                },
+              ];
+        return { usage: new Usage(), output };
+      },
+      // biome-ignore lint/correctness/useYield: the bench never streams
+      async *getStreamedResponse() {
+        throw new Error('the bench does not stream');
+      },
+    };
+    const agent = new Agent({ name: 'bench', instructions: 'Add the numbers', model, tools: [addTool] });
+    const runner = new Runner({ tracingDisabled: true });
+    const result = await runner.run(agent, 'Add the numbers', { maxTurns: steps + 2 });
+    if (result.finalOutput !== 'done')
+      throw new Error(`OpenAI Agents loop ended with ${JSON.stringify(result.finalOutput)}`);
+  };
+}
+
+/**
+ * LangGraph.js: the ReAct graph of its docs (an agent node, a `ToolNode`, a conditional edge),
+ * the agent node scripted. With `checkpointer`, every super-step is checkpointed into a
+ * `MemorySaver` under the run's own thread.
+ */
+export function langGraphLoop(steps: number, checkpointer = false): Loop {
+  const addTool = langchainTool(async (input) => JSON.stringify(await add(input)), {
+    name: 'add',
+    description: 'Adds two numbers',
+    schema: addInput,
+  });
+  let turn = 0;
+  const agent = async () => {
+    turn++;
+    return {
+      messages: [
+        turn <= steps
+          ? new AIMessage({
+              content: '',
+              tool_calls: [{ id: `call-${turn}`, name: 'add', args: { a: turn, b: 1 } }],
+            })
+          : new AIMessage('done'),
+      ],
+    };
+  };
+  const graph = new StateGraph(MessagesAnnotation)
+    .addNode('agent', agent)
+    .addNode('tools', new ToolNode([addTool]))
+    .addEdge(START, 'agent')
+    .addConditionalEdges('agent', (state) => {
+      const last = state.messages.at(-1) as AIMessage | undefined;
+      return last?.tool_calls?.length ? 'tools' : END;
+    })
+    .addEdge('tools', 'agent')
+    .compile(checkpointer ? { checkpointer: new MemorySaver() } : {});
+  let thread = 0;
+  return async () => {
+    turn = 0;
+    const state = await graph.invoke(
+      { messages: [{ role: 'user', content: 'Add the numbers' }] },
+      { recursionLimit: 2 * steps + 5, configurable: { thread_id: `bench-${++thread}` } },
+    );
+    const last = state.messages.at(-1);
+    if (last?.content !== 'done')
+      throw new Error(`LangGraph loop ended with ${JSON.stringify(last?.content)}`);
+  };
+}
+
+/** Every peer loop by the name the side-by-side prints. */
+export const peerLoops = {
+  'AI SDK 6 generateText': aiSdkLoop,
+  'OpenAI Agents JS 0.20': openAiAgentsLoop,
+  'LangGraph.js 1 (no checkpointer)': (steps: number) => langGraphLoop(steps, false),
+  'LangGraph.js 1 (MemorySaver)': (steps: number) => langGraphLoop(steps, true),
+} satisfies Record<string, (steps: number) => Loop>;
