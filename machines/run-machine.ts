@@ -12,8 +12,10 @@ import type { RunEvent } from '../run/run-events.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
 import { doneOutput, parsedPlan, planOutput, planParse } from './plan-output.ts';
 import {
+  callsToStart,
   enterPolicyClarificationUpdate,
   foldBatchUpdate,
+  MAX_PARALLEL_TOOL_CALLS,
   recordActorErrorUpdate,
   recordClarificationAnswerUpdate,
   recordClarificationRequestUpdate,
@@ -24,8 +26,14 @@ import {
   recordPlannerErrorUpdate,
   recordToolCallsUpdate,
   requestToolConfirmationUpdate,
+  toolActorId,
 } from './run-actions.ts';
-import { type ExecuteToolOutput, runActors, type ValidateBatchOutput } from './run-actors.ts';
+import {
+  type ExecuteToolInput,
+  type ExecuteToolOutput,
+  runActors,
+  type ValidateBatchOutput,
+} from './run-actors.ts';
 import { type PendingCall, type RunContext, type RunInput, toolCallMeta, turnId } from './run-context.ts';
 import {
   deadlineAt,
@@ -269,32 +277,11 @@ export const runMachine = setup({
       });
       for (const result of denied) enqueue.emit(toolResultEvent(context, result));
     }),
-    spawnToolCalls: enqueueActions(({ context, enqueue }) => {
-      const { pending, results } = context.batch;
-      pending.forEach((call, index) => {
-        if (call.status !== 'admitted' || results[index] !== null) return;
-        enqueue.emit({
-          type: 'tool_call_scheduled',
-          runId: context.runId,
-          at: now(),
-          turnId: turnId(context),
-          toolCallId: call.toolCallId,
-          tool: call.name,
-          attempt: call.attempt,
-        });
-        enqueue.spawnChild('executeTool', {
-          id: `tool.${call.toolCallId}`,
-          input: {
-            call,
-            index,
-            labels: context.labels,
-            meta: toolCallMeta(context, call),
-          },
-        });
-      });
-    }),
+    spawnToolCalls: enqueueActions(({ context, enqueue, self }) =>
+      startCalls(context, context.batch, enqueue as unknown as CallStarter, runningTools(self)),
+    ),
     /** A finished tool actor is stopped, so done children do not pile up in every snapshot. */
-    recordToolResult: enqueueActions(({ context, event, enqueue }) => {
+    recordToolResult: enqueueActions(({ context, event, enqueue, self }) => {
       const output = doneOutput<ExecuteToolOutput>(event);
       const call = context.batch.pending[output.index];
       if (!call || context.batch.results[output.index] !== null) return;
@@ -310,12 +297,16 @@ export const runMachine = setup({
           newHints: hints.length > 0 ? [...context.batch.newHints, ...hints] : context.batch.newHints,
         },
       });
-      enqueue.stopChild(`tool.${call.toolCallId}`);
+      enqueue.stopChild(toolActorId(call));
       enqueue.emit(toolResultEvent(context, result));
       for (const e of hintEvents(context, hints)) enqueue.emit(e);
+      if (context.batch.pending.length > MAX_PARALLEL_TOOL_CALLS) {
+        const batch = { pending: context.batch.pending, results };
+        startCalls(context, batch, enqueue as unknown as CallStarter, runningTools(self));
+      }
     }),
     /** `executeTool` never rejects by contract; a rejection (a bug in a wrapper) is kept as a result. */
-    recordToolCrash: enqueueActions(({ context, event, enqueue }) => {
+    recordToolCrash: enqueueActions(({ context, event, enqueue, self }) => {
       const id = (event as { type: string }).type.replace('xstate.error.actor.tool.', '');
       const index = context.batch.pending.findIndex((call) => call.toolCallId === id);
       if (index < 0 || context.batch.results[index] !== null) return;
@@ -335,6 +326,10 @@ export const runMachine = setup({
       enqueue.assign({ batch: { ...context.batch, results } });
       enqueue.stopChild(`tool.${id}`);
       enqueue.emit(toolResultEvent(context, result));
+      if (context.batch.pending.length > MAX_PARALLEL_TOOL_CALLS) {
+        const batch = { pending: context.batch.pending, results };
+        startCalls(context, batch, enqueue as unknown as CallStarter, runningTools(self));
+      }
     }),
     recordExternalResults: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'provide.toolResults') return;
@@ -667,6 +662,46 @@ export const runMachine = setup({
     canceled: { type: 'final', entry: 'emitCanceled' },
   },
 });
+
+/** The part of `enqueueActions`' `enqueue` that starts a call (typed apart: see the action). */
+interface CallStarter {
+  emit(event: RunEvent): void;
+  spawnChild(src: 'executeTool', options: { id: string; input: ExecuteToolInput }): void;
+}
+
+/**
+ * Starts what {@link callsToStart} says of `batch` (the context's, or the one an action is about
+ * to assign): a `tool_call_scheduled` event and a child actor per call. `spawnToolCalls` and the
+ * result actions share it; XState's `enqueue` cannot name an action of the same `setup()`.
+ */
+function startCalls(
+  context: RunContext,
+  batch: Pick<RunContext['batch'], 'pending' | 'results'>,
+  enqueue: CallStarter,
+  running: ReadonlySet<string>,
+): void {
+  for (const { call, index } of callsToStart(batch, running)) {
+    enqueue.emit({
+      type: 'tool_call_scheduled',
+      runId: context.runId,
+      at: now(),
+      turnId: turnId(context),
+      toolCallId: call.toolCallId,
+      tool: call.name,
+      attempt: call.attempt,
+    });
+    enqueue.spawnChild('executeTool', {
+      id: toolActorId(call),
+      input: { call, index, labels: context.labels, meta: toolCallMeta(context, call) },
+    });
+  }
+}
+
+/** Ids of the run actor's children as of its last step (`tool.<toolCallId>` among them). */
+function runningTools(self: { getSnapshot(): unknown }): Set<string> {
+  const snapshot = self.getSnapshot() as { children?: Record<string, unknown> } | undefined;
+  return new Set(Object.keys(snapshot?.children ?? {}));
+}
 
 /** The type of {@link runMachine}. */
 export type RunMachine = typeof runMachine;
