@@ -32,12 +32,16 @@ import type { PlanInput, PlanResult, PlanResumeInput } from '../../run/planner.t
 import { createRuntime } from '../../runtime/create-runtime.ts';
 import { RunConflictError } from '../../runtime/durable/durable-errors.ts';
 import type { RunHandle, RunOutcome } from '../../runtime/run-handle.ts';
+import { postgresStore } from '../../runtime/stores/postgres-store.ts';
 import { sqliteStore } from '../../runtime/stores/sqlite-store.ts';
 import { defineTool } from '../../tools/define-tool.ts';
 
 export interface ChildConfig {
   mode: 'start' | 'resume-all';
+  /** The SQLite file; ignored when `pg` is given. */
   db: string;
+  /** A PostgreSQL store instead of SQLite: its URL and a schema of the run's own. */
+  pg?: { url: string; schema: string };
   dir: string;
   runId?: string;
   /** Where to freeze: the nth write of a state, or `mid-tool`. */
@@ -110,7 +114,10 @@ async function plan(input: PlanInput | PlanResumeInput): Promise<PlanResult> {
 }
 
 const writesByState = new Map<string, number>();
-const store = sqliteStore({ path: config.db });
+let stored = false;
+const store = config.pg
+  ? postgresStore({ connectionString: config.pg.url, schema: config.pg.schema })
+  : sqliteStore({ path: config.db });
 const runtime = createRuntime({
   agent: { id: 'bookkeeper' },
   planner: { planStart: plan, planResume: plan },
@@ -124,6 +131,8 @@ const runtime = createRuntime({
   durable: {
     leaseMs: config.leaseMs ?? 1500,
     onPersisted: (write) => {
+      if (!stored && config.mode === 'start') writeSync(1, 'STORED\n'); // the run is durable from here
+      stored = true;
       const kill = config.killAt;
       if (config.mode !== 'start' || kill === undefined || kill === 'mid-tool') return;
       const nth = (writesByState.get(write.state) ?? 0) + 1;
