@@ -7,6 +7,7 @@ import {
   type SharedV3ProviderOptions,
 } from '@ai-sdk/provider';
 import { SpanKind, SpanStatusCode, type TracerProvider, trace } from '@opentelemetry/api';
+import { z } from 'zod';
 import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../run/planner.ts';
 import { toModelPrompt } from './model-prompt.ts';
 import type { HintStyle } from './render-hint.ts';
@@ -33,7 +34,53 @@ export interface ModelPlannerOptions {
    * `plan` span when the telemetry plugin is on).
    */
   tracerProvider?: TracerProvider;
+  /**
+   * Offers the model a built-in tool `ask_user({ question, missingFields? })` on turns with tools.
+   * A call of it becomes `await.clarification` (id: the model's call id): the run waits in
+   * `awaiting.clarification`, the question is the assistant's message and the answer comes back
+   * as the user's (`run.provideClarification`). Other calls in the same answer wait: the model
+   * asks first. Default false.
+   */
+  askUser?: boolean;
+  /**
+   * The shape of the run's final answer, a zod schema. The model is told to answer with JSON
+   * matching its JSON Schema; a final text is parsed and validated, and `finalResponse.data` is
+   * the validated value (`text` the model's JSON). A text that is not JSON or does not match is
+   * repaired like a bad tool call: the model gets its answer back with what was wrong (the
+   * schema's issues, the first 20) and answers again, with `responseFormat` JSON and no tools, at
+   * most `caps.maxRetriesPerTool` times in the turn; then the turn fails with a
+   * {@link ModelPlannerError} holding the last answer.
+   */
+  output?: z.ZodType;
 }
+
+/** The built-in tool `askUser` adds; a tool id has a dot, so no tool of the run maps to it. */
+export const ASK_USER_TOOL = 'ask_user';
+
+const AskUserInput = z.object({
+  question: z.string().min(1),
+  missingFields: z.array(z.string()).optional(),
+});
+
+const askUserTool: LanguageModelV3FunctionTool = {
+  type: 'function',
+  name: ASK_USER_TOOL,
+  description:
+    'Ask the user a question when the request lacks information a tool needs. Name the missing fields. The run waits for the answer.',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      question: { type: 'string', description: 'The question for the user' },
+      missingFields: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'The fields the answer should give',
+      },
+    },
+    required: ['question'],
+    additionalProperties: false,
+  },
+};
 
 /**
  * Thrown when the model cannot plan the turn: its answer had neither text nor tool calls (the
@@ -61,15 +108,18 @@ export class ModelPlannerError extends Error {
  * | restricted to one tool after a hint | only that tool, `toolChoice` naming it                     |
  * | finalizing (`tools: []`)          | no tools                                                     |
  * | answer with tool calls            | `toolCalls` (ids kept as the model's), its text a planner note |
- * | answer with text only             | `finalResponse`                                              |
+ * | answer with text only             | `finalResponse` (with `output`: validated JSON in `data`, repaired by the model) |
+ * | a call of `ask_user` (`askUser`)  | `await.clarification`: the run waits for a person            |
  * | neither                           | {@link ModelPlannerError} with the raw answer                |
  *
  * The planner's `signal` aborts the HTTP request. Each model call is a `chat` span with its
  * token usage (OTel GenAI conventions); the turn's usage is in `PlanResult.usage`, summed on
- * the run (`outcome.usage`) and held to `caps.maxTotalTokens`. Not yet: streaming deltas,
- * structured `output`, an `ask_user` tool.
+ * the run (`outcome.usage`) and held to `caps.maxTotalTokens`. `askUser` offers a built-in
+ * `ask_user` tool whose call makes the run wait for a person; `output` validates the final
+ * answer against a zod schema and has the model repair it. Not yet: streaming deltas.
  */
 export function modelPlanner(options: ModelPlannerOptions): Planner {
+  const outputSchema = options.output ? z.toJSONSchema(options.output) : undefined;
   const turn = async (input: PlanInput | PlanResumeInput): Promise<PlanResult> => {
     const ids = new Set(input.tools.map((tool) => tool.name));
     for (const message of input.messages) {
@@ -83,9 +133,13 @@ export function modelPlanner(options: ModelPlannerOptions): Planner {
       description: tool.description,
       inputSchema: tool.inputSchema as LanguageModelV3FunctionTool['inputSchema'],
     }));
+    if (options.askUser && tools.length > 0 && !restricted(input)) tools.push(askUserTool);
+    const system = [options.system, outputSchema && outputInstruction(outputSchema)]
+      .filter(Boolean)
+      .join('\n\n');
     const call: LanguageModelV3CallOptions = {
       prompt: toModelPrompt(input.messages, {
-        ...(options.system === undefined ? {} : { system: options.system }),
+        ...(system ? { system } : {}),
         hints: options.hints ?? 'structured',
         providerName: names.toProvider,
       }),
@@ -104,9 +158,97 @@ export function modelPlanner(options: ModelPlannerOptions): Planner {
       ...(input.signal === undefined ? {} : { abortSignal: input.signal }),
     };
     const result = await tracedGenerate(options, call, input.signal);
-    return planFrom(result, names.fromProvider);
+    const plan = planFrom(result, names.fromProvider);
+    if (!options.output || !plan.finalResponse) return plan;
+    return structuredFinal(options, call, plan, input);
   };
   return { planStart: turn, planResume: turn };
+}
+
+/** The system text that asks for the final answer as JSON of the output schema. */
+function outputInstruction(schema: unknown): string {
+  return `When you give your final answer (not a tool call), answer only with JSON matching this JSON Schema, nothing else:\n${JSON.stringify(schema)}`;
+}
+
+/** The first JSON value of a text: the whole text, or a fenced ```json block in it. */
+function jsonOf(text: string): { ok: true; value: unknown } | { ok: false; error: string } {
+  const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(text);
+  try {
+    return { ok: true, value: JSON.parse(fenced ? fenced[1]! : text) };
+  } catch (err) {
+    return { ok: false, error: `not JSON: ${err instanceof Error ? err.message : String(err)}` };
+  }
+}
+
+/** What was wrong with a final answer, for the model: zod's issues (at most 20) or the parse error. */
+function outputProblems(schema: z.ZodType, text: string): { data?: unknown; problems?: string } {
+  const json = jsonOf(text);
+  if (!json.ok) return { problems: json.error };
+  const parsed = schema.safeParse(json.value);
+  if (parsed.success) return { data: parsed.data };
+  const issues = parsed.error.issues.slice(0, 20).map((issue) => {
+    const at = issue.path.length > 0 ? issue.path.join('.') : '(root)';
+    return `${at}: ${issue.message}`.slice(0, 300);
+  });
+  const more = parsed.error.issues.length - issues.length;
+  return { problems: [...issues, ...(more > 0 ? [`(${more} more issues)`] : [])].join('; ') };
+}
+
+/**
+ * Validates a final answer against `options.output`; repairs it with the model when it fails
+ * (the turn's tokens summed), at most `caps.maxRetriesPerTool` times.
+ * @throws ModelPlannerError when the last answer still does not match.
+ */
+async function structuredFinal(
+  options: ModelPlannerOptions,
+  call: LanguageModelV3CallOptions,
+  plan: PlanResult,
+  input: PlanInput | PlanResumeInput,
+): Promise<PlanResult> {
+  const schema = options.output!;
+  let text = plan.finalResponse!.text;
+  const usage = { ...(plan.usage ?? { inputTokens: 0, outputTokens: 0 }) };
+  const prompt = [...call.prompt];
+  for (let attempt = 0; ; attempt++) {
+    const checked = outputProblems(schema, text);
+    if (checked.problems === undefined) {
+      return { ...plan, finalResponse: { text, data: checked.data }, usage };
+    }
+    if (attempt >= input.caps.maxRetriesPerTool) {
+      throw new ModelPlannerError(
+        `The model's final answer does not match the output schema after ${attempt + 1} attempts: ${checked.problems}`,
+        { content: text },
+      );
+    }
+    prompt.push(
+      { role: 'assistant', content: [{ type: 'text', text }] },
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'text',
+            text: `Your answer does not match the required JSON Schema (${checked.problems}). Answer again with only the corrected JSON.`,
+          },
+        ],
+      },
+    );
+    const { tools: _tools, toolChoice: _choice, ...rest } = call;
+    const result = await tracedGenerate(
+      options,
+      {
+        ...rest,
+        prompt: [...prompt],
+        responseFormat: { type: 'json', schema: z.toJSONSchema(schema) as never },
+      },
+      input.signal,
+    );
+    usage.inputTokens += result.usage?.inputTokens?.total ?? 0;
+    usage.outputTokens += result.usage?.outputTokens?.total ?? 0;
+    text = result.content
+      .flatMap((part) => (part.type === 'text' ? [part.text] : []))
+      .join('\n')
+      .trim();
+  }
 }
 
 /** A turn after a hint that restricted the run to one tool: the model must call it. */
@@ -118,8 +260,11 @@ function restricted(input: PlanInput | PlanResumeInput): boolean {
 function planFrom(result: LanguageModelV3GenerateResult, toId: (name: string) => string): PlanResult {
   const toolCalls: NonNullable<PlanResult['toolCalls']> = [];
   const texts: string[] = [];
+  let question: { toolCallId: string; input: string } | undefined;
   for (const part of result.content) {
-    if (part.type === 'tool-call') {
+    if (part.type === 'tool-call' && part.toolName === ASK_USER_TOOL && question === undefined) {
+      question = { toolCallId: part.toolCallId, input: part.input };
+    } else if (part.type === 'tool-call') {
       // The model's JSON text, untouched: the tool boundary parses and checks it.
       toolCalls.push({ name: toId(part.toolName), toolCallId: part.toolCallId, input: part.input });
     } else if (part.type === 'text' && part.text.trim() !== '') {
@@ -133,12 +278,42 @@ function planFrom(result: LanguageModelV3GenerateResult, toId: (name: string) =>
       outputTokens: result.usage?.outputTokens?.total ?? 0,
     },
   };
+  if (question) {
+    const asked = askUserInput(question.input, text);
+    return {
+      await: { clarification: { id: question.toolCallId, ...asked } },
+      ...(text ? { notes: [text] } : {}),
+      ...usage,
+    };
+  }
   if (toolCalls.length > 0) return text ? { toolCalls, notes: [text], ...usage } : { toolCalls, ...usage };
   if (text) return { finalResponse: { text }, ...usage };
   throw new ModelPlannerError(
     `The model answered with neither text nor tool calls (finish reason ${String(result.finishReason?.unified ?? result.finishReason)})`,
     { content: result.content },
   );
+}
+
+/**
+ * The question of an `ask_user` call. A call whose input is not `{ question, missingFields? }`
+ * asks the answer's text instead, or, with none, says so: a malformed question still reaches the
+ * user rather than failing the run.
+ */
+function askUserInput(raw: string, text: string): { question: string; missingFields: string[] } {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    value = undefined;
+  }
+  const parsed = AskUserInput.safeParse(value);
+  if (parsed.success)
+    return { question: parsed.data.question, missingFields: parsed.data.missingFields ?? [] };
+  return {
+    question:
+      text || `The assistant needs more information (its question was unreadable: ${raw.slice(0, 200)})`,
+    missingFields: [],
+  };
 }
 
 /**

@@ -5,7 +5,7 @@
 import type { LanguageModelV3CallOptions, LanguageModelV3GenerateResult } from '@ai-sdk/provider';
 import { APICallError } from '@ai-sdk/provider';
 import { MockLanguageModelV3 } from 'ai/test';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { ModelPlannerError, modelPlanner } from '../models/model-planner.ts';
 import { PROVIDER_TOOL_NAME, toolNameMap } from '../models/tool-names.ts';
@@ -196,6 +196,105 @@ describe('modelPlanner', () => {
     expect((error as Error).message).toMatch(
       /local model gemma failed after 3 attempts, HTTP 429, request id req_7/,
     );
+  });
+  it('askUser: a call of ask_user makes the run wait for a person; the answer is the user’s message', async () => {
+    const { model, seen } = scripted([
+      answer([
+        {
+          type: 'tool-call',
+          toolCallId: 'call_ask',
+          toolName: 'ask_user',
+          input: '{"question":"Which plan, free or pro?","missingFields":["plan"]}',
+        },
+        toolCall('{"email":"ada@example.com","plan":"pro"}'),
+      ]),
+      answer([toolCall('{"email":"ada@example.com","plan":"free"}', 'call_1')]),
+      answer([{ type: 'text', text: 'Ada is on free.' }]),
+    ]);
+    const run = testRuntime({ planner: modelPlanner({ model, askUser: true }), tools: [upsert] }).start({
+      messages: [{ role: 'user', content: 'Add ada@example.com' }],
+    });
+    await vi.waitFor(() => expect(run.state).toBe('awaiting.clarification'));
+    expect(run.awaiting).toMatchObject({
+      kind: 'clarification',
+      id: 'call_ask',
+      question: 'Which plan, free or pro?',
+      missingFields: ['plan'],
+    });
+    expect(seen[0]?.tools?.map((tool) => tool.name)).toEqual(['crm__upsert_profile', 'ask_user']);
+    await run.provideClarification({ id: 'call_ask', answer: 'free' });
+    const outcome = await run.result();
+
+    expect(outcome.status).toBe('completed');
+    expect(outcome.finalResponse?.text).toBe('Ada is on free.');
+    // The call that came with the question waited: only the one after the answer ran.
+    expect(outcome.toolResults.map((result) => result.result)).toEqual([{ id: 'cus_ada@example.com' }]);
+    const lastTwo = seen[1]?.prompt.slice(-2);
+    expect(lastTwo).toEqual([
+      { role: 'assistant', content: [{ type: 'text', text: 'Which plan, free or pro?' }] },
+      { role: 'user', content: [{ type: 'text', text: 'free' }] },
+    ]);
+  });
+
+  it('askUser: not offered on a finalizing turn, nor without the option', async () => {
+    const { model, seen } = scripted([
+      answer([toolCall('{"email":"a@b.co","plan":"pro"}')]),
+      answer([{ type: 'text', text: 'Done.' }]),
+    ]);
+    await testRuntime({
+      planner: modelPlanner({ model, askUser: true }),
+      tools: [upsert],
+      caps: { maxToolCalls: 1 },
+    })
+      .start({ messages: [{ role: 'user', content: 'go' }] })
+      .result();
+    expect(seen[0]?.tools?.map((tool) => tool.name)).toContain('ask_user');
+    expect(seen[1]?.tools).toBeUndefined();
+    const plain = scripted([answer([{ type: 'text', text: 'Done.' }])]);
+    await testRuntime({ planner: modelPlanner({ model: plain.model }), tools: [upsert] })
+      .start({ messages: [{ role: 'user', content: 'go' }] })
+      .result();
+    expect(plain.seen[0]?.tools?.map((tool) => tool.name)).toEqual(['crm__upsert_profile']);
+  });
+
+  it('output: validates the final answer against the schema, and has the model repair a bad one', async () => {
+    const Summary = z.object({ email: z.email(), plan: z.enum(['free', 'pro']) });
+    const { model, seen } = scripted([
+      answer([{ type: 'text', text: 'Ada is on pro.' }]),
+      answer([{ type: 'text', text: '{"email":"ada@example.com","plan":"PRO"}' }]),
+      answer([{ type: 'text', text: '```json\n{"email":"ada@example.com","plan":"pro"}\n```' }]),
+    ]);
+    const outcome = await testRuntime({ planner: modelPlanner({ model, output: Summary }), tools: [upsert] })
+      .start({ messages: [{ role: 'user', content: 'What is Ada on?' }] })
+      .result();
+
+    expect(outcome.status).toBe('completed');
+    expect(outcome.finalResponse?.data).toEqual({ email: 'ada@example.com', plan: 'pro' });
+    expect(seen).toHaveLength(3);
+    expect(seen[0]?.prompt[0]?.content).toMatch(/answer only with JSON matching this JSON Schema/);
+    // A repair: no tools, JSON asked for, the answer and what was wrong with it in the prompt.
+    expect(seen[1]?.tools).toBeUndefined();
+    expect(seen[1]?.responseFormat).toMatchObject({ type: 'json' });
+    expect(JSON.stringify(seen[1]?.prompt.at(-1))).toMatch(/not JSON/);
+    expect(JSON.stringify(seen[2]?.prompt.at(-1))).toMatch(/plan: Invalid option/);
+    expect(outcome.usage.totalTokens).toBe(45); // the repairs' tokens count
+  });
+
+  it('output: fails the run with the last answer when repairs run out (caps.maxRetriesPerTool)', async () => {
+    const { model, seen } = scripted([
+      answer([{ type: 'text', text: 'no' }]),
+      answer([{ type: 'text', text: 'still no' }]),
+    ]);
+    const outcome = await testRuntime({
+      planner: modelPlanner({ model, output: z.object({ n: z.number() }) }),
+      tools: [upsert],
+      caps: { maxRetriesPerTool: 1 },
+    })
+      .start({ messages: [{ role: 'user', content: 'count' }] })
+      .result();
+    expect(outcome.status).toBe('failed');
+    expect(outcome.error?.message).toMatch(/does not match the output schema after 2 attempts: not JSON/);
+    expect(seen).toHaveLength(2);
   });
 });
 
