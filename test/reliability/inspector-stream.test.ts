@@ -1,9 +1,9 @@
 /**
  * Issue 12, defect 6: the inspector's live stream had no client cap and no backpressure (1,000
  * clients blocked the process for 137 s; a client that never read made the server buffer without
- * limit). Streams are now capped (tested here); a client whose backlog passes
- * `maxSseBufferedBytes` is dropped (not yet shown by a test: loopback socket buffers absorbed
- * the backlog this test could make).
+ * limit). Streams are now capped, and a client whose unsent backlog passes `maxSseBufferedBytes`
+ * is dropped: 40 MB of events (400 of 100 KB) to a client that never reads (more than the loopback socket
+ * buffers absorb) frees its slot.
  */
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -46,5 +46,31 @@ describe('the inspector live stream', () => {
     silentClient(server.port);
     silentClient(server.port);
     await vi.waitFor(async () => expect(await status(server!)).toBe(503));
+  });
+
+  it('drops a client that never reads once its backlog passes maxSseBufferedBytes, freeing its slot', async () => {
+    // No clipping here: each event is sent whole (100 KB), as an app's own sanitizer may allow.
+    const store = new InspectionStore({
+      graph: toGraphModel(runMachine),
+      maxLog: 10,
+      sanitize: (value) => value,
+    });
+    server = await startInspectorServer({
+      store,
+      svg: SVG,
+      token: 't',
+      maxSseClients: 1,
+      maxSseBufferedBytes: 256 * 1024,
+    });
+    silentClient(server.port);
+    await vi.waitFor(async () => expect(await status(server!)).toBe(503));
+    const note = 'x'.repeat(100_000);
+    store.recordRunEvent({ type: 'run_started', runId: 'r1', at: 0, agentId: 'a' } as never);
+    for (let i = 0; i < 400; i++) {
+      store.recordRunEvent({ type: 'planner_note', runId: 'r1', at: i, turnId: 'r1:t1', note } as never);
+      // Let the stream write: the backlog builds in the socket first, then in Node's buffer.
+      if (i % 20 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    await vi.waitFor(async () => expect(await status(server!)).toBe(200), { timeout: 10_000 });
   });
 });
