@@ -4,6 +4,7 @@ import {
   type LanguageModelV3CallOptions,
   type LanguageModelV3FunctionTool,
   type LanguageModelV3GenerateResult,
+  type LanguageModelV3StreamResult,
   type SharedV3ProviderOptions,
 } from '@ai-sdk/provider';
 import { SpanKind, SpanStatusCode, type TracerProvider, trace } from '@opentelemetry/api';
@@ -11,6 +12,7 @@ import { z } from 'zod';
 import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../run/planner.ts';
 import { toModelPrompt } from './model-prompt.ts';
 import type { HintStyle } from './render-hint.ts';
+import { collectStream, type StreamDelta } from './stream-result.ts';
 import { toolNameMap } from './tool-names.ts';
 
 export interface ModelPlannerOptions {
@@ -42,6 +44,13 @@ export interface ModelPlannerOptions {
    * asks first. Default false.
    */
   askUser?: boolean;
+  /**
+   * Call the model with `doStream` and report what it writes as it writes it: each text delta and
+   * each fragment of a tool call's input JSON reaches `PlanInput.onDelta`, which the runtime
+   * publishes on `run.events$` as `text_delta` / `tool_call_delta` (with the tool's id), for UIs.
+   * The turn's result is the same as without streaming. Default false.
+   */
+  stream?: boolean;
   /**
    * The shape of the run's final answer, a zod schema. The model is told to answer with JSON
    * matching its JSON Schema; a final text is parsed and validated, and `finalResponse.data` is
@@ -116,7 +125,8 @@ export class ModelPlannerError extends Error {
  * token usage (OTel GenAI conventions); the turn's usage is in `PlanResult.usage`, summed on
  * the run (`outcome.usage`) and held to `caps.maxTotalTokens`. `askUser` offers a built-in
  * `ask_user` tool whose call makes the run wait for a person; `output` validates the final
- * answer against a zod schema and has the model repair it. Not yet: streaming deltas.
+ * answer against a zod schema and has the model repair it; `stream` calls `doStream` and reports
+ * the model's text and tool-input deltas as it writes them (`PlanInput.onDelta`).
  */
 export function modelPlanner(options: ModelPlannerOptions): Planner {
   const outputSchema = options.output ? z.toJSONSchema(options.output) : undefined;
@@ -157,7 +167,24 @@ export function modelPlanner(options: ModelPlannerOptions): Planner {
       ...(options.providerOptions === undefined ? {} : { providerOptions: options.providerOptions }),
       ...(input.signal === undefined ? {} : { abortSignal: input.signal }),
     };
-    const result = await tracedGenerate(options, call, input.signal);
+    const onDelta = input.onDelta;
+    const result = await tracedGenerate(
+      options,
+      call,
+      input.signal,
+      onDelta &&
+        ((delta) =>
+          onDelta(
+            delta.type === 'text'
+              ? { type: 'text_delta', delta: delta.delta }
+              : {
+                  type: 'tool_call_delta',
+                  toolCallId: delta.toolCallId,
+                  tool: names.fromProvider(delta.toolName),
+                  delta: delta.delta,
+                },
+          )),
+    );
     const plan = planFrom(result, names.fromProvider);
     if (!options.output || !plan.finalResponse) return plan;
     return structuredFinal(options, call, plan, input);
@@ -327,6 +354,7 @@ async function tracedGenerate(
   options: ModelPlannerOptions,
   call: LanguageModelV3CallOptions,
   signal: AbortSignal | undefined,
+  onDelta?: (delta: StreamDelta) => void,
 ): Promise<LanguageModelV3GenerateResult> {
   const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer('toolwarden');
   const { model } = options;
@@ -343,7 +371,13 @@ async function tracedGenerate(
       });
     }
     try {
-      const result = await generateWithRetries(options, call, signal);
+      const result = options.stream
+        ? await collectStream(await streamWithRetries(options, call, signal), onDelta ?? (() => {})).catch(
+            (err: unknown) => {
+              throw signal?.aborted ? (signal.reason ?? err) : providerError(options.model, err, 1);
+            },
+          )
+        : await generateWithRetries(options, call, signal);
       if (span.isRecording()) {
         const { usage, response, finishReason } = result;
         span.setAttributes({
@@ -372,15 +406,32 @@ async function tracedGenerate(
   });
 }
 
-async function generateWithRetries(
+function generateWithRetries(
   options: ModelPlannerOptions,
   call: LanguageModelV3CallOptions,
   signal: AbortSignal | undefined,
 ): Promise<LanguageModelV3GenerateResult> {
+  return withRetries(options, signal, () => options.model.doGenerate(call));
+}
+
+/** Starts a stream, retried as a `doGenerate` is; a stream that fails once started is not retried (its deltas are out). */
+function streamWithRetries(
+  options: ModelPlannerOptions,
+  call: LanguageModelV3CallOptions,
+  signal: AbortSignal | undefined,
+): Promise<LanguageModelV3StreamResult> {
+  return withRetries(options, signal, () => options.model.doStream(call));
+}
+
+async function withRetries<T>(
+  options: ModelPlannerOptions,
+  signal: AbortSignal | undefined,
+  request: () => PromiseLike<T>,
+): Promise<T> {
   const maxRetries = options.maxRetries ?? 2;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await options.model.doGenerate(call);
+      return await request();
     } catch (err) {
       if (signal?.aborted) throw signal.reason ?? err;
       const retryable = APICallError.isInstance(err) ? err.isRetryable : isNetworkError(err);

@@ -80,7 +80,18 @@ export interface PlanInput {
   labels: Record<string, string>;
   /** Aborted when the run is canceled or its time budget runs out. */
   signal?: AbortSignal;
+  /**
+   * For a streaming planner: reports what the model writes as it writes it. The runtime
+   * publishes each delta on `run.events$` as a `text_delta` or `tool_call_delta` RunEvent (not
+   * stored, not sent to plugins). Absent where nobody can listen (a Temporal activity).
+   */
+  onDelta?: (delta: PlanDelta) => void;
 }
+
+/** A piece of a planner turn in progress (docs/planners.md §Models): text, or a tool call's input JSON. */
+export type PlanDelta =
+  | { type: 'text_delta'; delta: string }
+  | { type: 'tool_call_delta'; toolCallId: string; tool: string; delta: string };
 
 export interface PlanResumeInput extends PlanInput {
   /** Results of the last batch, in call order. */

@@ -28,7 +28,8 @@ export type PolicyDecisionRecord = z.infer<typeof PolicyDecisionRecordSchema>;
 /**
  * Everything a run reports, as a discriminated union on `type` (docs/architecture.md). Each event carries
  * `runId` and `at` (epoch ms). Streamed on `run.events$`, written to the store's event log,
- * turned into span events by telemetry and shown by the inspector.
+ * turned into span events by telemetry and shown by the inspector; except the deltas of a
+ * streaming planner (`text_delta`, `tool_call_delta`), which only `run.events$` carries (for UIs).
  */
 export const RunEventSchema = z.discriminatedUnion('type', [
   z.object({
@@ -65,6 +66,17 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     confirmation: AwaitConfirmationSchema.extend({ toolCallIds: z.array(z.string()).optional() }),
   }),
   z.object({ type: z.literal('planner_note'), ...base, turnId: z.string(), note: z.string() }),
+  /** Ephemeral: text a streaming planner's model is writing (on `run.events$` only, never stored). */
+  z.object({ type: z.literal('text_delta'), ...base, turnId: z.string(), delta: z.string() }),
+  /** Ephemeral: a fragment of a tool call's JSON input as the model writes it (on `run.events$` only). */
+  z.object({
+    type: z.literal('tool_call_delta'),
+    ...base,
+    turnId: z.string(),
+    toolCallId: z.string(),
+    tool: z.string(),
+    delta: z.string(),
+  }),
   z.object({
     type: z.literal('run_completed'),
     ...base,

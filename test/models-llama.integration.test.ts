@@ -109,4 +109,28 @@ describe.skipIf(!available && !required)(SUITE, () => {
     }
     expect(sawHint).toBe(true);
   }, 240_000);
+
+  it('streams over real HTTP: the text deltas on events$ make up the final answer', async () => {
+    // Straight to the server: the recording proxy above buffers whole responses.
+    const streaming = createOpenAICompatible({
+      name: 'llama-cpp',
+      fetch: llamaCppFetch,
+      baseURL: `${LLM_URL}/v1`,
+    }).chatModel('gemma-3-270m');
+    const run = testRuntime({
+      planner: modelPlanner({ model: streaming, stream: true, temperature: 0, maxOutputTokens: 40 }),
+      tools: [],
+      caps: { timeBudgetMs: 90_000 },
+    }).start({ messages: [{ role: 'user', content: 'Say hello to Ada in one short sentence.' }] });
+    const deltas: string[] = [];
+    run.events$.subscribe((event) => {
+      if (event.type === 'text_delta') deltas.push(event.delta);
+    });
+    const outcome = await run.result();
+
+    expect(outcome.error?.message).toBeUndefined();
+    expect(outcome.status).toBe('completed');
+    expect(deltas.length).toBeGreaterThan(1);
+    expect(deltas.join('').trim()).toBe(outcome.finalResponse?.text);
+  }, 120_000);
 });

@@ -2,14 +2,20 @@
  * modelPlanner (issue 11, first slice): an AI SDK 6 language model plans a run. The model here is
  * the AI SDK's own MockLanguageModelV3; the requests it records are what a provider would send.
  */
-import type { LanguageModelV3CallOptions, LanguageModelV3GenerateResult } from '@ai-sdk/provider';
+import type {
+  LanguageModelV3CallOptions,
+  LanguageModelV3GenerateResult,
+  LanguageModelV3StreamPart,
+} from '@ai-sdk/provider';
 import { APICallError } from '@ai-sdk/provider';
+import { simulateReadableStream } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { ModelPlannerError, modelPlanner } from '../models/model-planner.ts';
 import { PROVIDER_TOOL_NAME, toolNameMap } from '../models/tool-names.ts';
 import { restrictOnInvalidArguments } from '../policies/index.ts';
+import type { RunEvent } from '../run/run-events.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { allEvents, testRuntime } from './run-fixtures.ts';
 
@@ -197,6 +203,77 @@ describe('modelPlanner', () => {
       /local model gemma failed after 3 attempts, HTTP 429, request id req_7/,
     );
   });
+  it('stream: calls doStream and puts the text and tool-input deltas on events$, not in the event log', async () => {
+    const parts = (turn: number): LanguageModelV3StreamPart[] =>
+      turn === 0
+        ? [
+            { type: 'stream-start', warnings: [] },
+            { type: 'text-start', id: 't0' },
+            { type: 'text-delta', id: 't0', delta: 'Adding ' },
+            { type: 'text-delta', id: 't0', delta: 'ada.' },
+            { type: 'text-end', id: 't0' },
+            { type: 'tool-input-start', id: 'call_0', toolName: 'crm__upsert_profile' },
+            { type: 'tool-input-delta', id: 'call_0', delta: '{"email":"ada@example.com",' },
+            { type: 'tool-input-delta', id: 'call_0', delta: '"plan":"pro"}' },
+            { type: 'tool-input-end', id: 'call_0' },
+            {
+              type: 'tool-call',
+              toolCallId: 'call_0',
+              toolName: 'crm__upsert_profile',
+              input: '{"email":"ada@example.com","plan":"pro"}',
+            },
+            { type: 'finish', usage, finishReason: { unified: 'tool-calls', raw: undefined } },
+          ]
+        : [
+            { type: 'text-start', id: 't1' },
+            { type: 'text-delta', id: 't1', delta: 'Ada is ' },
+            { type: 'text-delta', id: 't1', delta: 'on pro.' },
+            { type: 'text-end', id: 't1' },
+            { type: 'finish', usage, finishReason: { unified: 'stop', raw: undefined } },
+          ];
+    let turn = 0;
+    const model = new MockLanguageModelV3({
+      doStream: async () => ({ stream: simulateReadableStream({ chunks: parts(turn++) }) }),
+    });
+    const runtime = testRuntime({ planner: modelPlanner({ model, stream: true }), tools: [upsert] });
+    const run = runtime.start({ runId: 'streamed', messages: [{ role: 'user', content: 'Add ada as pro' }] });
+    const events = allEvents(run);
+    const outcome = await run.result();
+
+    expect(outcome.status).toBe('completed');
+    expect(outcome.finalResponse?.text).toBe('Ada is on pro.');
+    expect(outcome.toolResults.map((result) => result.result)).toEqual([{ id: 'cus_ada@example.com' }]);
+    expect(outcome.usage.totalTokens).toBe(30);
+    const deltas = (await events).filter((e) => e.type === 'text_delta' || e.type === 'tool_call_delta');
+    expect(deltas.map(({ at: _at, ...rest }) => rest)).toEqual([
+      { type: 'text_delta', runId: 'streamed', turnId: 'streamed:t1', delta: 'Adding ' },
+      { type: 'text_delta', runId: 'streamed', turnId: 'streamed:t1', delta: 'ada.' },
+      {
+        type: 'tool_call_delta',
+        runId: 'streamed',
+        turnId: 'streamed:t1',
+        toolCallId: 'call_0',
+        tool: 'crm.upsert_profile',
+        delta: '{"email":"ada@example.com",',
+      },
+      {
+        type: 'tool_call_delta',
+        runId: 'streamed',
+        turnId: 'streamed:t1',
+        toolCallId: 'call_0',
+        tool: 'crm.upsert_profile',
+        delta: '"plan":"pro"}',
+      },
+      { type: 'text_delta', runId: 'streamed', turnId: 'streamed:t2', delta: 'Ada is ' },
+      { type: 'text_delta', runId: 'streamed', turnId: 'streamed:t2', delta: 'on pro.' },
+    ]);
+    await run.persisted();
+    const logged = await runtime.store.readEvents('streamed');
+    const types = logged.map((record) => (record.event as RunEvent).type);
+    expect(types.some((type) => type.endsWith('_delta'))).toBe(false);
+    expect(types).toContain('planner_note'); // the text that came with the call is kept
+  });
+
   it('askUser: a call of ask_user makes the run wait for a person; the answer is the user’s message', async () => {
     const { model, seen } = scripted([
       answer([

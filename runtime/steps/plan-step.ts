@@ -172,6 +172,13 @@ function buildPlanInput(
     labels: { ...context.labels },
     signal,
   };
+  const publish = deps.publishDelta;
+  if (publish) {
+    const { runId, turnId: turn } = base;
+    base.onDelta = (delta) => {
+      if (!signal.aborted) publish(runId, turn, delta);
+    };
+  }
   if (kind === 'start') return base;
   // Added to `base` (ours, not yet handed out) rather than spread into a new object: see capsState.
   return Object.assign(base, {

@@ -1,7 +1,7 @@
 import type { RunContext } from '../../machines/run-context.ts';
 import type { Plugin, RunInfo } from '../../plugins/define-plugin.ts';
 import type { PolicyRunner } from '../../policies/policy-runner.ts';
-import type { Planner } from '../../run/planner.ts';
+import type { PlanDelta, Planner } from '../../run/planner.ts';
 import type { ParseLimits } from '../../tools/parse-arguments.ts';
 import type { ToolCatalog } from '../../tools/tool-catalog.ts';
 
@@ -16,6 +16,8 @@ export interface RunDeps {
   limits?: ParseLimits;
   /** Extra time the finalizing turn gets after the time budget ran out, in ms. */
   finalizeGraceMs: number;
+  /** Where a streaming planner's deltas go (`PlanInput.onDelta`); absent: planners get none. */
+  publishDelta?: (runId: string, turnId: string, delta: PlanDelta) => void;
 }
 
 export function runInfo(context: RunContext): RunInfo {
