@@ -242,7 +242,7 @@ export function callsToStart(
   for (let index = 0; index < batch.pending.length; index++) {
     if (batch.results[index] !== null) continue;
     const call = batch.pending[index]!;
-    if (call.status !== 'admitted') continue;
+    if (call.status !== 'admitted' || call.external) continue;
     if (running.has(toolActorId(call))) {
       count++;
       continue;
@@ -256,3 +256,33 @@ export function callsToStart(
 
 /** The id of the child actor that runs `call`. */
 export const toolActorId = (call: Pick<PendingCall, 'toolCallId'>) => `tool.${call.toolCallId}`;
+
+/**
+ * Whether what is left of the batch is external calls only (tools without `execute`): every call
+ * without a result is an admitted external one, and there is one. The run then awaits their
+ * results (`awaiting.externalTools`).
+ */
+export function awaitsExternalCalls(batch: Pick<RunContext['batch'], 'pending' | 'results'>): boolean {
+  let external = false;
+  for (let index = 0; index < batch.pending.length; index++) {
+    if (batch.results[index] !== null) continue;
+    const call = batch.pending[index]!;
+    if (call.status !== 'admitted' || !call.external) return false;
+    external = true;
+  }
+  return external;
+}
+
+/** `requestExternalCalls`: the admitted external calls, with their validated inputs, awaited. */
+export function requestExternalCallsUpdate(context: RunContext): Partial<RunContext> {
+  const calls = context.batch.pending
+    .filter((call, index) => call.external && context.batch.results[index] === null)
+    .map((call) => ({
+      name: call.name,
+      toolCallId: call.toolCallId,
+      input: call.preparedInput ?? call.input,
+    }));
+  return withFlow(context, {
+    awaiting: { kind: 'external_tools', externalTools: { id: `${turnId(context)}:external`, calls } },
+  });
+}

@@ -31,6 +31,11 @@ export interface PendingCall {
   preparedInput?: Record<string, unknown>;
   /** Injected fields the model tried to set (dropped). */
   droppedFields?: string[];
+  /**
+   * The tool has no `execute`: the app runs the call. Set when admitted; the run awaits its
+   * result in `awaiting.externalTools` once the rest of the batch is done.
+   */
+  external?: true;
 }
 
 /** What the run waits for in `awaiting` (docs/architecture.md); deadlines are epoch-ms timestamps. */

@@ -45,6 +45,8 @@ const catalog = new ToolCatalog([
     requiresConfirmation: true,
     execute: async () => ({ ok: true }),
   }),
+  // No `execute`: the app runs it, the run awaits it (awaiting.externalTools).
+  defineTool({ id: 'app.mail', description: 'Sent by the app', input: z.object({}) }),
 ]);
 const unusedPlanner: Planner = {
   planStart: () => Promise.reject(new Error('stubbed')),
@@ -95,6 +97,7 @@ function planOutcomes(): RunMachineEvent[] {
     { toolCalls: [echo('costly')], usage: { inputTokens: 90, outputTokens: 20 } }, // past maxTotalTokens
     { toolCalls: [echo(42)] }, // rejected by the tool boundary
     { toolCalls: [{ name: 'ops.guarded', input: {} }] },
+    { toolCalls: [{ name: 'app.mail', input: {} }] }, // an external tool's call: awaited
     { toolCalls: [echo('a'), echo('b'), echo('c'), echo('d')] }, // past maxToolCalls
     { await: { clarification: { id: 'q', question: 'Which?', missingFields: [] } } },
     { await: { externalTools: { id: 'x', calls: [{ name: 'app.lookup', toolCallId: 'x1', input: {} }] } } },
@@ -185,13 +188,15 @@ function answers(context: RunContext): RunMachineEvent[] {
     return [{ type: 'provide.clarification', id: awaiting.clarification.id, answer: 'yes' }];
   }
   if (awaiting?.kind === 'external_tools') {
+    const [call] = awaiting.externalTools.calls;
     const result = (ok: boolean): ToolResultJSON => ({
-      name: 'app.lookup',
-      toolCallId: 'x1',
+      name: call?.name ?? 'app.lookup',
+      toolCallId: call?.toolCallId ?? 'x1',
       executed: true,
       ...(ok ? { result: { id: 1 } } : { error: { name: 'ToolError', message: 'down', recoverable: false } }),
     });
-    return [true, false].map((ok) => ({ type: 'provide.toolResults', id: 'x', results: [result(ok)] }));
+    const id = awaiting.externalTools.id;
+    return [true, false].map((ok) => ({ type: 'provide.toolResults', id, results: [result(ok)] }));
   }
   if (awaiting?.kind === 'confirmation') {
     return [true, false].map((approved) => ({ type: 'confirm', id: awaiting.confirmation.id, approved }));

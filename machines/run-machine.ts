@@ -12,6 +12,7 @@ import type { RunEvent } from '../run/run-events.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
 import { doneOutput, parsedPlan, planOutput, planParse } from './plan-output.ts';
 import {
+  awaitsExternalCalls,
   callsToStart,
   enterPolicyClarificationUpdate,
   foldBatchUpdate,
@@ -25,6 +26,7 @@ import {
   recordPlannerConfirmationUpdate,
   recordPlannerErrorUpdate,
   recordToolCallsUpdate,
+  requestExternalCallsUpdate,
   requestToolConfirmationUpdate,
   toolActorId,
 } from './run-actions.ts';
@@ -110,6 +112,7 @@ export const runMachine = setup({
     hasAdmittedCalls: ({ context }) => context.batch.pending.some((call) => call.status === 'admitted'),
     batchComplete: ({ context }) =>
       context.batch.results.length > 0 && context.batch.results.every((r) => r !== null),
+    awaitsExternalCalls: ({ context }) => awaitsExternalCalls(context.batch),
     failureCapReached: ({ context }) =>
       context.consecutiveFailures >= context.caps.maxConsecutiveFailedToolCalls,
     toolCapReached: ({ context }) => context.toolCalls >= context.caps.maxToolCalls,
@@ -334,7 +337,10 @@ export const runMachine = setup({
     recordExternalResults: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'provide.toolResults') return;
       const byId = new Map(event.results.map((result) => [result.toolCallId, result]));
-      const results = context.batch.pending.map((call) => byId.get(call.toolCallId) ?? null);
+      // The batch's own calls that ran here keep their results; external ones get the app's.
+      const results = context.batch.pending.map(
+        (call, index) => context.batch.results[index] ?? byId.get(call.toolCallId) ?? null,
+      );
       enqueue.assign({ batch: { ...context.batch, results }, ...withFlow(context, { awaiting: null }) });
       for (const result of results) if (result) enqueue.emit(toolResultEvent(context, result));
     }),
@@ -358,6 +364,7 @@ export const runMachine = setup({
     /** No policies to consult: the batch counts as reviewed. */
     skipReview: assign(({ context }) => ({ batch: { ...context.batch, newResults: [], newHints: [] } })),
     enterPolicyClarification: assign(({ context }) => enterPolicyClarificationUpdate(context)),
+    requestExternalCalls: assign(({ context }) => requestExternalCallsUpdate(context)),
     enterBackoff: assign(({ context }) =>
       withFlow(context, { awaiting: { kind: 'backoff', until: context.flow.effects!.backoffUntil! } }),
     ),
@@ -524,7 +531,11 @@ export const runMachine = setup({
     },
     executing: {
       entry: 'spawnToolCalls',
-      always: { guard: 'batchComplete', target: 'resuming' },
+      always: [
+        { guard: 'batchComplete', target: 'resuming' },
+        // Calls of tools without `execute` are the app's: awaited once the others are done.
+        { guard: 'awaitsExternalCalls', target: 'awaiting.externalTools', actions: 'requestExternalCalls' },
+      ],
       on: {
         'xstate.done.actor.tool.*': { actions: 'recordToolResult' },
         'xstate.error.actor.tool.*': { actions: 'recordToolCrash' },

@@ -11,6 +11,7 @@ const tool = (id: string, tags?: string[]) =>
     input: z.object({ q: z.string() }),
     output: z.object({ ok: z.boolean() }),
     tags,
+    execute: async () => ({ ok: true }),
   });
 
 describe('ToolCatalog', () => {

@@ -6,6 +6,8 @@ export interface ToolDescriptor {
   name: string;
   description: string;
   inputSchema: JSONSchema;
+  /** The tool has no `execute`: the app runs its calls while the run awaits (`awaiting.externalTools`). */
+  external?: true;
 }
 
 /**
@@ -45,7 +47,16 @@ export class ToolCatalog {
   descriptors(include: (tool: Tool) => boolean = () => true): ToolDescriptor[] {
     return this.list()
       .filter(include)
-      .map((tool) => ({ name: tool.id, description: tool.description, inputSchema: tool.inputSchema }));
+      .map((tool) =>
+        tool.execute === undefined
+          ? {
+              name: tool.id,
+              description: tool.description,
+              inputSchema: tool.inputSchema,
+              external: true as const,
+            }
+          : { name: tool.id, description: tool.description, inputSchema: tool.inputSchema },
+      );
   }
 
   /** The `tool_schemas.json` document: every tool's input and output JSON Schema, by id. */

@@ -82,6 +82,7 @@ export function validateCalls(
       status: prepared.tool.requiresConfirmation ? ('confirm' as const) : ('admitted' as const),
       preparedInput: prepared.input,
       droppedFields: prepared.droppedFields.length > 0 ? prepared.droppedFields : undefined,
+      ...(prepared.tool.execute === undefined ? { external: true as const } : {}),
     });
   });
   return {
