@@ -1,3 +1,4 @@
+import type { TracerProvider } from '@opentelemetry/api';
 import { type AnyActorLogic, createActor, toPromise } from 'xstate';
 import type {
   ExecuteToolInput,
@@ -15,12 +16,13 @@ import { createPlanActor } from '../runtime/steps/plan-step.ts';
 import { createReviewResultsActor } from '../runtime/steps/review-results.ts';
 import type { RunDeps } from '../runtime/steps/run-deps.ts';
 import { createValidateBatchActor } from '../runtime/steps/validate-batch.ts';
+import { type TracedExecuteToolInput, tracedPlan, tracedToolCall } from './activity-spans.ts';
 
 /** The activities a toolwarden worker registers: the run machine's steps (docs/temporal.md §Activities). */
 export interface ToolwardenActivities {
   plan(input: PlanActorInput): Promise<PlanActorOutput>;
   validateBatch(input: ValidateBatchInput): Promise<ValidateBatchOutput>;
-  executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput>;
+  executeTool(input: TracedExecuteToolInput): Promise<ExecuteToolOutput>;
   reviewResults(input: ReviewResultsInput): Promise<PolicyEffects>;
 }
 
@@ -28,10 +30,12 @@ export interface ToolwardenActivities {
  * The run machine's steps as Temporal activities: each runs the very step logic the in-process
  * runtime invokes (the planner turn with its time budget, the boundary and `onToolBatch`
  * policies, the tool with its timeout and the plugins' `wrapToolCall`, the policy review), so a
- * run keeps every promise of the runtime. Canceling the activity (the workflow left the state, or
+ * run keeps every promise of the runtime. Planner turns and tool calls are `plan` and
+ * `execute_tool` spans in the run's trace (`activity-spans.ts`), on `tracerProvider` (default:
+ * the global one). Canceling the activity (the workflow left the state, or
  * was canceled) stops the step, which aborts the tool's or planner's signal.
  */
-export function createActivities(deps: RunDeps): ToolwardenActivities {
+export function createActivities(deps: RunDeps, tracerProvider?: TracerProvider): ToolwardenActivities {
   const plan = createPlanActor(deps);
   const validateBatch = createValidateBatchActor(deps);
   // What plugins' wrapToolCall hooks see of the run, from the call's own ToolCallMeta and labels.
@@ -48,17 +52,18 @@ export function createActivities(deps: RunDeps): ToolwardenActivities {
   );
   const reviewResults = createReviewResultsActor(deps);
   return {
-    plan: (input) => step(plan, input),
+    plan: (input) => tracedPlan(tracerProvider, input, () => step(plan, input)),
     validateBatch: (input) => step(validateBatch, input),
-    executeTool: (input) => {
+    executeTool: (input: TracedExecuteToolInput) => {
       infos.set(input.meta.runId, {
         runId: input.meta.runId,
         agent: { id: input.meta.agentId, name: input.meta.agentId },
         ...(input.meta.sessionId === undefined ? {} : { sessionId: input.meta.sessionId }),
         labels: input.labels,
-        traceContext: null,
+        traceContext: input.traceContext ?? null,
       });
-      return step(executeTool, input);
+      const { traceContext: _trace, ...machineInput } = input;
+      return tracedToolCall(tracerProvider, input, () => step(executeTool, machineInput));
     },
     reviewResults: (input) => step(reviewResults, input),
   };

@@ -1,9 +1,21 @@
+import { SpanStatusCode, type TracerProvider, trace } from '@opentelemetry/api';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { Observable } from 'rxjs';
 import type { RunInput } from '../machines/run-context.ts';
 import { type Caps, DEFAULT_CAPS } from '../run/caps.ts';
 import type { Message } from '../run/message.ts';
 import type { RunEvent } from '../run/run-events.ts';
+import {
+  ATTR_GEN_AI_AGENT_ID,
+  ATTR_GEN_AI_AGENT_NAME,
+  ATTR_GEN_AI_CONVERSATION_ID,
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_TOOLWARDEN_RUN_ID,
+  GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
+  INSTRUMENTATION_SCOPE,
+  invokeAgentSpanName,
+} from '../telemetry/attributes.ts';
+import { traceContextCarrier } from '../telemetry/trace-context.ts';
 import type { Tool } from '../tools/define-tool.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
 import {
@@ -26,6 +38,11 @@ export interface TemporalRuntimeOptions {
   defaultToolTimeoutMs?: number;
   /** How often `events$` asks the workflow for new events, ms. Default 200. */
   eventPollMs?: number;
+  /**
+   * Where `start`'s `invoke_agent` span goes: the run's root, whose trace context the workflow
+   * carries to every step (docs/temporal.md §Telemetry). Default: the global provider.
+   */
+  tracerProvider?: TracerProvider;
 }
 
 /** What `start` takes (as `createRuntime().start`). */
@@ -158,20 +175,44 @@ export function temporalRuntime(options: TemporalRuntimeOptions) {
         ...(start.labels === undefined ? {} : { labels: start.labels }),
         startedAt: Date.now(),
       };
-      const workflow = await options.client.workflow.start(RUN_WORKFLOW, {
-        taskQueue: options.taskQueue,
-        workflowId: runId,
-        args: [
-          {
-            run,
-            toolTimeoutsMs,
-            ...(options.defaultToolTimeoutMs === undefined
-              ? {}
-              : { defaultToolTimeoutMs: options.defaultToolTimeoutMs }),
-          },
-        ],
+      // The run's root span: a child of the caller's active span; its context rides in the run.
+      const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(INSTRUMENTATION_SCOPE);
+      const span = tracer.startSpan(invokeAgentSpanName(options.agent.name ?? options.agent.id), {
+        attributes: {
+          [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
+          [ATTR_GEN_AI_AGENT_ID]: options.agent.id,
+          [ATTR_GEN_AI_AGENT_NAME]: options.agent.name ?? options.agent.id,
+          [ATTR_TOOLWARDEN_RUN_ID]: runId,
+          ...(start.sessionId === undefined ? {} : { [ATTR_GEN_AI_CONVERSATION_ID]: start.sessionId }),
+        },
       });
-      return handleOf(workflow, runId);
+      const traceContext = traceContextCarrier(span.spanContext());
+      if (traceContext) run.traceContext = traceContext;
+      try {
+        const workflow = await options.client.workflow.start(RUN_WORKFLOW, {
+          taskQueue: options.taskQueue,
+          workflowId: runId,
+          args: [
+            {
+              run,
+              toolTimeoutsMs,
+              ...(options.defaultToolTimeoutMs === undefined
+                ? {}
+                : { defaultToolTimeoutMs: options.defaultToolTimeoutMs }),
+            },
+          ],
+        });
+        return handleOf(workflow, runId);
+      } catch (error) {
+        span.setStatus({
+          code: SpanStatusCode.ERROR,
+          message: error instanceof Error ? error.message : String(error),
+        });
+        throw error;
+      } finally {
+        // It covers the start: the run's steps are its children, in whichever worker runs them.
+        span.end();
+      }
     },
     /** A handle on a run started earlier (by any process). */
     get(runId: string): TemporalRunHandle {

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { TracerProvider } from '@opentelemetry/api';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { Plugin } from '../plugins/define-plugin.ts';
 import type { Policy } from '../policies/define-policy.ts';
@@ -25,6 +26,8 @@ export interface TemporalWorkerOptions {
   defaultToolTimeoutMs?: number;
   /** Extra time the finalizing turn gets after the time budget ran out, ms. Default 30 000. */
   finalizeGraceMs?: number;
+  /** Where the `plan` and `execute_tool` spans of the activities go. Default: the global provider. */
+  tracerProvider?: TracerProvider;
 }
 
 /**
@@ -55,14 +58,17 @@ export async function createTemporalWorker(options: TemporalWorkerOptions): Prom
     ...plugins.flatMap((plugin) => plugin.tools ?? []),
   ]);
   const policies = [...(options.policies ?? []), ...plugins.flatMap((plugin) => plugin.policies ?? [])];
-  const activities = createActivities({
-    catalog,
-    planner: options.planner,
-    policies: policies.length > 0 ? createPolicyEngine({ policies, tools: catalog }) : noPolicies,
-    plugins,
-    defaultToolTimeoutMs: options.defaultToolTimeoutMs,
-    finalizeGraceMs: options.finalizeGraceMs ?? 30_000,
-  });
+  const activities = createActivities(
+    {
+      catalog,
+      planner: options.planner,
+      policies: policies.length > 0 ? createPolicyEngine({ policies, tools: catalog }) : noPolicies,
+      plugins,
+      defaultToolTimeoutMs: options.defaultToolTimeoutMs,
+      finalizeGraceMs: options.finalizeGraceMs ?? 30_000,
+    },
+    options.tracerProvider,
+  );
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace ?? 'default',

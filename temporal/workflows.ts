@@ -92,7 +92,13 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
           cancellable(signal, () => steps.validateBatch(step)),
       ),
       executeTool: fromPromise(({ input: step, signal }: { input: ExecuteToolInput; signal: AbortSignal }) =>
-        cancellable(signal, () => toolSteps(step.call.name).executeTool(step)),
+        cancellable(signal, () =>
+          // The run's trace context rides along, so the call's span joins the run's trace.
+          toolSteps(step.call.name).executeTool({
+            ...step,
+            traceContext: actor.getSnapshot().context.traceContext,
+          }),
+        ),
       ),
       reviewResults: fromPromise(
         ({ input: step, signal }: { input: ReviewResultsInput; signal: AbortSignal }) =>
