@@ -1,7 +1,6 @@
 import type { TracerProvider } from '@opentelemetry/api';
 import { type AnyActorLogic, createActor, toPromise } from 'xstate';
 import type {
-  ExecuteToolInput,
   ExecuteToolOutput,
   PlanActorInput,
   PlanActorOutput,
