@@ -199,6 +199,7 @@ export function createDurableRuns(config: DurableRunsConfig) {
         ...(run.stored === undefined ? {} : { version: run.stored.version }),
         ...(store.claim === undefined ? {} : { owner }),
         ready: () => lease.ready(),
+        isReady: () => lease.isReady,
         ...(options.retry === undefined ? {} : { retry: options.retry }),
         onWrite: (write) => {
           notify(runId);

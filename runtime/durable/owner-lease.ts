@@ -24,6 +24,7 @@ export class OwnerLease {
   private timer: NodeJS.Timeout | undefined;
   private failing = false;
   private ended = false;
+  private beaten = false;
 
   constructor(
     private readonly store: RunStore,
@@ -45,6 +46,11 @@ export class OwnerLease {
     return this.beating;
   }
 
+  /** Whether {@link ready} would resolve at once: no lease to keep, or its first heartbeat is in. */
+  get isReady(): boolean {
+    return this.store.heartbeat === undefined || this.ended || this.beaten;
+  }
+
   /** Ends the lease (`ttl 0`): other processes may claim this owner's runs at once. */
   async end(): Promise<void> {
     this.ended = true;
@@ -56,6 +62,7 @@ export class OwnerLease {
 
   private async beat(): Promise<void> {
     await this.store.heartbeat!(this.owner, this.ttlMs);
+    this.beaten = true;
     if (this.timer !== undefined || this.ended) return;
     this.timer = setInterval(
       () => {

@@ -95,6 +95,8 @@ export interface RunPersisterOptions {
   owner?: string;
   /** Awaited before each write: the owner's lease must exist before it holds runs. */
   ready?: () => Promise<void>;
+  /** Whether `ready` would resolve at once (then a write need not wait for it). */
+  isReady?: () => boolean;
   retry?: { initialMs?: number; maxMs?: number };
   onWrite?: (write: PersistedWrite) => void;
   onError: (error: RunPersistenceError) => void;
@@ -290,11 +292,12 @@ export class RunPersister {
       snapshot = this.storedSnapshot(packSnapshot(entry.snapshot, this.packCache));
       if (this.copying) pending = events.map(({ event, at }) => ({ event: immutableCopy(event), at }));
       if (this.options.ready && !this.ready) {
+        const waits = !(this.options.isReady?.() ?? false);
         await this.options.ready();
         this.ready = true;
         // Every run's first write waited for the same lease: resumed all at once, 10,000 runs'
         // writes ran back to back (an 800 ms stall per 3,000 runs). Back in the slices instead.
-        await new Promise<void>((resolve) => scheduleWrite(this.options.store, resolve));
+        if (waits) await new Promise<void>((resolve) => scheduleWrite(this.options.store, resolve));
       }
       if (this.uncertain !== undefined) {
         const landed = await this.resolveUncertain();
