@@ -16,6 +16,7 @@ import {
   defineUpdate,
   isCancellation,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   sleep,
 } from '@temporalio/workflow';
@@ -69,6 +70,12 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
     // validation come back as results for the planner to repair, never as activity errors.
     retry: { maximumAttempts: 5, initialInterval: '1 second' },
   });
+  // The boundary check and the policy review are short, CPU-only steps: local activities, run by
+  // the worker that runs the workflow task, recorded as markers, no round trip to the server.
+  const checks = proxyLocalActivities<ToolwardenActivities>({
+    startToCloseTimeout: 60_000,
+    retry: { maximumAttempts: 5, initialInterval: '1 second' },
+  });
   const toolProxies = new Map<number, ToolwardenActivities>();
   const toolSteps = (name: string): ToolwardenActivities => {
     const timeout = (input.toolTimeoutsMs?.[name] ?? input.defaultToolTimeoutMs ?? 60_000) + 5_000;
@@ -89,7 +96,7 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
       ),
       validateBatch: fromPromise(
         ({ input: step, signal }: { input: ValidateBatchInput; signal: AbortSignal }) =>
-          cancellable(signal, () => steps.validateBatch(step)),
+          cancellable(signal, () => checks.validateBatch(step)),
       ),
       executeTool: fromPromise(({ input: step, signal }: { input: ExecuteToolInput; signal: AbortSignal }) =>
         cancellable(signal, () =>
@@ -102,7 +109,7 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
       ),
       reviewResults: fromPromise(
         ({ input: step, signal }: { input: ReviewResultsInput; signal: AbortSignal }) =>
-          cancellable(signal, () => steps.reviewResults(step)),
+          cancellable(signal, () => checks.reviewResults(step)),
       ),
       sleepUntil: fromPromise(({ input: step }: { input: { until: number } }) =>
         sleep(Math.max(0, step.until - Date.now())),

@@ -1,0 +1,138 @@
+/**
+ * What a run costs on Temporal (issue 14 "Show"; docs/temporal.md §Cost), against the Temporal dev
+ * server (`bash scripts/temporal.sh start`) with one worker in this process:
+ *
+ * - per step: the reference loop (one zod-validated tool call per turn, a scripted planner) at
+ *   10 and 50 steps, wall ms per step on Temporal beside the in-process runtime;
+ * - history: events and bytes of the finished workflow's history, per step — what decides when a
+ *   long run must continue as new (Temporal's limits: 50,000 events, 50 MB);
+ * - 100 concurrent 10-step runs on the one worker: runs per second.
+ *
+ *     node --import tsx bench/temporal.bench.ts [--runs 5] [--concurrent 100]
+ *
+ * @module
+ */
+import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import type { PlanInput, PlanResult, PlanResumeInput } from '../run/planner.ts';
+import { createRuntime } from '../runtime/create-runtime.ts';
+import { createTemporalWorker, temporalRuntime } from '../temporal/index.ts';
+import { addTool } from './support/reference-loop.ts';
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '5' },
+    concurrent: { type: 'string', default: '100' },
+    address: { type: 'string', default: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233' },
+  },
+});
+const runs = Number(values.runs);
+
+/** `steps` calls per run, counted from the transcript: any worker can plan any turn. */
+function loopPlanner(steps: number) {
+  const decide = async (input: PlanInput | PlanResumeInput): Promise<PlanResult> => {
+    let done = 0;
+    for (const message of input.messages) if (message.role === 'tool') done++;
+    if (done < steps) return { toolCalls: [{ name: 'bench.add', input: { a: done, b: 1 } }] };
+    return { finalResponse: { text: 'done' } };
+  };
+  return { planStart: decide, planResume: decide };
+}
+
+const median = (values: number[]) =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
+
+const connection = await NativeConnection.connect({ address: values.address });
+const client = new Client({ connection: await Connection.connect({ address: values.address }) });
+const rows: string[] = [];
+for (const steps of [10, 50]) {
+  const taskQueue = `bench-${steps}-${Date.now()}`;
+  const worker = await createTemporalWorker({
+    connection,
+    taskQueue,
+    tools: [addTool],
+    planner: loopPlanner(steps),
+  });
+  const running = worker.run();
+  const runtime = temporalRuntime({
+    client,
+    taskQueue,
+    agent: { id: 'bench' },
+    tools: [addTool],
+    caps: {
+      maxToolCalls: steps + 1,
+      maxConsecutiveFailedToolCalls: 5,
+      maxRetriesPerTool: 3,
+      timeBudgetMs: 600_000,
+    },
+  });
+  const local = createRuntime({
+    agent: { id: 'bench' },
+    planner: loopPlanner(steps),
+    tools: [addTool],
+    caps: { maxToolCalls: steps + 1 },
+  });
+  const temporalMs: number[] = [];
+  const localMs: number[] = [];
+  let events = 0;
+  let bytes = 0;
+  for (let i = 0; i <= runs; i++) {
+    let started = performance.now();
+    const run = await runtime.start({
+      runId: `${taskQueue}-${i}`,
+      messages: [{ role: 'user', content: 'add' }],
+    });
+    const outcome = await run.result();
+    if (outcome.status !== 'completed') throw new Error(`run ${run.runId} ${outcome.status}`);
+    const took = performance.now() - started;
+    started = performance.now();
+    await local.start({ messages: [{ role: 'user', content: 'add' }] }).result();
+    const tookLocal = performance.now() - started;
+    if (i === 0) continue; // warm-up
+    temporalMs.push(took / steps);
+    localMs.push(tookLocal / steps);
+    const history = await client.workflow.getHandle(run.runId).fetchHistory();
+    events = history.events?.length ?? 0;
+    bytes = JSON.stringify(history).length;
+  }
+  rows.push(
+    `${String(steps).padStart(5)} steps  Temporal ${median(temporalMs).toFixed(1).padStart(7)} ms/step  in-process ${median(localMs).toFixed(2).padStart(6)} ms/step  history ${events} events (${(events / steps).toFixed(1)}/step), ${(bytes / 1024).toFixed(0)} KB (${(bytes / steps / 1024).toFixed(1)} KB/step)`,
+  );
+  await local.close();
+  worker.shutdown();
+  await running;
+}
+
+// 100 concurrent 10-step runs on one worker.
+{
+  const count = Number(values.concurrent);
+  const taskQueue = `bench-concurrent-${Date.now()}`;
+  const worker = await createTemporalWorker({
+    connection,
+    taskQueue,
+    tools: [addTool],
+    planner: loopPlanner(10),
+  });
+  const running = worker.run();
+  const runtime = temporalRuntime({ client, taskQueue, agent: { id: 'bench' }, tools: [addTool] });
+  const started = performance.now();
+  const outcomes = await Promise.all(
+    Array.from({ length: count }, async (_, i) =>
+      (
+        await runtime.start({ runId: `${taskQueue}-${i}`, messages: [{ role: 'user', content: 'add' }] })
+      ).result(),
+    ),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const completed = outcomes.filter((outcome) => outcome.status === 'completed').length;
+  rows.push(
+    `${count} concurrent 10-step runs on one worker: ${completed} completed in ${seconds.toFixed(1)} s (${(count / seconds).toFixed(1)} runs/s)`,
+  );
+  worker.shutdown();
+  await running;
+}
+console.log('runs on Temporal (dev server, one worker in this process):');
+for (const row of rows) console.log(row);
+await connection.close();
+await client.connection.close();
