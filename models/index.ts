@@ -3,7 +3,8 @@
  * Needs `@ai-sdk/provider` (and the provider package of your model) installed.
  */
 export { llamaCppFetch } from './llama-cpp-fetch.ts';
-export { ModelPlannerError, type ModelPlannerOptions, modelPlanner } from './model-planner.ts';
+export { ASK_USER_TOOL, ModelPlannerError, type ModelPlannerOptions, modelPlanner } from './model-planner.ts';
 export { toModelPrompt } from './model-prompt.ts';
+export { type AnyLanguageModel, asLanguageModelV3 } from './model-v2.ts';
 export { type HintStyle, renderToolError } from './render-hint.ts';
 export { PROVIDER_TOOL_NAME, type ToolNameMap, toolNameMap } from './tool-names.ts';

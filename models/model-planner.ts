@@ -11,13 +11,18 @@ import { SpanKind, SpanStatusCode, type TracerProvider, trace } from '@opentelem
 import { z } from 'zod';
 import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../run/planner.ts';
 import { toModelPrompt } from './model-prompt.ts';
+import { type AnyLanguageModel, asLanguageModelV3 } from './model-v2.ts';
 import type { HintStyle } from './render-hint.ts';
 import { collectStream, type StreamDelta } from './stream-result.ts';
 import { toolNameMap } from './tool-names.ts';
 
 export interface ModelPlannerOptions {
-  /** Any AI SDK 6 language model (provider spec V3): OpenAI, Anthropic, an OpenAI-compatible server, … */
-  model: LanguageModelV3;
+  /**
+   * Any AI SDK language model: provider spec V3 (AI SDK 6 providers: OpenAI, Anthropic, an
+   * OpenAI-compatible server, …) or V2 (AI SDK 5 providers), whose answers are converted as
+   * ai@6 converts them (`model-v2.ts`).
+   */
+  model: AnyLanguageModel;
   /** System instructions, sent before the transcript. */
   system?: string;
   temperature?: number;
@@ -62,6 +67,9 @@ export interface ModelPlannerOptions {
    */
   output?: z.ZodType;
 }
+
+/** The options with the model as V3. */
+type ResolvedOptions = Omit<ModelPlannerOptions, 'model'> & { model: LanguageModelV3 };
 
 /** The built-in tool `askUser` adds; a tool id has a dot, so no tool of the run maps to it. */
 export const ASK_USER_TOOL = 'ask_user';
@@ -128,7 +136,8 @@ export class ModelPlannerError extends Error {
  * answer against a zod schema and has the model repair it; `stream` calls `doStream` and reports
  * the model's text and tool-input deltas as it writes them (`PlanInput.onDelta`).
  */
-export function modelPlanner(options: ModelPlannerOptions): Planner {
+export function modelPlanner(given: ModelPlannerOptions): Planner {
+  const options: ResolvedOptions = { ...given, model: asLanguageModelV3(given.model) };
   const outputSchema = options.output ? z.toJSONSchema(options.output) : undefined;
   const turn = async (input: PlanInput | PlanResumeInput): Promise<PlanResult> => {
     const ids = new Set(input.tools.map((tool) => tool.name));
@@ -227,7 +236,7 @@ function outputProblems(schema: z.ZodType, text: string): { data?: unknown; prob
  * @throws ModelPlannerError when the last answer still does not match.
  */
 async function structuredFinal(
-  options: ModelPlannerOptions,
+  options: ResolvedOptions,
   call: LanguageModelV3CallOptions,
   plan: PlanResult,
   input: PlanInput | PlanResumeInput,
@@ -351,7 +360,7 @@ function askUserInput(raw: string, text: string): { question: string; missingFie
  * `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`; on failure ERROR and `error.type`.
  */
 async function tracedGenerate(
-  options: ModelPlannerOptions,
+  options: ResolvedOptions,
   call: LanguageModelV3CallOptions,
   signal: AbortSignal | undefined,
   onDelta?: (delta: StreamDelta) => void,
@@ -407,7 +416,7 @@ async function tracedGenerate(
 }
 
 function generateWithRetries(
-  options: ModelPlannerOptions,
+  options: ResolvedOptions,
   call: LanguageModelV3CallOptions,
   signal: AbortSignal | undefined,
 ): Promise<LanguageModelV3GenerateResult> {
@@ -416,7 +425,7 @@ function generateWithRetries(
 
 /** Starts a stream, retried as a `doGenerate` is; a stream that fails once started is not retried (its deltas are out). */
 function streamWithRetries(
-  options: ModelPlannerOptions,
+  options: ResolvedOptions,
   call: LanguageModelV3CallOptions,
   signal: AbortSignal | undefined,
 ): Promise<LanguageModelV3StreamResult> {
@@ -424,7 +433,7 @@ function streamWithRetries(
 }
 
 async function withRetries<T>(
-  options: ModelPlannerOptions,
+  options: ResolvedOptions,
   signal: AbortSignal | undefined,
   request: () => PromiseLike<T>,
 ): Promise<T> {

@@ -3,6 +3,7 @@
  * the AI SDK's own MockLanguageModelV3; the requests it records are what a provider would send.
  */
 import type {
+  LanguageModelV2,
   LanguageModelV3CallOptions,
   LanguageModelV3GenerateResult,
   LanguageModelV3StreamPart,
@@ -272,6 +273,50 @@ describe('modelPlanner', () => {
     const types = logged.map((record) => (record.event as RunEvent).type);
     expect(types.some((type) => type.endsWith('_delta'))).toBe(false);
     expect(types).toContain('planner_note'); // the text that came with the call is kept
+  });
+
+  it('takes a V2 (AI SDK 5) model too: its finish reason and usage are read as ai@6 reads them', async () => {
+    const answersV2 = [
+      {
+        content: [
+          {
+            type: 'tool-call',
+            toolCallId: 'call_0',
+            toolName: 'crm__upsert_profile',
+            input: '{"email":"ada@example.com","plan":"pro"}',
+          },
+        ],
+        finishReason: 'tool-calls',
+      },
+      { content: [{ type: 'text', text: 'Ada is on pro.' }], finishReason: 'stop' },
+    ];
+    const seenV2: unknown[] = [];
+    const v2: LanguageModelV2 = {
+      specificationVersion: 'v2',
+      provider: 'legacy',
+      modelId: 'legacy-1',
+      supportedUrls: {},
+      doGenerate: async (options) => {
+        seenV2.push(options);
+        const next = answersV2.shift()!;
+        return {
+          ...next,
+          usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 },
+          warnings: [],
+        } as Awaited<ReturnType<LanguageModelV2['doGenerate']>>;
+      },
+      doStream: async () => {
+        throw new Error('not used');
+      },
+    };
+    const outcome = await testRuntime({ planner: modelPlanner({ model: v2 }), tools: [upsert] })
+      .start({ messages: [{ role: 'user', content: 'Add ada as pro' }] })
+      .result();
+    expect(outcome.status).toBe('completed');
+    expect(outcome.toolResults.map((result) => result.result)).toEqual([{ id: 'cus_ada@example.com' }]);
+    expect(outcome.finalResponse?.text).toBe('Ada is on pro.');
+    expect(outcome.usage).toEqual({ inputTokens: 20, outputTokens: 10, totalTokens: 30 });
+    expect(seenV2).toHaveLength(2);
   });
 
   it('askUser: a call of ask_user makes the run wait for a person; the answer is the user’s message', async () => {
