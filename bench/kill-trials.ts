@@ -17,7 +17,6 @@
  */
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +27,7 @@ import { DEFAULT_POSTGRES_TEST_URL } from '../runtime/stores/postgres-test-datab
 import type { RunStore } from '../runtime/stores/run-store.ts';
 import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
 import type { ChildConfig } from '../test/support/durable-child.ts';
+import { readJsonLines } from '../test/support/json-lines.ts';
 
 const { values } = parseArgs({
   options: {
@@ -68,14 +68,6 @@ async function lineOf(lines: string[], pattern: RegExp, exited: Promise<unknown>
   }
   throw new Error(`timed out waiting for ${pattern}`);
 }
-
-const jsonLines = <T>(path: string): T[] =>
-  existsSync(path)
-    ? readFileSync(path, 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as T)
-    : [];
 
 interface TrialResult {
   killed: boolean;
@@ -119,8 +111,8 @@ async function trial(index: number): Promise<TrialResult> {
       m.role === 'assistant' ? (m.toolCalls ?? []).map((c) => c.toolCallId) : [],
     );
     const answered = messages.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : []));
-    const ledger = jsonLines<{ toolCallId: string; amount: number }>(join(dir, 'ledger.jsonl'));
-    const attempts = jsonLines<{ toolCallId: string }>(join(dir, 'attempts.jsonl'));
+    const ledger = readJsonLines<{ toolCallId: string; amount: number }>(join(dir, 'ledger.jsonl'));
+    const attempts = readJsonLines<{ toolCallId: string }>(join(dir, 'attempts.jsonl'));
     const keys = ledger.map((entry) => entry.toolCallId);
     const booked = ledger.reduce((sum, entry) => sum + entry.amount, 0);
     const unanswered = called.filter((id) => !answered.includes(id)).length;

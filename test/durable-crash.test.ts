@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +7,7 @@ import type { Message } from '../run/message.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
 import type { ChildConfig, ResumeReport } from './support/durable-child.ts';
+import { readJsonLines } from './support/json-lines.ts';
 
 /**
  * Crash safety (issue 7, docs/durability.md): worker processes running the same multi-step run on one
@@ -83,14 +83,6 @@ interface Ledger {
   toolCallId: string;
   amount: number;
 }
-
-const readJsonLines = <T>(path: string): T[] =>
-  existsSync(path)
-    ? readFileSync(path, 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as T)
-    : [];
 
 describe('kill -9 at every step boundary, then a fresh process resumes every run', () => {
   let dir: string;

@@ -19,8 +19,8 @@ import { addTool, resettablePlanner, STEPS } from './reference-loop.ts';
 
 const prompt: Message[] = [{ role: 'user', content: 'Add the numbers' }];
 
-/** One run of `steps` steps through the run actor; resolves when `result()` does. */
-export function actorLoop(options: Pick<RuntimeOptions, 'store' | 'telemetry'>, steps = STEPS) {
+/** A runtime for the reference loop of `steps` steps, with its resettable planner. */
+function loopRuntime(steps: number, options: Pick<RuntimeOptions, 'store' | 'telemetry'>) {
   const planner = resettablePlanner(steps);
   const runtime = createRuntime({
     agent: { id: 'bench' },
@@ -29,6 +29,12 @@ export function actorLoop(options: Pick<RuntimeOptions, 'store' | 'telemetry'>, 
     caps: { maxToolCalls: Math.max(steps, DEFAULT_CAPS.maxToolCalls) },
     ...options,
   });
+  return { planner, runtime };
+}
+
+/** One run of `steps` steps through the run actor; resolves when `result()` does. */
+export function actorLoop(options: Pick<RuntimeOptions, 'store' | 'telemetry'>, steps = STEPS) {
+  const { planner, runtime } = loopRuntime(steps, options);
   let n = 0;
   return async () => {
     planner.reset();
@@ -116,14 +122,7 @@ export function plainLoop(steps = STEPS) {
 
 /** The run machine with the runtime's actors, as `runtime.machine`, without the runtime's host. */
 export function machineLoop(steps = STEPS) {
-  const planner = resettablePlanner(steps);
-  const runtime = createRuntime({
-    agent: { id: 'bench' },
-    planner,
-    tools: [addTool],
-    caps: { maxToolCalls: Math.max(steps, DEFAULT_CAPS.maxToolCalls) },
-    telemetry: false,
-  });
+  const { planner, runtime } = loopRuntime(steps, { telemetry: false });
   let n = 0;
   return async () => {
     planner.reset();

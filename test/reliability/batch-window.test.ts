@@ -112,14 +112,17 @@ describe('a large batch runs in a window of MAX_PARALLEL_TOOL_CALLS', () => {
       const calls = MAX_PARALLEL_TOOL_CALLS + 8;
       const first = countingTool();
       const release = first.hold();
-      const a = createRuntime({
-        agent: { id: 'window' },
-        planner: batchOf(calls),
-        tools: [first.tool],
-        caps: { maxToolCalls: 1_000 },
-        store: sqliteStore({ path }),
-        telemetry: false,
-      });
+      /** A process on the database file: its own runtime and tool. */
+      const processWith = (tool: ReturnType<typeof countingTool>['tool']) =>
+        createRuntime({
+          agent: { id: 'window' },
+          planner: batchOf(calls),
+          tools: [tool],
+          caps: { maxToolCalls: 1_000 },
+          store: sqliteStore({ path }),
+          telemetry: false,
+        });
+      const a = processWith(first.tool);
       runtimes.push(a);
       const run = a.start({ runId: 'run-window', messages: [{ role: 'user', content: 'square them' }] });
       await vi.waitFor(() => expect(first.running()).toBe(MAX_PARALLEL_TOOL_CALLS));
@@ -128,14 +131,7 @@ describe('a large batch runs in a window of MAX_PARALLEL_TOOL_CALLS', () => {
       expect(new Set(first.seen.calls).size).toBe(MAX_PARALLEL_TOOL_CALLS);
 
       const second = countingTool();
-      const b = createRuntime({
-        agent: { id: 'window' },
-        planner: batchOf(calls),
-        tools: [second.tool],
-        caps: { maxToolCalls: 1_000 },
-        store: sqliteStore({ path }),
-        telemetry: false,
-      });
+      const b = processWith(second.tool);
       runtimes.push(b);
       const resumed = await b.resume(run.runId);
       const outcome = await resumed.result();
