@@ -27,7 +27,7 @@ import { DEFAULT_POSTGRES_TEST_URL } from '../runtime/stores/postgres-test-datab
 import type { RunStore } from '../runtime/stores/run-store.ts';
 import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
 import type { ChildConfig } from '../test/support/durable-child.ts';
-import { readJsonLines } from '../test/support/json-lines.ts';
+import { readJsonLines, waitForLine } from '../test/support/worker-output.ts';
 
 const { values } = parseArgs({
   options: {
@@ -54,21 +54,6 @@ function worker(config: ChildConfig): { child: ChildProcess; lines: string[]; ex
   return { child, lines, exited };
 }
 
-async function lineOf(lines: string[], pattern: RegExp, exited: Promise<unknown>, timeoutMs = 60_000) {
-  let done = false;
-  void exited.then(() => {
-    done = true;
-  });
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const line = lines.find((candidate) => pattern.test(candidate));
-    if (line !== undefined) return line;
-    if (done) return undefined;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  throw new Error(`timed out waiting for ${pattern}`);
-}
-
 interface TrialResult {
   killed: boolean;
   storedState: string;
@@ -87,7 +72,7 @@ async function trial(index: number): Promise<TrialResult> {
     pg ? postgresStore({ connectionString: pg.url, schema: pg.schema }) : sqliteStore({ path: base.db });
   try {
     const start = worker({ mode: 'start', runId, ...base });
-    await lineOf(start.lines, /^STORED$/, start.exited);
+    await waitForLine(start.lines, /^STORED$/, start.exited);
     await new Promise((resolve) => setTimeout(resolve, Math.random() * maxDelayMs));
     const killed = !start.lines.some((line) => line.startsWith('FINISHED'));
     start.child.kill('SIGKILL');
@@ -99,9 +84,8 @@ async function trial(index: number): Promise<TrialResult> {
     const storedState = before ? JSON.stringify((before.snapshot as { value: unknown }).value) : 'nothing';
 
     const resumer = worker({ mode: 'resume-all', ...base });
-    const report = await lineOf(resumer.lines, /^\{"outcomes"/, resumer.exited);
+    await waitForLine(resumer.lines, /^\{"outcomes"/, resumer.exited, 60_000);
     await resumer.exited;
-    if (report === undefined) throw new Error(`trial ${index}: the resuming process printed no report`);
 
     store = openStore();
     const stored = await store.load(runId);

@@ -303,10 +303,7 @@ export const runMachine = setup({
       enqueue.stopChild(toolActorId(call));
       enqueue.emit(toolResultEvent(context, result));
       for (const e of hintEvents(context, hints)) enqueue.emit(e);
-      if (context.batch.pending.length > MAX_PARALLEL_TOOL_CALLS) {
-        const batch = { pending: context.batch.pending, results };
-        startCalls(context, batch, enqueue as unknown as CallStarter, runningTools(self));
-      }
+      startNextCalls(context, results, enqueue as unknown as CallStarter, self);
     }),
     /** `executeTool` never rejects by contract; a rejection (a bug in a wrapper) is kept as a result. */
     recordToolCrash: enqueueActions(({ context, event, enqueue, self }) => {
@@ -329,10 +326,7 @@ export const runMachine = setup({
       enqueue.assign({ batch: { ...context.batch, results } });
       enqueue.stopChild(`tool.${id}`);
       enqueue.emit(toolResultEvent(context, result));
-      if (context.batch.pending.length > MAX_PARALLEL_TOOL_CALLS) {
-        const batch = { pending: context.batch.pending, results };
-        startCalls(context, batch, enqueue as unknown as CallStarter, runningTools(self));
-      }
+      startNextCalls(context, results, enqueue as unknown as CallStarter, self);
     }),
     recordExternalResults: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'provide.toolResults') return;
@@ -706,6 +700,20 @@ function startCalls(
       input: { call, index, labels: context.labels, meta: toolCallMeta(context, call) },
     });
   }
+}
+
+/**
+ * After a call's result (`results`, about to be assigned): the next calls of a batch larger than
+ * the window, in its freed place. A batch within the window started whole on entry.
+ */
+function startNextCalls(
+  context: RunContext,
+  results: RunContext['batch']['results'],
+  enqueue: CallStarter,
+  self: { getSnapshot(): unknown },
+): void {
+  if (context.batch.pending.length <= MAX_PARALLEL_TOOL_CALLS) return;
+  startCalls(context, { pending: context.batch.pending, results }, enqueue, runningTools(self));
 }
 
 /** Ids of the run actor's children as of its last step (`tool.<toolCallId>` among them). */

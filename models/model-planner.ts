@@ -196,7 +196,7 @@ export function modelPlanner(given: ModelPlannerOptions): Planner {
     );
     const plan = planFrom(result, names.fromProvider);
     if (!options.output || !plan.finalResponse) return plan;
-    return structuredFinal(options, call, plan, input);
+    return structuredFinal(options, outputSchema, call, plan, input);
   };
   return { planStart: turn, planResume: turn };
 }
@@ -237,6 +237,7 @@ function outputProblems(schema: z.ZodType, text: string): { data?: unknown; prob
  */
 async function structuredFinal(
   options: ResolvedOptions,
+  jsonSchema: unknown,
   call: LanguageModelV3CallOptions,
   plan: PlanResult,
   input: PlanInput | PlanResumeInput,
@@ -274,7 +275,7 @@ async function structuredFinal(
       {
         ...rest,
         prompt: [...prompt],
-        responseFormat: { type: 'json', schema: z.toJSONSchema(schema) as never },
+        responseFormat: { type: 'json', schema: jsonSchema as never },
       },
       input.signal,
     );

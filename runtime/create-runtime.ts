@@ -144,9 +144,9 @@ export function createRuntime(options: RuntimeOptions) {
     defaultToolTimeoutMs: options.defaultToolTimeoutMs,
     limits: options.limits,
     finalizeGraceMs: options.finalizeGraceMs ?? 30_000,
-    // Deltas go to the run's events$ only: they are many, and only a UI watching live wants them.
+    // Deltas go to the run's events$ only, live: they are many, and only a UI watching wants them.
     publishDelta: (runId, turnId, delta) =>
-      live.get(runId)?.publish({ ...delta, runId, turnId, at: Date.now() }),
+      live.get(runId)?.publishLive({ ...delta, runId, turnId, at: Date.now() }),
   };
   const infoOf = (runId: string): RunInfo => {
     const context = live.get(runId)?.context;

@@ -2,7 +2,9 @@ import type { Observable } from 'rxjs';
 // The one class needed, from its own module: rxjs's index (CommonJS on Node) loads every operator,
 // ~100 ms of the core import for nothing. It is the same module the index re-exports, so the
 // subject is an rxjs Observable to the app's own operators (`instanceof`, `pipe`) either way.
+import { merge } from 'rxjs/internal/observable/merge';
 import { ReplaySubject } from 'rxjs/internal/ReplaySubject';
+import { Subject } from 'rxjs/internal/Subject';
 import type { SnapshotFrom } from 'xstate';
 import { persistedSnapshotOf } from '../machines/persisted-snapshot.ts';
 import type { RunContext } from '../machines/run-context.ts';
@@ -98,6 +100,8 @@ export interface RunStorage {
 export class RunHandle {
   readonly runId: string;
   private readonly subject = new ReplaySubject<RunEvent>();
+  /** Live-only events (a streaming planner's deltas): to the subscribers of the moment, never replayed. */
+  private readonly live = new Subject<RunEvent>();
   private readonly toolResults: ToolResult[] = [];
   private readonly outcome: Promise<RunOutcome>;
   private resolveOutcome!: (outcome: RunOutcome) => void;
@@ -130,9 +134,13 @@ export class RunHandle {
     return this.current;
   }
 
-  /** Every RunEvent of this run, replayed from the first one to each new subscriber. */
+  /**
+   * Every RunEvent of this run, replayed from the first one to each new subscriber; a streaming
+   * planner's deltas (`text_delta`, `tool_call_delta`) only as they happen, never replayed (a
+   * model's tokens would pile up in memory for the run's life).
+   */
   get events$(): Observable<RunEvent> {
-    return this.subject.asObservable();
+    return merge(this.subject, this.live);
   }
 
   /** The run's status as this process sees it; `failed` once another process took it over. */
@@ -273,6 +281,11 @@ export class RunHandle {
     this.subject.next(event);
   }
 
+  /** @internal A live-only event (a delta): to current subscribers, not replayed, not kept. */
+  publishLive(event: RunEvent): void {
+    this.live.next(event);
+  }
+
   /**
    * @internal The runtime lost the run to another owner and stopped its actor: `result()`
    * rejects with `error`, `status` says `failed`, `events$` ends.
@@ -282,11 +295,13 @@ export class RunHandle {
     this.lostTo = error;
     this.rejectOutcome(error);
     this.subject.complete();
+    this.live.complete();
   }
 
   /** @internal The runtime ends `events$` after the run's terminal event. */
   close(): void {
     this.subject.complete();
+    this.live.complete();
   }
 
   /** @internal The runtime reports the run's writes to the store here. */

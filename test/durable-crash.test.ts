@@ -7,7 +7,7 @@ import type { Message } from '../run/message.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
 import type { ChildConfig, ResumeReport } from './support/durable-child.ts';
-import { readJsonLines } from './support/json-lines.ts';
+import { readJsonLines, waitForLine } from './support/worker-output.ts';
 
 /**
  * Crash safety (issue 7, docs/durability.md): worker processes running the same multi-step run on one
@@ -61,21 +61,6 @@ function worker(config: ChildConfig): {
     }),
   );
   return { child, lines, exited };
-}
-
-async function waitForLine(lines: string[], pattern: RegExp, exited: Promise<unknown>, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  let done = false;
-  void exited.then(() => {
-    done = true;
-  });
-  while (Date.now() < deadline) {
-    const line = lines.find((candidate) => pattern.test(candidate));
-    if (line !== undefined) return line;
-    if (done) throw new Error(`worker exited before printing ${pattern}: ${lines.join(' | ')}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`timed out waiting for ${pattern}`);
 }
 
 interface Ledger {

@@ -268,6 +268,10 @@ describe('modelPlanner', () => {
       { type: 'text_delta', runId: 'streamed', turnId: 'streamed:t2', delta: 'Ada is ' },
       { type: 'text_delta', runId: 'streamed', turnId: 'streamed:t2', delta: 'on pro.' },
     ]);
+    // Live only: a subscriber after the fact gets the run's events without its deltas.
+    const replayed = await allEvents(run);
+    expect(replayed.some((e) => e.type.endsWith('_delta'))).toBe(false);
+    expect(replayed.at(-1)?.type).toBe('run_completed');
     await run.persisted();
     const logged = await runtime.store.readEvents('streamed');
     const types = logged.map((record) => (record.event as RunEvent).type);
