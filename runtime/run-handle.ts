@@ -2,7 +2,7 @@ import type { Observable } from 'rxjs';
 // The one class needed, from its own module: rxjs's index (CommonJS on Node) loads every operator,
 // ~100 ms of the core import for nothing. It is the same module the index re-exports, so the
 // subject is an rxjs Observable to the app's own operators (`instanceof`, `pipe`) either way.
-import { merge } from 'rxjs/internal/observable/merge';
+import { Observable as RxObservable } from 'rxjs/internal/Observable';
 import { ReplaySubject } from 'rxjs/internal/ReplaySubject';
 import { Subject } from 'rxjs/internal/Subject';
 import type { SnapshotFrom } from 'xstate';
@@ -140,7 +140,15 @@ export class RunHandle {
    * model's tokens would pile up in memory for the run's life).
    */
   get events$(): Observable<RunEvent> {
-    return merge(this.subject, this.live);
+    // By hand rather than rxjs's `merge`, whose module pulls a dozen more into the core import.
+    return new RxObservable<RunEvent>((subscriber) => {
+      const replayed = this.subject.subscribe(subscriber);
+      const live = this.live.subscribe((event) => subscriber.next(event));
+      return () => {
+        replayed.unsubscribe();
+        live.unsubscribe();
+      };
+    });
   }
 
   /** The run's status as this process sees it; `failed` once another process took it over. */
