@@ -6,9 +6,11 @@
  *   10 and 50 steps, wall ms per step on Temporal beside the in-process runtime;
  * - history: events and bytes of the finished workflow's history, per step — what decides when a
  *   long run must continue as new (Temporal's limits: 50,000 events, 50 MB);
+ * - one long run (`--long 500` steps, 0 to skip) with Temporal's own continue-as-new
+ *   suggestion: executions, the largest execution's history, bytes for the whole run;
  * - 100 concurrent 10-step runs on the one worker: runs per second.
  *
- *     node --import tsx bench/temporal.bench.ts [--runs 5] [--concurrent 100]
+ *     node --import tsx bench/temporal.bench.ts [--runs 5] [--long 500] [--concurrent 100]
  *
  * @module
  */
@@ -24,6 +26,7 @@ const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '5' },
     concurrent: { type: 'string', default: '100' },
+    long: { type: 'string', default: '500' },
     address: { type: 'string', default: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233' },
   },
 });
@@ -46,8 +49,10 @@ const median = (values: number[]) =>
 const connection = await NativeConnection.connect({ address: values.address });
 const client = new Client({ connection: await Connection.connect({ address: values.address }) });
 const rows: string[] = [];
-for (const steps of [10, 50]) {
-  const taskQueue = `bench-${steps}-${Date.now()}`;
+
+/** A worker on a queue of its own running the `steps`-step loop, and a runtime on that queue. */
+async function loopOnTemporal(name: string, steps: number) {
+  const taskQueue = `bench-${name}-${Date.now()}`;
   const worker = await createTemporalWorker({
     connection,
     taskQueue,
@@ -64,9 +69,18 @@ for (const steps of [10, 50]) {
       maxToolCalls: steps + 1,
       maxConsecutiveFailedToolCalls: 5,
       maxRetriesPerTool: 3,
-      timeBudgetMs: 600_000,
+      timeBudgetMs: 3_600_000,
     },
   });
+  const stop = async () => {
+    worker.shutdown();
+    await running;
+  };
+  return { taskQueue, runtime, stop };
+}
+
+for (const steps of [10, 50]) {
+  const { taskQueue, runtime, stop } = await loopOnTemporal(String(steps), steps);
   const local = createRuntime({
     agent: { id: 'bench' },
     planner: loopPlanner(steps),
@@ -100,22 +114,37 @@ for (const steps of [10, 50]) {
     `${String(steps).padStart(5)} steps  Temporal ${median(temporalMs).toFixed(1).padStart(7)} ms/step  in-process ${median(localMs).toFixed(2).padStart(6)} ms/step  history ${events} events (${(events / steps).toFixed(1)}/step), ${(bytes / 1024).toFixed(0)} KB (${(bytes / steps / 1024).toFixed(1)} KB/step)`,
   );
   await local.close();
-  worker.shutdown();
-  await running;
+  await stop();
+}
+
+// One long run: how many executions, how large each one's history (limits: 50,000 events, 50 MB).
+if (Number(values.long) > 0) {
+  const steps = Number(values.long);
+  const { taskQueue, runtime, stop } = await loopOnTemporal('long', steps);
+  const started = performance.now();
+  const run = await runtime.start({ runId: taskQueue, messages: [{ role: 'user', content: 'add' }] });
+  const outcome = await run.result();
+  const seconds = (performance.now() - started) / 1000;
+  let largestEvents = 0;
+  let largestBytes = 0;
+  let totalBytes = 0;
+  for await (const info of client.workflow.list({ query: `WorkflowId = '${run.runId}'` })) {
+    const history = await client.workflow.getHandle(run.runId, info.runId).fetchHistory();
+    const bytes = JSON.stringify(history).length;
+    largestEvents = Math.max(largestEvents, history.events?.length ?? 0);
+    largestBytes = Math.max(largestBytes, bytes);
+    totalBytes += bytes;
+  }
+  rows.push(
+    `${steps}-step run: ${outcome.status} in ${seconds.toFixed(0)} s, ${outcome.executions} execution(s); largest history ${largestEvents} events, ${(largestBytes / 1024).toFixed(0)} KB; all executions ${(totalBytes / 1024).toFixed(0)} KB (${(totalBytes / steps / 1024).toFixed(1)} KB/step)`,
+  );
+  await stop();
 }
 
 // 100 concurrent 10-step runs on one worker.
 {
   const count = Number(values.concurrent);
-  const taskQueue = `bench-concurrent-${Date.now()}`;
-  const worker = await createTemporalWorker({
-    connection,
-    taskQueue,
-    tools: [addTool],
-    planner: loopPlanner(10),
-  });
-  const running = worker.run();
-  const runtime = temporalRuntime({ client, taskQueue, agent: { id: 'bench' }, tools: [addTool] });
+  const { taskQueue, runtime, stop } = await loopOnTemporal('concurrent', 10);
   const started = performance.now();
   const outcomes = await Promise.all(
     Array.from({ length: count }, async (_, i) =>
@@ -129,8 +158,7 @@ for (const steps of [10, 50]) {
   rows.push(
     `${count} concurrent 10-step runs on one worker: ${completed} completed in ${seconds.toFixed(1)} s (${(count / seconds).toFixed(1)} runs/s)`,
   );
-  worker.shutdown();
-  await running;
+  await stop();
 }
 console.log('runs on Temporal (dev server, one worker in this process):');
 for (const row of rows) console.log(row);

@@ -16,10 +16,19 @@ import { createReviewResultsActor } from '../runtime/steps/review-results.ts';
 import type { RunDeps } from '../runtime/steps/run-deps.ts';
 import { createValidateBatchActor } from '../runtime/steps/validate-batch.ts';
 import { type TracedExecuteToolInput, tracedPlan, tracedToolCall } from './activity-spans.ts';
+import { type ReadTranscript, TranscriptCache } from './transcript-cache.ts';
+import type { TranscriptPage, TranscriptRef } from './transcript-ref.ts';
+
+/**
+ * A planner turn's activity input on Temporal: the machine's, with the transcript as a reference
+ * (`context.messages` empty) so it stays out of the workflow's history (`transcript-ref.ts`).
+ * Without `transcript`, `context.messages` is the transcript.
+ */
+export type PlanStepInput = PlanActorInput & { transcript?: TranscriptRef };
 
 /** The activities a toolwarden worker registers: the run machine's steps (docs/temporal.md §Activities). */
 export interface ToolwardenActivities {
-  plan(input: PlanActorInput): Promise<PlanActorOutput>;
+  plan(input: PlanStepInput): Promise<PlanActorOutput>;
   validateBatch(input: ValidateBatchInput): Promise<ValidateBatchOutput>;
   executeTool(input: TracedExecuteToolInput): Promise<ExecuteToolOutput>;
   reviewResults(input: ReviewResultsInput): Promise<PolicyEffects>;
@@ -34,8 +43,21 @@ export interface ToolwardenActivities {
  * the global one). Canceling the activity (the workflow left the state, or
  * was canceled) stops the step, which aborts the tool's or planner's signal.
  */
-export function createActivities(deps: RunDeps, tracerProvider?: TracerProvider): ToolwardenActivities {
+export function createActivities(
+  deps: RunDeps,
+  tracerProvider?: TracerProvider,
+  transcripts = new TranscriptCache(),
+): ToolwardenActivities {
   const plan = createPlanActor(deps);
+  /** The planner turn's input with its transcript: from the cache, or read from the workflow. */
+  const withTranscript = async (input: PlanStepInput): Promise<PlanActorInput> => {
+    const { transcript, ...machineInput } = input;
+    if (!transcript) return machineInput;
+    const runId = input.context.runId;
+    const messages = await transcripts.resolve(runId, transcript, await transcriptReader(runId));
+    if (input.kind === 'finalize') transcripts.forget(runId);
+    return { ...machineInput, context: { ...machineInput.context, messages } };
+  };
   const validateBatch = createValidateBatchActor(deps);
   // What plugins' wrapToolCall hooks see of the run, from the call's own ToolCallMeta and labels.
   const infos = new Map<string, RunInfo>();
@@ -51,7 +73,10 @@ export function createActivities(deps: RunDeps, tracerProvider?: TracerProvider)
   );
   const reviewResults = createReviewResultsActor(deps);
   return {
-    plan: (input) => tracedPlan(tracerProvider, input, () => step(plan, input)),
+    plan: async (input) => {
+      const full = await withTranscript(input);
+      return tracedPlan(tracerProvider, full, () => step(plan, full));
+    },
     validateBatch: (input) => step(validateBatch, input),
     executeTool: (input: TracedExecuteToolInput) => {
       infos.set(input.meta.runId, {
@@ -69,6 +94,19 @@ export function createActivities(deps: RunDeps, tracerProvider?: TracerProvider)
 }
 
 let activityModule: Promise<typeof import('@temporalio/activity')> | undefined;
+
+/**
+ * Reads a run's transcript with the workflow's `transcript` query, through the worker's client
+ * (the workflow id is the run id). A query writes nothing to the history.
+ */
+async function transcriptReader(runId: string): Promise<ReadTranscript> {
+  activityModule ??= import('@temporalio/activity');
+  const { Context } = await activityModule;
+  return (from, to) =>
+    Context.current()
+      .client.workflow.getHandle(runId)
+      .query<TranscriptPage, [number, number]>('transcript', from, to);
+}
 
 /** Runs one step's actor logic to its output; the activity's cancellation stops it. */
 async function step<T>(logic: AnyActorLogic, input: unknown): Promise<T> {

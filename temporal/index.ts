@@ -6,7 +6,7 @@
  *
  * @module
  */
-export { createActivities, type ToolwardenActivities } from './activities.ts';
+export { createActivities, type PlanStepInput, type ToolwardenActivities } from './activities.ts';
 export {
   TemporalRunAnswerError,
   type TemporalRunHandle,
@@ -15,8 +15,11 @@ export {
   type TemporalStartOptions,
   temporalRuntime,
 } from './temporal-runtime.ts';
+export { TranscriptCache, TranscriptMismatchError } from './transcript-cache.ts';
+export type { TranscriptPage, TranscriptRef } from './transcript-ref.ts';
 export { createTemporalWorker, type TemporalWorkerOptions, WORKFLOWS_PATH } from './worker.ts';
 export {
+  type ContinuedRun,
   RUN_WORKFLOW,
   type RunEventsPage,
   type RunWorkflowInput,

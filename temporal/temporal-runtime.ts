@@ -43,6 +43,13 @@ export interface TemporalRuntimeOptions {
    * carries to every step (docs/temporal.md §Telemetry). Default: the global provider.
    */
   tracerProvider?: TracerProvider;
+  /**
+   * When a run's workflow continues as new (docs/temporal.md §History): at an idle point once
+   * Temporal suggests it (the server's dynamic config
+   * `limit.historyCount.suggestContinueAsNew` and `limit.historySize.suggestContinueAsNew`), or
+   * once an execution's history has `maxEvents` events or `maxBytes` bytes. Default: the suggestion only.
+   */
+  history?: { maxEvents?: number; maxBytes?: number };
 }
 
 /** What `start` takes (as `createRuntime().start`). */
@@ -196,6 +203,7 @@ export function temporalRuntime(options: TemporalRuntimeOptions) {
             {
               run,
               toolTimeoutsMs,
+              ...(options.history === undefined ? {} : { history: options.history }),
               ...(options.defaultToolTimeoutMs === undefined
                 ? {}
                 : { defaultToolTimeoutMs: options.defaultToolTimeoutMs }),

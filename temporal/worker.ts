@@ -10,6 +10,7 @@ import type { Planner } from '../run/planner.ts';
 import type { Tool } from '../tools/define-tool.ts';
 import { ToolCatalog } from '../tools/tool-catalog.ts';
 import { createActivities } from './activities.ts';
+import { TranscriptCache } from './transcript-cache.ts';
 
 /** Options of {@link createTemporalWorker}. */
 export interface TemporalWorkerOptions {
@@ -28,6 +29,11 @@ export interface TemporalWorkerOptions {
   finalizeGraceMs?: number;
   /** Where the `plan` and `execute_tool` spans of the activities go. Default: the global provider. */
   tracerProvider?: TracerProvider;
+  /**
+   * Runs whose transcripts the worker keeps between planner turns (docs/temporal.md §History).
+   * A turn of a run not kept reads its transcript from the workflow by query. Default 256.
+   */
+  transcriptCacheRuns?: number;
 }
 
 /**
@@ -68,6 +74,7 @@ export async function createTemporalWorker(options: TemporalWorkerOptions): Prom
       finalizeGraceMs: options.finalizeGraceMs ?? 30_000,
     },
     options.tracerProvider,
+    new TranscriptCache(options.transcriptCacheRuns),
   );
   return Worker.create({
     connection: options.connection,

@@ -12,6 +12,31 @@ export interface RunWorkflowInput {
   toolTimeoutsMs?: Record<string, number>;
   /** For tools without one. Default 60 000. */
   defaultToolTimeoutMs?: number;
+  /**
+   * When the workflow continues as new (docs/temporal.md §History): at an idle point (before a
+   * planner turn, or while it awaits an answer) once Temporal suggests it, or once this
+   * execution's history has `maxEvents` events or `maxBytes` bytes. Default: Temporal's suggestion only.
+   */
+  history?: { maxEvents?: number; maxBytes?: number };
+  /** Set by the workflow when it continues as new: where the previous execution stopped. */
+  continued?: ContinuedRun;
+}
+
+/** What an execution hands the next when it continues as new. */
+export interface ContinuedRun {
+  /** The run actor's persisted snapshot (the planner turn's input refers to its context). */
+  snapshot: unknown;
+  /** The last events of the `events` query's buffer, from position `first`. */
+  events: RunEvent[];
+  first: number;
+  /** Every tool result of the run so far (the workflow's result lists them). */
+  toolResults: ToolResultJSON[];
+  /** The last state announced by a `state_changed` event. */
+  state?: string;
+  /** Messages the previous execution had sent to planner turns (a worker may hold them). */
+  sentMark: number;
+  /** Executions so far (this one is `executions + 1`). */
+  executions: number;
 }
 
 /** The `status` query's answer. */
@@ -24,6 +49,8 @@ export interface RunWorkflowStatus {
   awaiting: { kind: string; id?: string } | null;
   /** Events emitted so far (the `events` query's positions run 0 … eventCount − 1). */
   eventCount: number;
+  /** Which execution of the workflow answers: 1, then one more each time it continued as new. */
+  execution: number;
 }
 
 /** The workflow's result: the run's outcome. */
@@ -35,6 +62,8 @@ export interface RunWorkflowResult {
   /** Tokens the planner turns reported, summed (`PlanResult.usage`). */
   usage?: { inputTokens: number; outputTokens: number };
   events: number;
+  /** Executions the run took (it continued as new `executions − 1` times). */
+  executions: number;
 }
 
 /** The `events` query's answer: events from a position on, and the next position. */

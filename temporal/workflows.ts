@@ -11,6 +11,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   condition,
+  continueAsNew,
   defineQuery,
   defineSignal,
   defineUpdate,
@@ -19,6 +20,7 @@ import {
   proxyLocalActivities,
   setHandler,
   sleep,
+  workflowInfo,
 } from '@temporalio/workflow';
 import { createActor, fromPromise } from 'xstate';
 import type {
@@ -31,7 +33,9 @@ import { runMachine } from '../machines/run-machine.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
 import type { ToolwardenActivities } from './activities.ts';
+import { PrefixDigests, type TranscriptPage, transcriptPage } from './transcript-ref.ts';
 import type {
+  ContinuedRun,
   RunEventsPage,
   RunWorkflowInput,
   RunWorkflowResult,
@@ -48,9 +52,15 @@ export const confirmUpdate = defineUpdate<
 >('confirm');
 export const statusQuery = defineQuery<RunWorkflowStatus>('status');
 export const eventsQuery = defineQuery<RunEventsPage, [number]>('events');
+/** Messages `from … to − 1` of the run's transcript, a page (~1 MB) at a time (`transcript-ref.ts`). */
+export const transcriptQuery = defineQuery<TranscriptPage, [number, number]>('transcript');
 
 /** Events kept in the workflow for the `events` query (older ones are in the history only). */
 const EVENT_BUFFER = 2_000;
+/** Events handed to the next execution when the workflow continues as new. */
+const EVENTS_CARRIED = 100;
+/** Stands in for the run's context in a child's input when the snapshot is handed on. */
+const SAME_CONTEXT = '$context';
 
 /** An activity run in its own cancellation scope, canceled when the machine leaves the state. */
 function cancellable<T>(signal: AbortSignal, run: () => Promise<T>): Promise<T> {
@@ -91,12 +101,19 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
   };
   const machine = runMachine.provide({
     actors: {
-      plan: fromPromise(({ input: step, signal }: { input: PlanActorInput; signal: AbortSignal }) =>
-        cancellable(signal, () => steps.plan(step)),
-      ),
+      plan: fromPromise(({ input: step, signal }: { input: PlanActorInput; signal: AbortSignal }) => {
+        // An idle point: the next execution restores the machine here and runs the turn.
+        if (continueDue()) {
+          continuing = true;
+          return new Promise<never>(() => {});
+        }
+        plannedHere += 1;
+        return cancellable(signal, () => steps.plan(planInput(step)));
+      }),
+      // Policies never read the transcript: it stays out of the local activities' inputs.
       validateBatch: fromPromise(
         ({ input: step, signal }: { input: ValidateBatchInput; signal: AbortSignal }) =>
-          cancellable(signal, () => checks.validateBatch(step)),
+          cancellable(signal, () => checks.validateBatch({ context: { ...step.context, messages: [] } })),
       ),
       executeTool: fromPromise(({ input: step, signal }: { input: ExecuteToolInput; signal: AbortSignal }) =>
         cancellable(signal, () =>
@@ -109,7 +126,7 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
       ),
       reviewResults: fromPromise(
         ({ input: step, signal }: { input: ReviewResultsInput; signal: AbortSignal }) =>
-          cancellable(signal, () => checks.reviewResults(step)),
+          cancellable(signal, () => checks.reviewResults({ context: { ...step.context, messages: [] } })),
       ),
       sleepUntil: fromPromise(({ input: step }: { input: { until: number } }) =>
         sleep(Math.max(0, step.until - Date.now())),
@@ -119,12 +136,51 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
     guards: { consultsPolicies: () => true },
   });
 
-  const events: RunEvent[] = [];
-  const toolResults: ToolResultJSON[] = [];
-  let first = 0;
+  const continued = input.continued;
+  const events: RunEvent[] = continued?.events ?? [];
+  const toolResults: ToolResultJSON[] = continued?.toolResults ?? [];
+  let first = continued?.first ?? 0;
   let crashed: unknown;
+  // The transcript leaves history (transcript-ref.ts): a planner turn gets the messages new since
+  // the last turn, the transcript's length and digest; the worker reads the rest by query.
+  const digests = new PrefixDigests();
+  let sentMark = continued?.sentMark ?? 0;
+  const planInput = (step: PlanActorInput) => {
+    const messages = step.context.messages;
+    const tailFrom = Math.min(sentMark, messages.length);
+    sentMark = messages.length;
+    return {
+      ...step,
+      context: { ...step.context, messages: [] },
+      transcript: {
+        length: messages.length,
+        digest: digests.extend(messages),
+        tailFrom,
+        tail: messages.slice(tailFrom),
+      },
+    };
+  };
+  // Continue as new at an idle point once Temporal suggests it or a configured limit is reached,
+  // and only after this execution took a planner turn (a huge transcript cannot loop).
+  let continuing = false;
+  let plannedHere = 0;
+  const continueDue = () => {
+    if (plannedHere === 0) return false;
+    const info = workflowInfo();
+    const limits = input.history ?? {};
+    return (
+      info.continueAsNewSuggested ||
+      (limits.maxEvents !== undefined && info.historyLength >= limits.maxEvents) ||
+      (limits.maxBytes !== undefined && info.historySize >= limits.maxBytes)
+    );
+  };
   // The provided machine keeps runMachine's types; its actors' logic types differ (fromPromise vs fromTask).
-  const actor = createActor(machine as unknown as typeof runMachine, { input: input.run });
+  const actor = createActor(
+    machine as unknown as typeof runMachine,
+    continued
+      ? { snapshot: withContext(continued.snapshot) as never, input: input.run }
+      : { input: input.run },
+  );
   const push = (event: RunEvent) => {
     if (event.type === 'tool_result') toolResults.push(event.result as ToolResultJSON);
     events.push(event);
@@ -136,7 +192,7 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
   // The events the in-process runtime's host adds, for the same log: run_started, state_changed,
   // and the terminal event held until the state_changed into the final state is out.
   let terminal: RunEvent | undefined;
-  let previous: string | undefined;
+  let previous: string | undefined = continued?.state;
   actor.on('*', (event) => {
     const runEvent = event as RunEvent;
     if (
@@ -162,14 +218,17 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
     },
     error: (error) => (crashed = error),
   });
-  push({
-    type: 'run_started',
-    runId: input.run.runId,
-    at: Date.now(),
-    agentId: input.run.agent.id,
-    ...(input.run.sessionId === undefined ? {} : { sessionId: input.run.sessionId }),
-    labels: input.run.labels ?? {},
-  } as RunEvent);
+  if (!continued) {
+    push({
+      type: 'run_started',
+      runId: input.run.runId,
+      at: Date.now(),
+      agentId: input.run.agent.id,
+      ...(input.run.sessionId === undefined ? {} : { sessionId: input.run.sessionId }),
+      labels: input.run.labels ?? {},
+    } as RunEvent);
+  }
+  const execution = (continued?.executions ?? 0) + 1;
 
   const awaiting = () => {
     const flow = actor.getSnapshot().context.flow.awaiting;
@@ -193,6 +252,7 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
       state,
       awaiting: awaiting(),
       eventCount: first + events.length,
+      execution,
     };
   };
   setHandler(statusQuery, status);
@@ -201,6 +261,9 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
     next: first + events.length,
     first,
   }));
+  setHandler(transcriptQuery, (from: number, to: number) =>
+    transcriptPage(actor.getSnapshot().context.messages, from, to),
+  );
   setHandler(clarificationSignal, (answer) => actor.send({ type: 'provide.clarification', ...answer }));
   setHandler(toolResultsSignal, (answer) => actor.send({ type: 'provide.toolResults', ...answer }));
   setHandler(cancelSignal, ({ reason }) =>
@@ -225,8 +288,12 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
   );
 
   actor.start();
+  // Idle while awaiting an answer (a backoff timer is restored from its stored deadline).
+  const idleAwaiting = () => stateName(actor.getSnapshot().value).startsWith('awaiting') && continueDue();
   try {
-    await condition(() => actor.getSnapshot().status !== 'active' || crashed !== undefined);
+    await condition(
+      () => actor.getSnapshot().status !== 'active' || crashed !== undefined || continuing || idleAwaiting(),
+    );
   } catch (error) {
     if (isCancellation(error)) actor.send({ type: 'cancel', reason: 'the workflow was canceled' });
     throw error;
@@ -236,6 +303,19 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
       `The run machine failed: ${String((crashed as Error)?.message ?? crashed)}`,
       'RunStepError',
     );
+  }
+  if (actor.getSnapshot().status === 'active') {
+    const next: ContinuedRun = {
+      snapshot: withoutContext(actor.getPersistedSnapshot()),
+      events: events.slice(-EVENTS_CARRIED),
+      first: first + Math.max(0, events.length - EVENTS_CARRIED),
+      toolResults,
+      ...(previous === undefined ? {} : { state: previous }),
+      sentMark,
+      executions: execution,
+    };
+    actor.stop();
+    return continueAsNew<typeof toolwardenRun>({ ...input, continued: next });
   }
   const snapshot = actor.getSnapshot();
   const flow = snapshot.context.flow;
@@ -247,7 +327,37 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
     toolResults,
     ...(flow.usage ? { usage: flow.usage } : {}),
     events: first + events.length,
+    executions: execution,
   };
+}
+
+type PersistedChildren = Record<string, { snapshot?: { input?: { context?: unknown } } }>;
+
+/**
+ * A persisted snapshot whose children's inputs hold the run's context (a planner turn's input is
+ * the context it was invoked with) refer to it instead of repeating the transcript.
+ */
+function withoutContext(persisted: unknown): unknown {
+  const snapshot = persisted as { context: unknown; children: PersistedChildren };
+  const children: PersistedChildren = {};
+  for (const [id, child] of Object.entries(snapshot.children)) {
+    const input = child.snapshot?.input;
+    children[id] =
+      input?.context === snapshot.context
+        ? { ...child, snapshot: { ...child.snapshot, input: { ...input, context: SAME_CONTEXT } } }
+        : child;
+  }
+  return { ...snapshot, children };
+}
+
+/** The inverse of {@link withoutContext}. */
+function withContext(persisted: unknown): unknown {
+  const snapshot = persisted as { context: unknown; children: PersistedChildren };
+  for (const child of Object.values(snapshot.children)) {
+    const input = child.snapshot?.input;
+    if (input?.context === SAME_CONTEXT) input.context = snapshot.context;
+  }
+  return snapshot;
 }
 
 /** A state value, dotted: `awaiting.clarification`. */

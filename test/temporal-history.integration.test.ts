@@ -1,0 +1,181 @@
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker as ReplayWorker, type Worker } from '@temporalio/worker';
+import { firstValueFrom, toArray } from 'rxjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../run/planner.ts';
+import { createTemporalWorker, temporalRuntime, WORKFLOWS_PATH } from '../temporal/index.ts';
+import { defineTool } from '../tools/define-tool.ts';
+import { probeTemporal, TEMPORAL_ADDRESS } from './support/temporal-server.ts';
+
+/**
+ * The transcript stays out of Temporal's history, and long runs continue as new (issue 14;
+ * docs/temporal.md §History), against the real dev server. A run whose first message is 20 KB
+ * would, with the transcript in every planner turn's input, write those 20 KB into the history at
+ * every turn: here only the workflow's start and the first turn (whose tail is the app's messages) hold it. Required
+ * under CI=true.
+ */
+const SUITE = 'Temporal history: transcript by reference, continue-as-new (real dev server)';
+const { available, required } = await probeTemporal(SUITE);
+
+const PADDING = 'x'.repeat(20_000);
+const add = defineTool({
+  id: 'calc.add',
+  description: 'Adds two numbers',
+  input: z.object({ a: z.number(), b: z.number() }),
+  execute: ({ a, b }) => ({ sum: a + b }),
+});
+
+/**
+ * `steps` turns of one call each, counted from the transcript, so a turn that saw a wrong or
+ * partial transcript would plan the wrong step. Records what each turn saw.
+ */
+function loopPlanner(steps: number, seen: Map<string, number[]>): Planner {
+  const decide = async (input: PlanInput | PlanResumeInput): Promise<PlanResult> => {
+    const lengths = seen.get(input.runId) ?? [];
+    lengths.push(input.messages.length);
+    seen.set(input.runId, lengths);
+    if (input.messages[0]?.content !== PADDING) throw new Error('the transcript lost its first message');
+    const done = input.messages.filter((message) => message.role === 'tool').length;
+    if (done < steps) return { toolCalls: [{ name: 'calc.add', input: { a: done, b: 1 } }] };
+    return { finalResponse: { text: `done after ${done}` } };
+  };
+  return { planStart: decide, planResume: decide };
+}
+
+/** Bytes of each history event's JSON, by event type. */
+function eventSizes(history: { events?: unknown[] | null }): { type: string; bytes: number }[] {
+  return (history.events ?? []).map((event) => {
+    const record = event as Record<string, unknown>;
+    const type = Object.keys(record).find((key) => key.endsWith('EventAttributes')) ?? 'unknown';
+    return { type, bytes: JSON.stringify(event).length };
+  });
+}
+
+describe.skipIf(!available && !required)(SUITE, () => {
+  const stamp = Date.now().toString(36);
+  let connection: NativeConnection;
+  let client: Client;
+  const workers: { worker: Worker; running: Promise<void> }[] = [];
+  const seen = new Map<string, number[]>();
+
+  const startWorker = async (taskQueue: string, steps: number, transcriptCacheRuns?: number) => {
+    const worker = await createTemporalWorker({
+      connection,
+      taskQueue,
+      tools: [add],
+      planner: loopPlanner(steps, seen),
+      ...(transcriptCacheRuns === undefined ? {} : { transcriptCacheRuns }),
+    });
+    workers.push({ worker, running: worker.run() });
+  };
+  const runtimeFor = (taskQueue: string, steps: number, history?: { maxEvents?: number }) =>
+    temporalRuntime({
+      client,
+      taskQueue,
+      agent: { id: 'history-test' },
+      tools: [add],
+      caps: {
+        maxToolCalls: steps + 1,
+        maxConsecutiveFailedToolCalls: 3,
+        maxRetriesPerTool: 3,
+        timeBudgetMs: 600_000,
+      },
+      ...(history ? { history } : {}),
+    });
+
+  beforeAll(async () => {
+    if (!available)
+      throw new Error(
+        `No Temporal server at ${TEMPORAL_ADDRESS} and CI=true: bash scripts/temporal.sh start`,
+      );
+    connection = await NativeConnection.connect({ address: TEMPORAL_ADDRESS });
+    client = new Client({ connection: await Connection.connect({ address: TEMPORAL_ADDRESS }) });
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const { worker } of workers) worker.shutdown();
+    await Promise.all(workers.map(({ running }) => running));
+    await connection?.close();
+    await client?.connection.close();
+  });
+
+  it('keeps the transcript out of every planner turn’s input: history grows by the step, not by the transcript', async () => {
+    const taskQueue = `history-ref-${stamp}`;
+    await startWorker(taskQueue, 12);
+    const run = await runtimeFor(taskQueue, 12).start({
+      runId: `history-ref-${stamp}`,
+      messages: [{ role: 'user', content: PADDING }],
+    });
+    const outcome = await run.result();
+    expect(outcome).toMatchObject({
+      status: 'completed',
+      finalResponse: { text: 'done after 12' },
+      executions: 1,
+    });
+    // Every turn saw the whole transcript: 1 user message, then 2 more per step.
+    expect(seen.get(run.runId)).toEqual(Array.from({ length: 13 }, (_, i) => 1 + 2 * i));
+
+    const history = await client.workflow.getHandle(run.runId).fetchHistory();
+    const sizes = eventSizes(history);
+    const large = sizes.filter((size) => size.bytes > PADDING.length);
+    // The app's messages: in the start and in the first turn's tail, never again.
+    expect(large.map((size) => size.type)).toEqual([
+      'workflowExecutionStartedEventAttributes',
+      'activityTaskScheduledEventAttributes',
+    ]);
+    // The whole history: the padding twice, plus a few KB a step.
+    const total = sizes.reduce((sum, size) => sum + size.bytes, 0);
+    expect(total).toBeLessThan(PADDING.length * 2.3 + 12 * 12_000);
+    await ReplayWorker.runReplayHistory({ workflowsPath: WORKFLOWS_PATH }, history, run.runId);
+  }, 120_000);
+
+  it('continues a long run as new between steps: same result, every event once, each execution replays', async () => {
+    const steps = 30;
+    const taskQueue = `history-can-${stamp}`;
+    await startWorker(taskQueue, steps);
+    const run = await runtimeFor(taskQueue, steps, { maxEvents: 100 }).start({
+      runId: `history-can-${stamp}`,
+      messages: [{ role: 'user', content: PADDING }],
+    });
+    const events = firstValueFrom(run.events$.pipe(toArray()));
+    const outcome = await run.result();
+    expect(outcome.status).toBe('completed');
+    expect(outcome.finalResponse?.text).toBe(`done after ${steps}`);
+    expect(outcome.toolResults.map((result) => (result.result as { sum: number }).sum)).toEqual(
+      Array.from({ length: steps }, (_, i) => i + 1),
+    );
+    expect(outcome.executions).toBeGreaterThanOrEqual(3);
+    expect(seen.get(run.runId)).toEqual(Array.from({ length: steps + 1 }, (_, i) => 1 + 2 * i));
+
+    const types = (await events).map((event) => event.type);
+    expect(types.filter((type) => type === 'run_started')).toHaveLength(1);
+    expect(types.filter((type) => type === 'tool_result')).toHaveLength(steps);
+    expect(types.at(-1)).toBe('run_completed');
+
+    // Each execution's history stays small and replays against the bundle.
+    const executions: string[] = [];
+    for await (const info of client.workflow.list({ query: `WorkflowId = '${run.runId}'` })) {
+      executions.push(info.runId);
+    }
+    expect(executions).toHaveLength(outcome.executions);
+    for (const executionRunId of executions) {
+      const history = await client.workflow.getHandle(run.runId, executionRunId).fetchHistory();
+      expect(history.events?.length ?? 0).toBeLessThan(100 + 30);
+      await ReplayWorker.runReplayHistory({ workflowsPath: WORKFLOWS_PATH }, history, run.runId);
+    }
+  }, 180_000);
+
+  it('a worker that keeps no transcripts reads them from the workflow by query', async () => {
+    const taskQueue = `history-query-${stamp}`;
+    await startWorker(taskQueue, 5, 0);
+    const run = await runtimeFor(taskQueue, 5, { maxEvents: 40 }).start({
+      runId: `history-query-${stamp}`,
+      messages: [{ role: 'user', content: PADDING }],
+    });
+    const outcome = await run.result();
+    expect(outcome).toMatchObject({ status: 'completed', finalResponse: { text: 'done after 5' } });
+    expect(outcome.executions).toBeGreaterThan(1);
+    expect(seen.get(run.runId)).toEqual([1, 3, 5, 7, 9, 11]);
+  }, 120_000);
+});
