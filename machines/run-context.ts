@@ -134,6 +134,15 @@ export interface FlowState {
   cancelReason: string | null;
   /** Tokens the planner turns reported (`PlanResult.usage`), summed. */
   usage: { inputTokens: number; outputTokens: number };
+  /**
+   * Time the run spent awaiting someone outside it (a clarification, external tool results, a
+   * confirmation), ms: it does not count against the time budget, so a person may answer days
+   * later (docs/architecture.md §Awaiting). A backoff is the run's own wait and counts.
+   * Absent in snapshots written before it existed: 0.
+   */
+  awaitedMs?: number;
+  /** When the current wait for an answer began, epoch ms; null when not awaiting one. */
+  awaitingSince?: number | null;
 }
 
 /** See {@link RunContext}: one more top-level key and XState's assigns get ~15× slower. */

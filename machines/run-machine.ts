@@ -367,9 +367,11 @@ export const runMachine = setup({
       if (context.flow.effects !== null) enqueue.assign(withFlow(context, { effects: null }));
     }),
     clearAwaiting: assign(({ context }) => withFlow(context, { awaiting: null })),
+    /** Announces the wait and starts its clock (time awaiting answers is not the run's budget). */
     emitAwait: enqueueActions(({ context, enqueue }) => {
       const awaiting = context.flow.awaiting;
       const base = { runId: context.runId, at: now() };
+      enqueue.assign(withFlow(context, { awaitingSince: base.at }));
       if (awaiting?.kind === 'clarification') {
         enqueue.emit({ type: 'await_clarification', ...base, clarification: awaiting.clarification });
       } else if (awaiting?.kind === 'external_tools') {
@@ -381,6 +383,13 @@ export const runMachine = setup({
           confirmation: { ...awaiting.confirmation, toolCallIds: awaiting.toolCallIds },
         });
       }
+    }),
+    /** Adds the wait that ends to `flow.awaitedMs`. */
+    stopAwaitClock: assign(({ context }) => {
+      const since = context.flow.awaitingSince;
+      if (typeof since !== 'number') return {};
+      const awaitedMs = (context.flow.awaitedMs ?? 0) + Math.max(0, now() - since);
+      return withFlow(context, { awaitedMs, awaitingSince: null });
     }),
     recordCancel: assign(({ context, event }) =>
       withFlow(context, { cancelReason: event.type === 'cancel' ? (event.reason ?? null) : null }),
@@ -437,6 +446,8 @@ export const runMachine = setup({
       error: null,
       cancelReason: null,
       usage: { inputTokens: 0, outputTokens: 0 },
+      awaitedMs: 0,
+      awaitingSince: null,
     },
   }),
   initial: 'planning',
@@ -542,6 +553,7 @@ export const runMachine = setup({
       states: {
         clarification: {
           entry: 'emitAwait',
+          exit: 'stopAwaitClock',
           on: {
             'provide.clarification': {
               guard: 'isClarificationAnswer',
@@ -552,6 +564,7 @@ export const runMachine = setup({
         },
         externalTools: {
           entry: 'emitAwait',
+          exit: 'stopAwaitClock',
           on: {
             'provide.toolResults': {
               guard: 'isExternalResults',
@@ -562,6 +575,7 @@ export const runMachine = setup({
         },
         confirmation: {
           entry: 'emitAwait',
+          exit: 'stopAwaitClock',
           on: {
             confirm: [
               { guard: 'isToolApproval', target: 'approved', actions: 'applyToolApproval' },

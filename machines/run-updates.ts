@@ -61,8 +61,14 @@ export function turnRecorded(
   };
 }
 
-export function deadlineAt(context: RunContext): number {
-  return context.startedAt + context.caps.timeBudgetMs;
+/**
+ * When the run's time budget ends, epoch ms: `timeBudgetMs` after its start, plus the time it
+ * spent awaiting answers (`FlowState.awaitedMs`), which is not the run's to spend.
+ */
+export function deadlineAt(
+  context: Pick<RunContext, 'startedAt' | 'caps'> & { flow?: Pick<FlowState, 'awaitedMs'> },
+): number {
+  return context.startedAt + context.caps.timeBudgetMs + (context.flow?.awaitedMs ?? 0);
 }
 
 /**

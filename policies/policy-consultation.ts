@@ -1,4 +1,5 @@
 import type { RunContext } from '../machines/run-context.ts';
+import { deadlineAt as runDeadline } from '../machines/run-updates.ts';
 import type { Caps } from '../run/caps.ts';
 import type { AwaitClarification } from '../run/planner.ts';
 import type { PolicyEffects } from '../run/policy-effects.ts';
@@ -35,7 +36,7 @@ export type ConsultationRun = Pick<
   | 'disabledTools'
   | 'restrictTo'
   | 'policyState'
->;
+> & { flow?: Pick<RunContext['flow'], 'awaitedMs'> };
 
 /** What the engine reads of a run: a {@link RunContext} fits; so does the policy harness's run. */
 export type PolicyRunContext = ConsultationRun & Pick<RunContext, 'hints'>;
@@ -149,7 +150,7 @@ export class Consultation {
     const tools: Record<string, PolicyToolState> = {};
     const ids = new Set([...this.directory.ids(), ...Object.keys(this.run.toolStats), ...this.owners.keys()]);
     for (const id of ids) tools[id] = this.toolState(id);
-    const deadlineAt = this.run.startedAt + this.caps.timeBudgetMs;
+    const deadlineAt = runDeadline({ startedAt: this.run.startedAt, caps: this.caps, flow: this.run.flow });
     const effects: PendingEffects = {};
     if (this.restrictTo) effects.restrictTo = [...this.restrictTo];
     if (this.backoffMs > 0) effects.backoffMs = this.backoffMs;

@@ -2,8 +2,9 @@ import { z } from 'zod';
 
 /**
  * Run limits (docs/architecture.md). Configured per runtime and per run; policies may only tighten them.
- * `timeBudgetMs` is wall-clock milliseconds from the run's start and also bounds a planner call
- * in flight. Per-tool `timeoutMs` lives on the tool.
+ * `timeBudgetMs` is wall-clock milliseconds from the run's start, not counting the time the run
+ * awaits answers from outside (a clarification, external tool results, a confirmation), and also
+ * bounds a planner call in flight. Per-tool `timeoutMs` lives on the tool.
  */
 export const CapsSchema = z.object({
   /** Most tool calls a run may make; a batch that would pass it is refused whole. */

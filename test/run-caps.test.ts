@@ -206,26 +206,54 @@ describe('timeBudgetMs', () => {
     expect(outcome.toolResults[0]).toMatchObject({ executed: true, result: { ok: true } });
   });
 
-  it('gives a finalizing turn that starts after the budget its full grace (an answer that came late)', async () => {
+  it('gives a finalizing turn that starts after the budget its full grace (a tool that ran long)', async () => {
+    const slow = defineTool({
+      id: 'util.slow',
+      description: 'Runs past the budget and its grace',
+      input: z.object({}),
+      execute: async () => {
+        await sleep(300);
+        return { ok: true };
+      },
+    });
     const planner = scriptedPlanner([
-      { await: { clarification: { id: 'q1', question: 'Which plan?', missingFields: ['plan'] } } },
+      call('util.slow', {}),
       async () => {
         await sleep(30);
         return done('Ada is on pro.');
       },
     ]);
-    const runtime = testRuntime({ planner, caps: { timeBudgetMs: 50 }, finalizeGraceMs: 200 });
+    const runtime = testRuntime({ planner, tools: [slow], caps: { timeBudgetMs: 50 }, finalizeGraceMs: 200 });
+
+    const outcome = await runtime.start({ messages: prompt }).result();
+
+    expect(outcome.status).toBe('completed');
+    expect(outcome.finalizeReason).toBe('time_budget');
+    expect(planner.calls[1]).toMatchObject({ finalize: { reason: 'time_budget' } });
+  });
+
+  it('does not count the time a person takes to answer: a late answer resumes the run, not its finalizing turn', async () => {
+    const planner = scriptedPlanner([
+      { await: { clarification: { id: 'q1', question: 'Which plan?', missingFields: ['plan'] } } },
+      call('util.echo', { text: 'pro' }),
+      done('Ada is on pro.'),
+    ]);
+    const runtime = testRuntime({ planner, tools: [echoTool], caps: { timeBudgetMs: 100 } });
     const run = runtime.start({ messages: prompt });
     await nextEvent(run, 'await_clarification');
-    // The person answers long after the budget and its grace ran out.
+    // The person answers long after the budget would have run out, had the wait counted.
     await sleep(300);
     await run.provideClarification({ id: 'q1', answer: 'pro' });
 
     const outcome = await run.result();
 
     expect(outcome.status).toBe('completed');
-    expect(outcome.finalizeReason).toBe('time_budget');
-    expect(planner.calls[1]).toMatchObject({ finalize: { reason: 'time_budget' } });
+    expect(outcome.finalizeReason).toBeUndefined();
+    expect((planner.calls[1] as { finalize?: unknown }).finalize).toBeUndefined();
+    expect(planner.calls[1]!.tools.map((tool) => tool.name)).toContain('util.echo');
+    const awaitedMs = run.context.flow.awaitedMs!;
+    expect(awaitedMs).toBeGreaterThanOrEqual(290);
+    expect(planner.calls[1]!.caps.deadlineAt).toBe(run.context.startedAt + 100 + awaitedMs);
   });
 
   it('waits correctly for budgets longer than setTimeout can (more than ~24.8 days)', async () => {

@@ -1,5 +1,6 @@
 import type { PlanActorInput, PlanActorOutput } from '../../machines/run-actors.ts';
 import { type RunContext, turnId } from '../../machines/run-context.ts';
+import { deadlineAt } from '../../machines/run-updates.ts';
 import { fromTask } from '../../machines/task-actor.ts';
 import { composeWrappers, type PlanInvocation } from '../../plugins/define-plugin.ts';
 import type { CapsState } from '../../run/caps.ts';
@@ -20,8 +21,8 @@ import { scheduleTurn } from './turn-scheduler.ts';
  *
  * | kind       | planner call  | deadline                                                       |
  * |------------|---------------|----------------------------------------------------------------|
- * | `start`    | `planStart`   | `startedAt + timeBudgetMs`                                     |
- * | `resume`   | `planResume`  | `startedAt + timeBudgetMs`                                     |
+ * | `start`    | `planStart`   | `startedAt + timeBudgetMs` (+ time spent awaiting answers)     |
+ * | `resume`   | `planResume`  | `startedAt + timeBudgetMs` (+ time spent awaiting answers)     |
  * | `finalize` | `planResume` with `finalize`, `tools: []` | the later of that and when finalizing began, plus `finalizeGraceMs` |
  */
 export function createPlanActor(deps: RunDeps) {
@@ -139,7 +140,7 @@ export function planDeadline(
   kind: PlanActorInput['kind'],
   finalizeGraceMs: number,
 ): number {
-  const budgetEnd = context.startedAt + context.caps.timeBudgetMs;
+  const budgetEnd = deadlineAt(context);
   if (kind !== 'finalize') return budgetEnd;
   return Math.max(budgetEnd, context.flow.finalize?.at ?? 0) + finalizeGraceMs;
 }
@@ -151,7 +152,7 @@ export function capsState(context: RunContext): CapsState {
     toolCalls: context.toolCalls,
     remainingToolCalls: Math.max(0, context.caps.maxToolCalls - context.toolCalls),
     consecutiveFailedToolCalls: context.consecutiveFailures,
-    deadlineAt: context.startedAt + context.caps.timeBudgetMs,
+    deadlineAt: deadlineAt(context),
   });
 }
 
