@@ -1,12 +1,12 @@
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker as ReplayWorker, type Worker } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
+import { type NativeConnection, Worker as ReplayWorker, type Worker } from '@temporalio/worker';
 import { firstValueFrom, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../run/planner.ts';
 import { createTemporalWorker, temporalRuntime, WORKFLOWS_PATH } from '../temporal/index.ts';
 import { defineTool } from '../tools/define-tool.ts';
-import { probeTemporal, TEMPORAL_ADDRESS } from './support/temporal-server.ts';
+import { connectTemporal, probeTemporal } from './support/temporal-server.ts';
 
 /**
  * The transcript stays out of Temporal's history, and long runs continue as new (issue 14;
@@ -56,6 +56,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
   const stamp = Date.now().toString(36);
   let connection: NativeConnection;
   let client: Client;
+  let temporal: Awaited<ReturnType<typeof connectTemporal>> | undefined;
   const workers: { worker: Worker; running: Promise<void> }[] = [];
   const seen = new Map<string, number[]>();
 
@@ -85,19 +86,14 @@ describe.skipIf(!available && !required)(SUITE, () => {
     });
 
   beforeAll(async () => {
-    if (!available)
-      throw new Error(
-        `No Temporal server at ${TEMPORAL_ADDRESS} and CI=true: bash scripts/temporal.sh start`,
-      );
-    connection = await NativeConnection.connect({ address: TEMPORAL_ADDRESS });
-    client = new Client({ connection: await Connection.connect({ address: TEMPORAL_ADDRESS }) });
+    temporal = await connectTemporal(available);
+    ({ connection, client } = temporal);
   }, 60_000);
 
   afterAll(async () => {
     for (const { worker } of workers) worker.shutdown();
     await Promise.all(workers.map(({ running }) => running));
-    await connection?.close();
-    await client?.connection.close();
+    await temporal?.close();
   });
 
   it('keeps the transcript out of every planner turn’s input: history grows by the step, not by the transcript', async () => {

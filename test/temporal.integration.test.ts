@@ -1,6 +1,6 @@
 import { join } from 'node:path';
-import { Client, Connection, WorkflowUpdateFailedError } from '@temporalio/client';
-import { NativeConnection, Worker as ReplayWorker, type Worker } from '@temporalio/worker';
+import { type Client, WorkflowUpdateFailedError } from '@temporalio/client';
+import { type NativeConnection, Worker as ReplayWorker, type Worker } from '@temporalio/worker';
 import { firstValueFrom, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -12,7 +12,7 @@ import {
   WORKFLOWS_PATH,
 } from '../temporal/index.ts';
 import { defineTool } from '../tools/define-tool.ts';
-import { probeTemporal, TEMPORAL_ADDRESS } from './support/temporal-server.ts';
+import { connectTemporal, probeTemporal } from './support/temporal-server.ts';
 
 /**
  * Runs on Temporal (issue 14, docs/temporal.md) against a real Temporal dev server (the CLI's
@@ -64,20 +64,17 @@ describe.skipIf(!available && !required)(SUITE, () => {
   const taskQueue = `toolwarden-test-${Date.now()}`;
   let connection: NativeConnection;
   let client: Client;
+  let temporal: Awaited<ReturnType<typeof connectTemporal>> | undefined;
   let worker: Worker;
   let running: Promise<void>;
   let runtime: ReturnType<typeof temporalRuntime>;
   const unique = (name: string) => `${name}-${Date.now().toString(36)}`;
 
   beforeAll(async () => {
-    if (!available)
-      throw new Error(
-        `No Temporal server at ${TEMPORAL_ADDRESS} and CI=true: bash scripts/temporal.sh start`,
-      );
-    connection = await NativeConnection.connect({ address: TEMPORAL_ADDRESS });
+    temporal = await connectTemporal(available);
+    ({ connection, client } = temporal);
     worker = await createTemporalWorker({ connection, taskQueue, tools: [book, wipe, lookup], planner });
     running = worker.run();
-    client = new Client({ connection: await Connection.connect({ address: TEMPORAL_ADDRESS }) });
     runtime = temporalRuntime({
       client,
       taskQueue,
@@ -89,7 +86,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
   afterAll(async () => {
     worker?.shutdown();
     await running;
-    await connection?.close();
+    await temporal?.close();
   });
 
   it('repairs a call after its hint; events stream in order to the terminal one; the history replays', async () => {

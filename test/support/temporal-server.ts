@@ -31,3 +31,22 @@ export async function probeTemporal(suite: string): Promise<{ available: boolean
   }
   return { available, required };
 }
+
+/**
+ * A suite's connections to the dev server: a worker's `NativeConnection` and a client.
+ *
+ * @throws when the server is not there (only reached under CI=true: suites skip otherwise).
+ */
+export async function connectTemporal(available: boolean) {
+  if (!available)
+    throw new Error(`No Temporal server at ${TEMPORAL_ADDRESS} and CI=true: bash scripts/temporal.sh start`);
+  const { NativeConnection } = await import('@temporalio/worker');
+  const { Client, Connection } = await import('@temporalio/client');
+  const connection = await NativeConnection.connect({ address: TEMPORAL_ADDRESS });
+  const client = new Client({ connection: await Connection.connect({ address: TEMPORAL_ADDRESS }) });
+  const close = async () => {
+    await connection.close();
+    await client.connection.close();
+  };
+  return { connection, client, close };
+}
