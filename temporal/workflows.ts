@@ -8,6 +8,7 @@
  * @module
  */
 import {
+  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   condition,
@@ -62,11 +63,24 @@ const EVENTS_CARRIED = 100;
 /** Stands in for the run's context in a child's input when the snapshot is handed on. */
 const SAME_CONTEXT = '$context';
 
-/** An activity run in its own cancellation scope, canceled when the machine leaves the state. */
-function cancellable<T>(signal: AbortSignal, run: () => Promise<T>): Promise<T> {
+/**
+ * An activity run in its own cancellation scope, canceled when the machine leaves the state. A
+ * failed activity (its retries spent) rejects with its cause, named as thrown in the worker, so
+ * the run records why (`Planner failed: the model server is down`), not Temporal's wrapper
+ * (`Activity task failed`).
+ */
+async function cancellable<T>(signal: AbortSignal, run: () => Promise<T>): Promise<T> {
   const scope = new CancellationScope();
   signal.addEventListener('abort', () => scope.cancel());
-  return scope.run(run);
+  try {
+    return await scope.run(run);
+  } catch (error) {
+    if (!(error instanceof ActivityFailure) || !error.cause) throw error;
+    const cause = error.cause;
+    const unwrapped = new Error(cause.message);
+    unwrapped.name = cause instanceof ApplicationFailure && cause.type ? cause.type : cause.name;
+    throw unwrapped;
+  }
 }
 
 export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {

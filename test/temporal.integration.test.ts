@@ -211,4 +211,34 @@ describe.skipIf(!available && !required)(SUITE, () => {
     await toCancel.cancel('not needed');
     expect((await toCancel.result()).status).toBe('canceled');
   }, 60_000);
+
+  it('bad input: a duplicate answer is refused at the caller, an unknown tool is the planner’s to repair, a planner that keeps failing fails the run with its cause', async () => {
+    const clarify = script(unique('duplicate'), [
+      { await: { clarification: { id: 'q', question: 'How much?', missingFields: ['amount'] } } },
+      { toolCalls: [{ name: 'ledger.transfer', input: { amount: 3 } }] },
+      (input) => {
+        const [result] = (input as { toolResults: { retryHint?: { reason: string } }[] }).toolResults;
+        return { finalResponse: { text: `hint ${result?.retryHint?.reason}` } };
+      },
+    ]);
+    const run = await runtime.start({ runId: clarify, messages: [{ role: 'user', content: 'book' }] });
+    await expect.poll(async () => (await run.status()).status, { timeout: 15_000 }).toBe('awaiting');
+    await run.provideClarification({ id: 'q', answer: '3' });
+    const outcome = await run.result();
+    // The tool the planner named is not in the worker: a hint, not a stuck workflow.
+    expect(outcome).toMatchObject({ status: 'completed', finalResponse: { text: 'hint tool_unavailable' } });
+    await expect(run.provideClarification({ id: 'q', answer: '3' })).rejects.toBeInstanceOf(
+      TemporalRunAnswerError,
+    );
+
+    const failing = unique('failing');
+    const down = async (): Promise<never> => {
+      throw new Error('the model server is down');
+    };
+    scripts.set(failing, { planStart: down, planResume: down });
+    const broken = await runtime.start({ runId: failing, messages: [{ role: 'user', content: 'x' }] });
+    const failed = await broken.result();
+    expect(failed.status).toBe('failed');
+    expect(failed.error?.message).toContain('the model server is down');
+  }, 90_000);
 });
