@@ -177,9 +177,13 @@ export class RunHandle {
     return this.outcome;
   }
 
-  /** What the run waits for now (`null`: nothing): the same shape `runtime.list()` gives. */
+  /**
+   * What the run waits for now (`null`: nothing): the same shape `runtime.list()` gives. An
+   * evicted run (its actor stopped, `durable.evictAfterMs`) still waits for what it did.
+   */
   get awaiting(): RunAwaiting | null {
-    return this.actor.getSnapshot().status === 'active' ? runAwaitingOf(this.context) : null;
+    const snapshot = this.actor.getSnapshot();
+    return snapshot.status === 'active' || this.revive ? runAwaitingOf(snapshot.context) : null;
   }
 
   /** Stops the run from any non-final state (in-flight tool calls see their signal abort). */

@@ -209,6 +209,9 @@ for (const kind of kinds) {
         const run = runtime.start({ runId: 'run-kept', messages: ask });
         await awaiting(run);
         await vi.waitFor(() => expect(runtime.get('run-kept')).toBeUndefined());
+        // The kept handle still says what the run waits for, though its actor is gone.
+        expect(run.status).toBe('awaiting');
+        expect(run.awaiting).toMatchObject({ kind: 'clarification', id: 'which-plan' });
         await run.provideClarification({ id: 'which-plan', answer: 'pro' });
         expect(runtime.get('run-kept')).toBe(run);
         expect((await run.result()).status).toBe('completed');
