@@ -5,8 +5,9 @@
  * interquartile range of µs per step, and the ratio to AI SDK 6 `generateText` of the same run,
  * at 10 and at 500 steps. Then what a run holds and costs beyond the loop:
  *
- * - heap per idle run: 10,000 runs of the default runtime waiting in `awaiting.clarification`,
- *   bytes of heap each after a full GC;
+ * - heap per idle run: 10,000 runs waiting in `awaiting.clarification`, bytes of heap each after a
+ *   full GC: live in the default runtime, and evicted (`durable: { evictAfterMs }`) to the memory
+ *   store and to SQLite;
  * - throughput: 1,000 concurrent 10-step runs (runs/s) on the default runtime, on SQLite, and
  *   with the AI SDK;
  * - durability: the stored snapshot's bytes and the persist time per step on SQLite
@@ -69,7 +70,7 @@ export interface SideBySideResult {
   loops: VariantFigures[];
   /** Median µs per step at the longest length ÷ at the shortest, by variant. */
   growth: Record<string, number>;
-  idle?: { runs: number; bytesPerRun: number };
+  idle?: IdleHeap;
   concurrent?: { runs: number; steps: number; runsPerSecond: Record<string, number> };
   durable?: { storedSnapshotBytes: number; persistUsPerStep: number; sqliteRunUsPerStep: number };
 }
@@ -164,26 +165,53 @@ const collectGarbage = (() => {
   return runInNewContext('gc') as () => void;
 })();
 
-/** Heap per run waiting for a person: `count` runs of the default runtime, each in `awaiting`. */
-async function idleHeap(count: number): Promise<{ runs: number; bytesPerRun: number }> {
-  const runtime = createRuntime({
-    agent: { id: 'bench' },
-    planner: countingPlanner(1, true),
-    tools: [addTool],
-  });
-  collectGarbage();
-  const before = process.memoryUsage().heapUsed;
-  const runs: RunHandle[] = [];
-  for (let i = 0; i < count; i++)
-    runs.push(runtime.start({ runId: `idle-${i}`, messages: [{ role: 'user', content: 'Add' }] }));
-  while (runs.some((run) => run.awaiting === null)) await new Promise((resolve) => setTimeout(resolve, 50));
-  await Promise.all(runs.map((run) => run.persisted()));
-  collectGarbage();
-  const bytesPerRun = Math.round((process.memoryUsage().heapUsed - before) / count);
-  for (const run of runs) run.cancel('bench done');
-  await Promise.all(runs.map((run) => run.result()));
-  await runtime.close();
-  return { runs: count, bytesPerRun };
+/** Heap per idle run: live in the default runtime, and evicted to a memory or SQLite store. */
+export interface IdleHeap {
+  runs: number;
+  /** The default runtime: every run's actor stays in memory. */
+  bytesPerRun: number;
+  /** `durable: { evictAfterMs }`: the actors are dropped; what remains is the store's (docs/durability.md §Eviction). */
+  evicted: { memory: number; sqlite: number };
+}
+
+/**
+ * Heap per run waiting for a person: `count` runs, each in `awaiting.clarification`, after a full
+ * GC. Live: the app holds every handle. Evicted: the app keeps run ids only (as a server does)
+ * and the runtime evicts runs that wait; an answer restores them (docs/durability.md §Eviction).
+ */
+async function idleHeap(count: number, dir: string): Promise<IdleHeap> {
+  const measure = async (store?: 'memory' | 'sqlite') => {
+    const runtime = createRuntime({
+      agent: { id: 'bench' },
+      planner: countingPlanner(1, true),
+      tools: [addTool],
+      ...(store === 'sqlite' ? { store: sqliteStore({ path: join(dir, 'idle.db') }) } : {}),
+      ...(store ? { durable: { evictAfterMs: 1 } } : {}),
+    });
+    collectGarbage();
+    const before = process.memoryUsage().heapUsed;
+    let runs: RunHandle[] = [];
+    for (let i = 0; i < count; i++)
+      runs.push(runtime.start({ runId: `idle-${i}`, messages: [{ role: 'user', content: 'Add' }] }));
+    while (runs.some((run) => run.awaiting === null)) await new Promise((resolve) => setTimeout(resolve, 50));
+    await Promise.all(runs.map((run) => run.persisted()));
+    if (store) {
+      runs = [];
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    collectGarbage();
+    const bytesPerRun = Math.round((process.memoryUsage().heapUsed - before) / count);
+    for (const run of runs) run.cancel('bench done');
+    await Promise.all(runs.map((run) => run.result()));
+    await runtime.close();
+    return bytesPerRun;
+  };
+  const bytesPerRun = await measure();
+  return {
+    runs: count,
+    bytesPerRun,
+    evicted: { memory: await measure('memory'), sqlite: await measure('sqlite') },
+  };
 }
 
 /** Runs per second of `count` concurrent `steps`-step runs, by variant. */
@@ -277,7 +305,7 @@ export async function benchSideBySide(argv: string[] = process.argv.slice(2)): P
       }
     }
     if (!values['no-extras']) {
-      result.idle = await idleHeap(Number(values.idle));
+      result.idle = await idleHeap(Number(values.idle), dir);
       result.concurrent = await concurrentRuns(Number(values.concurrent), 10, dir, peers);
       const durable = await benchDurable({ runs: 30, resumes: 20, print: false });
       result.durable = {
@@ -315,7 +343,9 @@ function printLoops(loops: VariantFigures[], lengths: number[]): void {
 
 function printExtras(result: SideBySideResult): void {
   if (result.idle)
-    console.log(`\nheap per idle awaiting run (${result.idle.runs} runs): ${result.idle.bytesPerRun} bytes`);
+    console.log(
+      `\nheap per idle awaiting run (${result.idle.runs} runs): ${result.idle.bytesPerRun} bytes live; evicted to the memory store ${result.idle.evicted.memory} bytes, to SQLite ${result.idle.evicted.sqlite} bytes`,
+    );
   if (result.concurrent) {
     console.log(`${result.concurrent.runs} concurrent ${result.concurrent.steps}-step runs:`);
     for (const [name, perSecond] of Object.entries(result.concurrent.runsPerSecond))
