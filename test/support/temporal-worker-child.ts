@@ -3,12 +3,15 @@
 // Its tool books into <dir>/ledger.jsonl once per toolCallId (the idempotency key) and logs every
 // attempt to <dir>/attempts.jsonl; with `freeze`, the first attempt books, prints IN_TOOL and
 // never returns (the test kills the process there). The planner decides from the transcript
-// alone, so any worker can take the run over.
+// alone, so any worker can take the run over. With `serviceName` and `otlpEndpoint`, its spans go
+// to that OTLP receiver (Jaeger) under that service name, exported as they end (the test sets
+// OTEL_BSP_SCHEDULE_DELAY) so a SIGKILL loses only spans still open.
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import { z } from 'zod';
 import type { Planner } from '../../run/planner.ts';
+import { startTelemetry } from '../../telemetry/setup.ts';
 import { createTemporalWorker } from '../../temporal/index.ts';
 import { defineTool } from '../../tools/define-tool.ts';
 
@@ -17,7 +20,12 @@ const config = JSON.parse(process.argv[2]!) as {
   dir: string;
   freeze?: boolean;
   address?: string;
+  serviceName?: string;
+  otlpEndpoint?: string;
 };
+if (config.serviceName && config.otlpEndpoint) {
+  startTelemetry({ serviceName: config.serviceName, otlpEndpoint: config.otlpEndpoint });
+}
 const ledger = join(config.dir, 'ledger.jsonl');
 const attempts = join(config.dir, 'attempts.jsonl');
 const lines = (path: string) =>
