@@ -1,64 +1,34 @@
 import { join } from 'node:path';
 import { type Client, WorkflowUpdateFailedError } from '@temporalio/client';
 import { type NativeConnection, Worker as ReplayWorker, type Worker } from '@temporalio/worker';
-import { firstValueFrom, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { type PlanInput, type Planner, type ScriptedStep, scriptedPlanner } from '../run/planner.ts';
 import {
   createTemporalWorker,
   TemporalRunAnswerError,
   temporalRuntime,
   WORKFLOWS_PATH,
 } from '../temporal/index.ts';
-import { defineTool } from '../tools/define-tool.ts';
+import {
+  eventTypesOf,
+  runScenarios,
+  type ScenarioEngine,
+  scenarioTools,
+  scriptsByRun,
+} from './support/run-scenarios.ts';
 import { connectTemporal, probeTemporal } from './support/temporal-server.ts';
 
 /**
  * Runs on Temporal (issue 14, docs/temporal.md) against a real Temporal dev server (the CLI's
- * `server start-dev`, built by scripts/temporal.sh): the run-actor scenarios — repair after a
- * hint, each await, confirmation by update (a wrong id rejected), caps, cancel — and a replay of a
- * recorded history against the workflow bundle. Required under CI=true.
+ * `server start-dev`, built by scripts/temporal.sh): the run-actor scenarios of
+ * test/support/run-scenarios.ts, the very code test/run-scenarios.test.ts runs in process — repair
+ * after a hint, each await with a wrong answer refused at the caller (TemporalRunAnswerError; a
+ * confirmation by update, WorkflowUpdateFailedError), caps, cancel — then a replay of a recorded
+ * history against the workflow bundle, and bad input. Required under CI=true.
  */
 const SUITE = 'runs on Temporal (real dev server)';
 const { available, required } = await probeTemporal(SUITE);
-
-const booked: string[] = [];
-const book = defineTool({
-  id: 'ledger.book',
-  description: 'Books an amount',
-  input: z.object({ amount: z.number().int().positive() }),
-  examples: [{ amount: 10 }],
-  timeoutMs: 5_000,
-  execute: ({ amount }, { meta }) => {
-    booked.push(meta.toolCallId);
-    return { booked: amount };
-  },
-});
-const wipe = defineTool({
-  id: 'disk.wipe',
-  description: 'Wipes a disk',
-  input: z.object({ disk: z.string() }),
-  requiresConfirmation: true,
-  execute: ({ disk }) => `wiped ${disk}`,
-});
-const lookup = defineTool({
-  id: 'crm.lookup',
-  description: 'Looks a customer up (run by the app)',
-  input: z.object({ email: z.string() }),
-  output: z.object({ plan: z.enum(['free', 'pro']) }),
-});
-
-/** One planner for the worker: each run follows its own script, by run id. */
-const scripts = new Map<string, Planner>();
-const planner: Planner = {
-  planStart: (input: PlanInput) => scripts.get(input.runId)!.planStart(input),
-  planResume: (input) => scripts.get(input.runId)!.planResume(input),
-};
-const script = (runId: string, steps: ScriptedStep[]) => {
-  scripts.set(runId, scriptedPlanner(steps));
-  return runId;
-};
+const { planner, scripts, script } = scriptsByRun();
+const tools = Object.values(scenarioTools);
 
 describe.skipIf(!available && !required)(SUITE, () => {
   const taskQueue = `toolwarden-test-${Date.now()}`;
@@ -73,13 +43,13 @@ describe.skipIf(!available && !required)(SUITE, () => {
   beforeAll(async () => {
     temporal = await connectTemporal(available);
     ({ connection, client } = temporal);
-    worker = await createTemporalWorker({ connection, taskQueue, tools: [book, wipe, lookup], planner });
+    worker = await createTemporalWorker({ connection, taskQueue, tools, planner });
     running = worker.run();
     runtime = temporalRuntime({
       client,
       taskQueue,
       agent: { id: 'temporal-test' },
-      tools: [book, wipe, lookup],
+      tools,
     });
   }, 60_000);
 
@@ -89,26 +59,46 @@ describe.skipIf(!available && !required)(SUITE, () => {
     await temporal?.close();
   });
 
-  it('repairs a call after its hint; events stream in order to the terminal one; the history replays', async () => {
-    const runId = script(unique('repair'), [
+  /** The scenarios' view of a Temporal run; wrong answers must fail with Temporal's errors. */
+  const engine: ScenarioEngine = {
+    waitMs: 15_000,
+    async start({ runId, steps, messages, caps }) {
+      script(runId, steps);
+      const run = await runtime.start({ runId, messages, ...(caps ? { caps } : {}) });
+      const refusedAs =
+        (type: new (...args: never[]) => Error) =>
+        (error: unknown): never => {
+          expect(error).toBeInstanceOf(type);
+          throw error;
+        };
+      return {
+        runId,
+        awaiting: async () => (await run.status()).awaiting,
+        provideClarification: (answer) =>
+          run.provideClarification(answer).catch(refusedAs(TemporalRunAnswerError)),
+        provideToolResults: (results) =>
+          run.provideToolResults(results).catch(refusedAs(TemporalRunAnswerError)),
+        confirm: (answer) => run.confirm(answer).catch(refusedAs(WorkflowUpdateFailedError)),
+        cancel: (reason) => run.cancel(reason),
+        result: () => run.result(),
+        eventTypes: () => eventTypesOf(run.events$),
+      };
+    },
+  };
+  for (const [name, scenario] of Object.entries(runScenarios)) {
+    it(name, () => scenario(engine, unique), 60_000);
+  }
+
+  it('replays a recorded history; a nondeterministic change of the workflow fails the replay', async () => {
+    const runId = unique('replay');
+    script(runId, [
       { toolCalls: [{ name: 'ledger.book', input: { amount: -5 } }] },
       { toolCalls: [{ name: 'ledger.book', input: { amount: 5 } }] },
       { finalResponse: { text: 'booked 5' } },
     ]);
     const run = await runtime.start({ runId, messages: [{ role: 'user', content: 'book 5' }] });
-    const events = firstValueFrom(run.events$.pipe(toArray()));
-    const outcome = await run.result();
-    expect(outcome).toMatchObject({ status: 'completed', finalResponse: { text: 'booked 5' } });
-    expect(outcome.toolResults.map((result) => result.retryHint?.reason ?? 'ok')).toEqual([
-      'invalid_arguments',
-      'ok',
-    ]);
-    expect(booked).toContain(`${runId}:t2:c1`);
-    const types = (await events).map((event) => event.type);
-    expect(types).toContain('retry_hint');
-    expect(types.at(-1)).toBe('run_completed');
+    expect((await run.result()).status).toBe('completed');
 
-    // Replay: the recorded history runs against the bundle again without nondeterminism.
     const history = await client.workflow.getHandle(runId).fetchHistory();
     await ReplayWorker.runReplayHistory({ workflowsPath: WORKFLOWS_PATH }, history, runId);
     // …and a nondeterministic change of the workflow (a timer the history does not have) fails it.
@@ -121,99 +111,9 @@ describe.skipIf(!available && !required)(SUITE, () => {
     ).rejects.toThrow(/[Nn]ondetermin/);
   }, 60_000);
 
-  it('awaits a clarification; an answer with a wrong id is rejected at the caller, the right one resumes the run', async () => {
-    const runId = script(unique('clarify'), [
-      { await: { clarification: { id: 'amount', question: 'How much?', missingFields: ['amount'] } } },
-      (input) => ({
-        toolCalls: [
-          {
-            name: 'ledger.book',
-            input: {
-              amount: Number((input as { clarification?: { answer: string } }).clarification?.answer),
-            },
-          },
-        ],
-      }),
-      { finalResponse: { text: 'done' } },
-    ]);
-    const run = await runtime.start({ runId, messages: [{ role: 'user', content: 'book it' }] });
-    await expect
-      .poll(async () => (await run.status()).awaiting, { timeout: 15_000 })
-      .toEqual({ kind: 'clarification', id: 'amount' });
-    await expect(run.provideClarification({ id: 'nope', answer: '7' })).rejects.toBeInstanceOf(
-      TemporalRunAnswerError,
-    );
-    await run.provideClarification({ id: 'amount', answer: '7' });
-    const outcome = await run.result();
-    expect(outcome.status).toBe('completed');
-    expect(outcome.toolResults[0]?.result).toEqual({ booked: 7 });
-  }, 60_000);
-
-  it('asks a confirmation with an update: a wrong id is rejected by the validator; approval runs the call', async () => {
-    const runId = script(unique('confirm'), [
-      { toolCalls: [{ name: 'disk.wipe', input: { disk: 'sdb' } }] },
-      { finalResponse: { text: 'wiped' } },
-    ]);
-    const run = await runtime.start({ runId, messages: [{ role: 'user', content: 'wipe sdb' }] });
-    await expect
-      .poll(async () => (await run.status()).awaiting?.kind, { timeout: 15_000 })
-      .toBe('confirmation');
-    const { id } = (await run.status()).awaiting!;
-    await expect(run.confirm({ id: 'wrong', approved: true })).rejects.toBeInstanceOf(
-      WorkflowUpdateFailedError,
-    );
-    await run.confirm({ id: id!, approved: true, by: 'ops' });
-    const outcome = await run.result();
-    expect(outcome.status).toBe('completed');
-    expect(outcome.toolResults[0]?.result).toBe('wiped sdb');
-  }, 60_000);
-
-  it('takes external tool results by signal, checked against the tool’s output schema by the run', async () => {
-    const runId = script(unique('external'), [
-      {
-        await: {
-          externalTools: {
-            id: 'ext',
-            calls: [{ name: 'crm.lookup', toolCallId: 'e1', input: { email: 'ada@example.com' } }],
-          },
-        },
-      },
-      { finalResponse: { text: 'ada is pro' } },
-    ]);
-    const run = await runtime.start({ runId, messages: [{ role: 'user', content: 'look ada up' }] });
-    await expect
-      .poll(async () => (await run.status()).awaiting?.kind, { timeout: 15_000 })
-      .toBe('external_tools');
-    await run.provideToolResults([{ toolCallId: 'e1', result: { plan: 'pro' } }]);
-    expect((await run.result()).status).toBe('completed');
-  }, 60_000);
-
-  it('ends a run by its caps, and a canceled run ends canceled', async () => {
-    const capped = script(unique('capped'), [
-      { toolCalls: [{ name: 'ledger.book', input: { amount: 1 } }] },
-      // The finalizing turn (tool cap reached after one call).
-      { finalResponse: { text: 'stopped at the cap' } },
-    ]);
-    const run = await runtime.start({
-      runId: capped,
-      messages: [{ role: 'user', content: 'book' }],
-      caps: { maxToolCalls: 1 },
-    });
-    const outcome = await run.result();
-    expect(outcome).toMatchObject({ status: 'completed', finalResponse: { text: 'stopped at the cap' } });
-    expect(outcome.toolResults.filter((result) => result.executed)).toHaveLength(1);
-
-    const waiting = script(unique('cancel'), [
-      { await: { clarification: { id: 'q', question: '?', missingFields: [] } } },
-    ]);
-    const toCancel = await runtime.start({ runId: waiting, messages: [{ role: 'user', content: 'x' }] });
-    await expect.poll(async () => (await toCancel.status()).status, { timeout: 15_000 }).toBe('awaiting');
-    await toCancel.cancel('not needed');
-    expect((await toCancel.result()).status).toBe('canceled');
-  }, 60_000);
-
   it('bad input: a duplicate answer is refused at the caller, an unknown tool is the planner’s to repair, a planner that keeps failing fails the run with its cause', async () => {
-    const clarify = script(unique('duplicate'), [
+    const clarify = unique('duplicate');
+    script(clarify, [
       { await: { clarification: { id: 'q', question: 'How much?', missingFields: ['amount'] } } },
       { toolCalls: [{ name: 'ledger.transfer', input: { amount: 3 } }] },
       (input) => {
