@@ -17,6 +17,7 @@ import {
   defineSignal,
   defineUpdate,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -178,8 +179,11 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
   // and only after this execution took a planner turn (a huge transcript cannot loop).
   let continuing = false;
   let plannedHere = 0;
+  // Runs started by a worker without continue-as-new (their histories lack this marker) never
+  // continue as new when a newer worker replays them: that would be a command their history lacks.
+  const mayContinue = patched('toolwarden.continue-as-new');
   const continueDue = () => {
-    if (plannedHere === 0) return false;
+    if (plannedHere === 0 || !mayContinue) return false;
     const info = workflowInfo();
     const limits = input.history ?? {};
     return (
