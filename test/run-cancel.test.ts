@@ -86,6 +86,23 @@ const cases: Case[] = [
 ];
 
 describe('cancel', () => {
+  // First in the file: it counts the process's timers, and the runs of the tests after it leave
+  // timers of their own (a canceled tool's sleep) that would come and go while it counts.
+  it('leaves no timer behind when it stops a planner call the time budget was bounding', async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+    const planner = scriptedPlanner([done(), hangingStep({})]);
+    const runtime = testRuntime({ planner, caps: { timeBudgetMs: 600_000 } });
+    await runtime.start({ messages: prompt }).result();
+    const before = timers();
+
+    const run = runtime.start({ messages: prompt });
+    await reachState(run, 'planning');
+    run.cancel();
+    await run.result();
+
+    expect(timers()).toBe(before);
+  });
+
   it.each(cases)('ends a run in $state as canceled, with run_canceled, and result() resolves', async (c) => {
     const plannerSeen: { signal?: AbortSignal } = {};
     toolStarted = deferred<AbortSignal>();
@@ -118,21 +135,6 @@ describe('cancel', () => {
     expect(canceled).toMatchObject({ type: 'run_canceled', reason: 'user asked', runId: run.runId });
     if (c.aborts === 'planner') expect(plannerSeen.signal?.aborted).toBe(true);
     if (c.aborts === 'tool') expect(toolSignal?.aborted).toBe(true);
-  });
-
-  it('leaves no timer behind when it stops a planner call the time budget was bounding', async () => {
-    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
-    const planner = scriptedPlanner([done(), hangingStep({})]);
-    const runtime = testRuntime({ planner, caps: { timeBudgetMs: 600_000 } });
-    await runtime.start({ messages: prompt }).result();
-    const before = timers();
-
-    const run = runtime.start({ messages: prompt });
-    await reachState(run, 'planning');
-    run.cancel();
-    await run.result();
-
-    expect(timers()).toBe(before);
   });
 
   it('does nothing to a run that already ended', async () => {
