@@ -60,12 +60,17 @@ describe.skipIf(!available && !required)(SUITE, () => {
   const workers: { worker: Worker; running: Promise<void> }[] = [];
   const seen = new Map<string, number[]>();
 
-  const startWorker = async (taskQueue: string, steps: number, transcriptCacheRuns?: number) => {
+  const startWorker = async (
+    taskQueue: string,
+    steps: number,
+    transcriptCacheRuns?: number,
+    planner = loopPlanner(steps, seen),
+  ) => {
     const worker = await createTemporalWorker({
       connection,
       taskQueue,
       tools: [add],
-      planner: loopPlanner(steps, seen),
+      planner,
       ...(transcriptCacheRuns === undefined ? {} : { transcriptCacheRuns }),
     });
     workers.push({ worker, running: worker.run() });
@@ -161,6 +166,39 @@ describe.skipIf(!available && !required)(SUITE, () => {
       await ReplayWorker.runReplayHistory({ workflowsPath: WORKFLOWS_PATH }, history, run.runId);
     }
   }, 180_000);
+
+  it('continues as new while it awaits a person; the answer reaches the new execution', async () => {
+    const taskQueue = `history-await-${stamp}`;
+    const asking: Planner = {
+      planStart: async () => ({
+        await: { clarification: { id: 'a', question: 'Add what to 1?', missingFields: ['a'] } },
+      }),
+      planResume: async (input) => {
+        const sum = input.toolResults[0]?.result as { sum: number } | undefined;
+        if (sum) return { finalResponse: { text: `sum ${sum.sum}` } };
+        return { toolCalls: [{ name: 'calc.add', input: { a: Number(input.clarification?.answer), b: 1 } }] };
+      },
+    };
+    await startWorker(taskQueue, 0, undefined, asking);
+    // The first turn's events alone pass this: the run continues as new as soon as it awaits.
+    const run = await runtimeFor(taskQueue, 5, { maxEvents: 8 }).start({
+      runId: `history-await-${stamp}`,
+      messages: [{ role: 'user', content: PADDING }],
+    });
+    await expect
+      .poll(
+        async () => {
+          const status = await run.status();
+          return [status.execution, status.awaiting];
+        },
+        { timeout: 20_000 },
+      )
+      .toEqual([2, { kind: 'clarification', id: 'a' }]);
+    await run.provideClarification({ id: 'a', answer: '41' });
+    const outcome = await run.result();
+    expect(outcome).toMatchObject({ status: 'completed', finalResponse: { text: 'sum 42' } });
+    expect(outcome.executions).toBeGreaterThanOrEqual(2);
+  }, 120_000);
 
   it('a worker that keeps no transcripts reads them from the workflow by query', async () => {
     const taskQueue = `history-query-${stamp}`;
