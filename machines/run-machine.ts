@@ -367,11 +367,9 @@ export const runMachine = setup({
       if (context.flow.effects !== null) enqueue.assign(withFlow(context, { effects: null }));
     }),
     clearAwaiting: assign(({ context }) => withFlow(context, { awaiting: null })),
-    /** Announces the wait and starts its clock (time awaiting answers is not the run's budget). */
     emitAwait: enqueueActions(({ context, enqueue }) => {
       const awaiting = context.flow.awaiting;
       const base = { runId: context.runId, at: now() };
-      enqueue.assign(withFlow(context, { awaitingSince: base.at }));
       if (awaiting?.kind === 'clarification') {
         enqueue.emit({ type: 'await_clarification', ...base, clarification: awaiting.clarification });
       } else if (awaiting?.kind === 'external_tools') {
@@ -384,6 +382,8 @@ export const runMachine = setup({
         });
       }
     }),
+    /** Starts the clock of a wait for an answer: that time is not the run's budget (`deadlineAt`). */
+    startAwaitClock: assign(({ context }) => withFlow(context, { awaitingSince: now() })),
     /** Adds the wait that ends to `flow.awaitedMs`. */
     stopAwaitClock: assign(({ context }) => {
       const since = context.flow.awaitingSince;
@@ -552,7 +552,7 @@ export const runMachine = setup({
       initial: 'clarification',
       states: {
         clarification: {
-          entry: 'emitAwait',
+          entry: ['emitAwait', 'startAwaitClock'],
           exit: 'stopAwaitClock',
           on: {
             'provide.clarification': {
@@ -563,7 +563,7 @@ export const runMachine = setup({
           },
         },
         externalTools: {
-          entry: 'emitAwait',
+          entry: ['emitAwait', 'startAwaitClock'],
           exit: 'stopAwaitClock',
           on: {
             'provide.toolResults': {
@@ -574,7 +574,7 @@ export const runMachine = setup({
           },
         },
         confirmation: {
-          entry: 'emitAwait',
+          entry: ['emitAwait', 'startAwaitClock'],
           exit: 'stopAwaitClock',
           on: {
             confirm: [

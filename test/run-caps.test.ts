@@ -157,6 +157,19 @@ describe('maxRetriesPerTool', () => {
   });
 });
 
+/** A tool that takes `ms` to answer `{ ok: true }`. */
+function slowTool(ms: number) {
+  return defineTool({
+    id: 'util.slow',
+    description: 'Takes its time',
+    input: z.object({}),
+    execute: async () => {
+      await sleep(ms);
+      return { ok: true };
+    },
+  });
+}
+
 describe('timeBudgetMs', () => {
   it('bounds a planner call in flight: a planner that never answers is aborted and the run finalizes with time_budget', async () => {
     const first: { signal?: AbortSignal } = {};
@@ -187,15 +200,7 @@ describe('timeBudgetMs', () => {
   });
 
   it('finalizes with time_budget when the budget ran out while tools ran', async () => {
-    const slow = defineTool({
-      id: 'util.slow',
-      description: 'Takes its time',
-      input: z.object({}),
-      execute: async () => {
-        await sleep(80);
-        return { ok: true };
-      },
-    });
+    const slow = slowTool(80);
     const planner = scriptedPlanner([call('util.slow', {}), done()]);
     const runtime = testRuntime({ planner, tools: [slow], caps: { timeBudgetMs: 40 } });
 
@@ -207,15 +212,7 @@ describe('timeBudgetMs', () => {
   });
 
   it('gives a finalizing turn that starts after the budget its full grace (a tool that ran long)', async () => {
-    const slow = defineTool({
-      id: 'util.slow',
-      description: 'Runs past the budget and its grace',
-      input: z.object({}),
-      execute: async () => {
-        await sleep(300);
-        return { ok: true };
-      },
-    });
+    const slow = slowTool(300);
     const planner = scriptedPlanner([
       call('util.slow', {}),
       async () => {
