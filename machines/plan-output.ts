@@ -1,6 +1,6 @@
 import type { DoneActorEvent } from 'xstate';
 import { type ParsedPlanResult, PlanResultSchema } from '../run/planner.ts';
-import type { PlanActorOutput } from './run-actors.ts';
+import type { PlanActorOutput } from './run-ports.ts';
 
 /**
  * The planner's result as the run machine's guards and actions read it from a `done` event of

@@ -218,44 +218,30 @@ export function enterPolicyClarificationUpdate(context: RunContext): Partial<Run
 
 /**
  * Most tool calls of one batch that run at once. A batch larger than this runs in a window: each
- * finished call starts the next. XState copies a machine's `children` at every spawn and stop and
- * persists every child, so a batch whose calls all ran at once cost O(calls²) (1,000 calls:
- * 2.4 s, 4,000: 11.6 s); with the window a call costs O(window). Planner batches are a few calls;
- * 32 at once keeps every realistic batch fully parallel (docs/architecture.md §Executing).
+ * finished call starts the next. The window bounds what a huge batch holds at once (its calls'
+ * promises, controllers and timers; when each call was a child actor, XState's copies of the
+ * `children` made a batch run all at once cost O(calls²)). Planner batches are a few calls; 32 at
+ * once keeps every realistic batch fully parallel (docs/architecture.md §Executing).
  */
 export const MAX_PARALLEL_TOOL_CALLS = 32;
 
 /**
- * The calls of the batch to start now (on entry to `executing`, and after each result of a batch
- * larger than the window): admitted calls without a result and without a running actor, in the
- * planner's order, while fewer than {@link MAX_PARALLEL_TOOL_CALLS} run. `running` holds the ids
- * of the run actor's children (`tool.<toolCallId>`), the ones a restored snapshot brought back
- * included. One pass; calls start in order, so the running ones come before the ones not started
- * and the pass stops at the first call the window has no room for.
+ * The calls of the batch to run (on entry to `executing`, and again after a restore): admitted
+ * calls without a result that the run executes (not external ones), in the planner's order. The
+ * `steps` actor runs them in a window of {@link MAX_PARALLEL_TOOL_CALLS} (run-steps.ts).
  */
 export function callsToStart(
   batch: Pick<RunContext['batch'], 'pending' | 'results'>,
-  running: ReadonlySet<string>,
 ): { call: PendingCall; index: number }[] {
   const start: { call: PendingCall; index: number }[] = [];
-  let count = 0;
   for (let index = 0; index < batch.pending.length; index++) {
     if (batch.results[index] !== null) continue;
     const call = batch.pending[index]!;
     if (call.status !== 'admitted' || call.external) continue;
-    if (running.has(toolActorId(call))) {
-      count++;
-      continue;
-    }
-    if (count >= MAX_PARALLEL_TOOL_CALLS) break;
     start.push({ call, index });
-    count++;
   }
   return start;
 }
-
-/** The id of the child actor that runs `call`. */
-export const toolActorId = (call: Pick<PendingCall, 'toolCallId'>) => `tool.${call.toolCallId}`;
 
 /**
  * Whether what is left of the batch is external calls only (tools without `execute`): every call

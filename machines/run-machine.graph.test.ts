@@ -1,9 +1,9 @@
 /**
  * Model-based tests of the run machine with `xstate/graph`: the machine is traversed with the
- * outcomes each of its actors can have (a planner's results, a batch check, a tool's result, a
- * policy review, a backoff's end) and the answers an app can send, and every path found is
- * replayed on a real actor of the machine whose invoked actors are stubs that settle with the
- * outcome the path chose. Coverage is read from the real actor's `@xstate.microstep` inspection
+ * outcomes each of its ports can have (a planner's results, a batch check, a tool's result, a
+ * policy review, a backoff's end), a restore of its `steps` actor, and the answers an app can
+ * send, and every path found is replayed on a real actor of the machine whose real `steps` actor
+ * calls stub ports that settle with the outcome the path chose. Coverage is read from the real actor's `@xstate.microstep` inspection
  * events: every state node and every transition (`always` ones included) must be taken.
  */
 import { describe, expect, it } from 'vitest';
@@ -12,7 +12,6 @@ import {
   type AnyStateNode,
   type AnyTransitionDefinition,
   createActor,
-  fromPromise,
   type InspectionEvent,
   type SnapshotFrom,
   waitFor,
@@ -27,9 +26,10 @@ import { validateCalls } from '../runtime/steps/validate-batch.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { ToolCatalog } from '../tools/tool-catalog.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
-import type { ValidateBatchOutput } from './run-actors.ts';
 import type { PendingCall, RunContext, RunInput } from './run-context.ts';
 import { type RunMachineEvent, runMachine, validateCallsAction } from './run-machine.ts';
+import type { ValidateBatchOutput } from './run-ports.ts';
+import { runSteps } from './run-steps.ts';
 
 const catalog = new ToolCatalog([
   defineTool({
@@ -54,11 +54,12 @@ const unusedPlanner: Planner = {
 };
 const deps = { catalog, planner: unusedPlanner, policies: noPolicies, plugins: [], finalizeGraceMs: 0 };
 
-/** Settles the stub actor of a given actor id (an invoke id, or `tool.<toolCallId>`). */
+/** The requests in flight, by port (`plan`, `validate`, `review`, `sleep`) or `tool.<toolCallId>`. */
 const stubs = new Map<string, { resolve: (output: unknown) => void; reject: (error: unknown) => void }>();
-const stub = fromPromise<unknown, unknown>(
-  ({ self }) => new Promise((resolve, reject) => stubs.set(self.id, { resolve, reject })),
-);
+const stub =
+  <T>(key: (input: T) => string) =>
+  ({ input }: { input: T }) =>
+    new Promise<never>((resolve, reject) => stubs.set(key(input), { resolve, reject } as never));
 
 /**
  * The machine under test: the real machine definition with its real `validateCalls` action (the
@@ -67,27 +68,26 @@ const stub = fromPromise<unknown, unknown>(
  */
 const machine = runMachine.provide({
   actors: {
-    plan: stub,
-    validateBatch: stub,
-    executeTool: stub,
-    reviewResults: stub,
-    sleepUntil: stub,
-  } as never,
+    runSteps: runSteps({
+      plan: stub(() => 'plan'),
+      validateBatch: stub(() => 'validate'),
+      executeTool: stub(({ call }) => `tool.${call.toolCallId}`),
+      reviewResults: stub(() => 'review'),
+      sleepUntil: stub(() => 'sleep'),
+    }),
+  },
   actions: { validateCalls: validateCallsAction((context) => validateCalls(deps, context, NO_EFFECTS)) },
   guards: { consultsPolicies: ({ context }) => context.labels.policies === 'on' },
 });
 type Snapshot = SnapshotFrom<typeof machine>;
 
-const PLAN = '0.run.planning';
-const FINAL = '0.run.finalizing';
-const VALIDATE = '0.run.validating.policies';
-const REVIEW = '0.run.resuming.policies';
-const BACKOFF = '0.run.awaiting.backoff';
+const PLAN = 'plan';
+const FINAL = 'plan';
+const VALIDATE = 'validate';
+const REVIEW = 'review';
 
-const done = (id: string, output: unknown) =>
-  ({ type: `xstate.done.actor.${id}`, output, actorId: id }) as unknown as RunMachineEvent;
-const failed = (id: string, error: string) =>
-  ({ type: `xstate.error.actor.${id}`, error, actorId: id }) as unknown as RunMachineEvent;
+const done = (port: string, output: unknown) => ({ type: `${port}.done`, output }) as RunMachineEvent;
+const failed = (port: string, error: string) => ({ type: `${port}.error`, error }) as RunMachineEvent;
 const echo = (text: unknown) => ({ name: 'util.echo', input: { text } });
 
 /** What a planner turn can give: every branch of `planning`'s onDone, and a failure. */
@@ -159,15 +159,14 @@ function toolOutcomes(context: RunContext): RunMachineEvent[] {
   const index = pending.findIndex((call, i) => call.status === 'admitted' && results[i] === null);
   if (index < 0) return [];
   const call = pending[index]!;
-  const id = `tool.${call.toolCallId}`;
   const base = { name: call.name, toolCallId: call.toolCallId, executed: true };
   return [
-    done(id, { index, result: { ...base, result: { ok: true } } }),
-    done(id, {
+    done('tool', { index, result: { ...base, result: { ok: true } } }),
+    done('tool', {
       index,
       result: { ...base, error: { name: 'ToolError', message: 'failed', recoverable: false } },
     }),
-    failed(id, 'wrapper threw'),
+    { type: 'tool.error', index, toolCallId: call.toolCallId, error: 'wrapper threw' },
   ];
 }
 
@@ -204,7 +203,7 @@ function answers(context: RunContext): RunMachineEvent[] {
   return [];
 }
 
-/** Every event the run can receive in `snapshot`: its actors' outcomes, the app's answers, cancel. */
+/** Every event the run can receive in `snapshot`: its ports' outcomes, a restore, the app's answers, cancel. */
 function eventsFor(snapshot: Snapshot): RunMachineEvent[] {
   if (snapshot.status !== 'active') return [];
   const { context } = snapshot;
@@ -214,7 +213,9 @@ function eventsFor(snapshot: Snapshot): RunMachineEvent[] {
   if (snapshot.matches({ validating: 'policies' })) events.push(...validateOutcomes(context));
   if (snapshot.matches('executing')) events.push(...toolOutcomes(context));
   if (snapshot.matches({ resuming: 'policies' })) events.push(...reviewOutcomes());
-  if (snapshot.matches({ awaiting: 'backoff' })) events.push(done(BACKOFF, undefined));
+  if (snapshot.matches({ awaiting: 'backoff' })) events.push({ type: 'sleep.done' });
+  // A restored `steps` actor says so; the state requests its work again.
+  if (events.length > 0) events.push({ type: 'steps.restored' });
   if (snapshot.matches('awaiting')) events.push(...answers(context));
   events.push({ type: 'cancel', reason: 'test' });
   return events;
@@ -271,7 +272,30 @@ interface Coverage {
   transitions: Set<AnyTransitionDefinition>;
 }
 
-/** Replays `path` on a real actor with stub actors, checking each step's state; records coverage. */
+/** The stub whose settling makes `steps` send `event`; undefined for an event the test sends itself. */
+function stubKey(event: RunMachineEvent): string | undefined {
+  switch (event.type) {
+    case 'plan.done':
+    case 'plan.error':
+      return 'plan';
+    case 'validate.done':
+    case 'validate.error':
+      return 'validate';
+    case 'review.done':
+    case 'review.error':
+      return 'review';
+    case 'sleep.done':
+      return 'sleep';
+    case 'tool.done':
+      return `tool.${event.output.result.toolCallId}`;
+    case 'tool.error':
+      return `tool.${event.toolCallId}`;
+    default:
+      return undefined;
+  }
+}
+
+/** Replays `path` on a real actor with stub ports, checking each step's state; records coverage. */
 async function replay(path: StatePath<Snapshot, RunMachineEvent>, runInput: RunInput, coverage: Coverage) {
   stubs.clear();
   const record = (event: InspectionEvent) => {
@@ -289,15 +313,15 @@ async function replay(path: StatePath<Snapshot, RunMachineEvent>, runInput: RunI
   const actor = createActor(machine, { input: runInput, inspect: record });
   actor.start();
   for (const step of path.steps) {
-    const event = step.event as RunMachineEvent & { output?: unknown; error?: unknown; actorId?: string };
-    if (event.type.startsWith('xstate.done.actor.') || event.type.startsWith('xstate.error.actor.')) {
-      const child = stubs.get(event.actorId!);
-      if (!child)
-        throw new Error(
-          `no stub actor ${event.actorId} is running in ${JSON.stringify(actor.getSnapshot().value)}`,
-        );
-      if (event.type.startsWith('xstate.done.')) child.resolve(event.output);
-      else child.reject(event.error);
+    const event = step.event as RunMachineEvent & { output?: unknown; error?: unknown };
+    const key = stubKey(event);
+    if (key !== undefined) {
+      const request = stubs.get(key);
+      if (!request)
+        throw new Error(`no request ${key} is in flight in ${JSON.stringify(actor.getSnapshot().value)}`);
+      stubs.delete(key);
+      if (event.type.endsWith('.error')) request.reject(event.error);
+      else request.resolve(event.output);
     } else if ((event.type as string) !== 'xstate.init') {
       actor.send(event);
     }

@@ -5,6 +5,7 @@ import {
   enqueueActions,
   type ParameterizedObject,
   type ProvidedActor,
+  sendTo,
   setup,
 } from 'xstate';
 import type { PolicyEffects } from '../run/policy-effects.ts';
@@ -16,7 +17,6 @@ import {
   callsToStart,
   enterPolicyClarificationUpdate,
   foldBatchUpdate,
-  MAX_PARALLEL_TOOL_CALLS,
   recordActorErrorUpdate,
   recordClarificationAnswerUpdate,
   recordClarificationRequestUpdate,
@@ -28,15 +28,15 @@ import {
   recordToolCallsUpdate,
   requestExternalCallsUpdate,
   requestToolConfirmationUpdate,
-  toolActorId,
 } from './run-actions.ts';
-import {
-  type ExecuteToolInput,
-  type ExecuteToolOutput,
-  runActors,
-  type ValidateBatchOutput,
-} from './run-actors.ts';
 import { type PendingCall, type RunContext, type RunInput, toolCallMeta, turnId } from './run-context.ts';
+import type {
+  ExecuteToolInput,
+  ExecuteToolOutput,
+  PlanActorInput,
+  ValidateBatchOutput,
+} from './run-ports.ts';
+import { runSteps, STEPS_ACTOR_ID, type StepEvent, type StepRequest } from './run-steps.ts';
 import {
   deadlineAt,
   foldResults,
@@ -60,9 +60,8 @@ export type RunMachineEvent =
   | { type: 'provide.toolResults'; id: string; results: ToolResultJSON[] }
   | { type: 'confirm'; id: string; approved: boolean; by?: string; reason?: string }
   | { type: 'cancel'; reason?: string }
-  // Completions of the per-call child actors spawned in `executing` (ids `tool.<toolCallId>`).
-  | { type: `xstate.done.actor.tool.${string}`; output: ExecuteToolOutput; actorId: string }
-  | { type: `xstate.error.actor.tool.${string}`; error: unknown; actorId: string };
+  // Answers of the run's `steps` actor (run-steps.ts).
+  | StepEvent;
 
 /**
  * The run machine (docs/architecture.md): one XState v5 actor per agent run.
@@ -77,11 +76,14 @@ export type RunMachineEvent =
  *
  * `admitting`, `routing`, `awaiting.approved` and the `checking` substates are transient (only
  * `always` transitions). With no policies (guard `consultsPolicies` false) `validating` and
- * `resuming` invoke nothing and a step is planning → executing → planning: two actors per step.
+ * `resuming` request nothing and a step is planning → executing → planning: two requests to
+ * `steps` and their two answers, no actor created.
  *
- * The work is done by the named actors of {@link runActors}, supplied with `provide()`. Context is
- * JSON; deadlines are timestamps and every wait is an invoked actor computed from them, so a
- * restored snapshot resumes its waits (no `after` timers: statelyai/xstate#5331).
+ * The work is done by the run's one `steps` actor (run-steps.ts, docs/architecture.md §Steps)
+ * over the ports of run-ports.ts, supplied with `provide()`: each working state requests its work
+ * on entry and again on `steps.restored`, and moves on the answer. Context is JSON; deadlines are
+ * timestamps and every wait is a request computed from them, so a restored snapshot resumes its
+ * waits (no `after` timers: statelyai/xstate#5331).
  */
 export const runMachine = setup({
   types: {
@@ -90,7 +92,7 @@ export const runMachine = setup({
     events: {} as RunMachineEvent,
     emitted: {} as RunEvent,
   },
-  actors: runActors,
+  actors: { runSteps: runSteps() },
   guards: {
     /** Whether the host has policies to consult; the runtime provides it (default: consult). */
     consultsPolicies: () => true,
@@ -145,7 +147,7 @@ export const runMachine = setup({
     startTurn: assign({ turn: ({ context }) => context.turn + 1 }),
     /** On leaving a planner turn: its tokens added to the run's (`PlanResult.usage`). */
     addUsage: enqueueActions(({ context, event, enqueue }) => {
-      if (!String((event as { type: string }).type).startsWith('xstate.done.actor.')) return;
+      if (event.type !== 'plan.done') return;
       const usage = parsedPlan(event)?.usage;
       if (!usage) return;
       const total = context.flow.usage ?? { inputTokens: 0, outputTokens: 0 };
@@ -280,11 +282,55 @@ export const runMachine = setup({
       });
       for (const result of denied) enqueue.emit(toolResultEvent(context, result));
     }),
-    spawnToolCalls: enqueueActions(({ context, enqueue, self }) =>
-      startCalls(context, context.batch, enqueue as unknown as CallStarter, runningTools(self)),
+    /** Asks `steps` to run the admitted calls without a result, announcing each (`tool_call_scheduled`). */
+    startToolCalls: enqueueActions(({ context, enqueue }) => {
+      const calls = callsToRun(context);
+      if (calls.length === 0) return;
+      for (const { call } of calls) {
+        enqueue.emit({
+          type: 'tool_call_scheduled',
+          runId: context.runId,
+          at: now(),
+          turnId: turnId(context),
+          toolCallId: call.toolCallId,
+          tool: call.name,
+          attempt: call.attempt,
+        });
+      }
+      enqueue.sendTo(STEPS_ACTOR_ID, { type: 'tools', calls } satisfies StepRequest);
+    }),
+    /** After a restore: the calls that had no result run again, under the same `toolCallId`s (announced before). */
+    resumeToolCalls: enqueueActions(({ context, enqueue }) => {
+      const calls = callsToRun(context);
+      if (calls.length > 0) enqueue.sendTo(STEPS_ACTOR_ID, { type: 'tools', calls } satisfies StepRequest);
+    }),
+    requestPlan: sendTo(
+      STEPS_ACTOR_ID,
+      ({ context }): StepRequest => ({
+        type: 'plan',
+        input: planRequest(context, context.turn === 1 ? 'start' : 'resume'),
+      }),
     ),
-    /** A finished tool actor is stopped, so done children do not pile up in every snapshot. */
-    recordToolResult: enqueueActions(({ context, event, enqueue, self }) => {
+    requestFinalPlan: sendTo(
+      STEPS_ACTOR_ID,
+      ({ context }): StepRequest => ({ type: 'plan', input: planRequest(context, 'finalize') }),
+    ),
+    requestValidation: sendTo(
+      STEPS_ACTOR_ID,
+      ({ context }): StepRequest => ({ type: 'validate', input: { context } }),
+    ),
+    requestReview: sendTo(
+      STEPS_ACTOR_ID,
+      ({ context }): StepRequest => ({ type: 'review', input: { context } }),
+    ),
+    requestSleep: sendTo(
+      STEPS_ACTOR_ID,
+      ({ context }): StepRequest => ({
+        type: 'sleep',
+        input: { until: context.flow.awaiting?.kind === 'backoff' ? context.flow.awaiting.until : now() },
+      }),
+    ),
+    recordToolResult: enqueueActions(({ context, event, enqueue }) => {
       const output = doneOutput<ExecuteToolOutput>(event);
       const call = context.batch.pending[output.index];
       if (!call || context.batch.results[output.index] !== null) return;
@@ -300,19 +346,18 @@ export const runMachine = setup({
           newHints: hints.length > 0 ? [...context.batch.newHints, ...hints] : context.batch.newHints,
         },
       });
-      enqueue.stopChild(toolActorId(call));
       enqueue.emit(toolResultEvent(context, result));
       for (const e of hintEvents(context, hints)) enqueue.emit(e);
-      startNextCalls(context, results, enqueue as unknown as CallStarter, self);
     }),
     /** `executeTool` never rejects by contract; a rejection (a bug in a wrapper) is kept as a result. */
-    recordToolCrash: enqueueActions(({ context, event, enqueue, self }) => {
-      const id = (event as { type: string }).type.replace('xstate.error.actor.tool.', '');
-      const index = context.batch.pending.findIndex((call) => call.toolCallId === id);
-      if (index < 0 || context.batch.results[index] !== null) return;
-      const err = (event as { error?: unknown }).error;
-      const result = pairedResult(context.batch.pending[index], {
-        name: context.batch.pending[index]!.name,
+    recordToolCrash: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'tool.error') return;
+      const { index, toolCallId: id } = event;
+      const call = context.batch.pending[index];
+      if (!call || call.toolCallId !== id || context.batch.results[index] !== null) return;
+      const err = event.error;
+      const result = pairedResult(call, {
+        name: call.name,
         toolCallId: id,
         executed: true,
         error: {
@@ -324,9 +369,7 @@ export const runMachine = setup({
       const results = context.batch.results.slice();
       results[index] = result;
       enqueue.assign({ batch: { ...context.batch, results } });
-      enqueue.stopChild(`tool.${id}`);
       enqueue.emit(toolResultEvent(context, result));
-      startNextCalls(context, results, enqueue as unknown as CallStarter, self);
     }),
     recordExternalResults: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'provide.toolResults') return;
@@ -451,17 +494,18 @@ export const runMachine = setup({
     },
   }),
   initial: 'planning',
+  // The step's asynchronous work, for the whole run (run-steps.ts).
+  invoke: { id: STEPS_ACTOR_ID, src: 'runSteps' },
   on: {
     cancel: { target: '.canceled', actions: 'recordCancel' },
   },
   states: {
     planning: {
-      entry: 'startTurn',
+      entry: ['startTurn', 'requestPlan'],
       exit: 'addUsage',
-      invoke: {
-        src: 'plan',
-        input: ({ context }) => ({ kind: context.turn === 1 ? 'start' : 'resume', context }),
-        onDone: [
+      on: {
+        'steps.restored': { actions: 'requestPlan' },
+        'plan.done': [
           {
             guard: 'planTimedOut',
             target: 'finalizing',
@@ -495,7 +539,7 @@ export const runMachine = setup({
           },
           { target: 'failed', actions: 'failEmptyPlan' },
         ],
-        onError: { target: 'failed', actions: 'recordPlannerError' },
+        'plan.error': { target: 'failed', actions: 'recordPlannerError' },
       },
     },
     /**
@@ -515,11 +559,11 @@ export const runMachine = setup({
           ],
         },
         policies: {
-          invoke: {
-            src: 'validateBatch',
-            input: ({ context }) => ({ context }),
-            onDone: { target: '#run.admitting', actions: 'applyValidation' },
-            onError: { target: '#run.failed', actions: 'recordActorError' },
+          entry: 'requestValidation',
+          on: {
+            'steps.restored': { actions: 'requestValidation' },
+            'validate.done': { target: '#run.admitting', actions: 'applyValidation' },
+            'validate.error': { target: '#run.failed', actions: 'recordActorError' },
           },
         },
       },
@@ -535,15 +579,16 @@ export const runMachine = setup({
       ],
     },
     executing: {
-      entry: 'spawnToolCalls',
+      entry: 'startToolCalls',
       always: [
         { guard: 'batchComplete', target: 'resuming' },
         // Calls of tools without `execute` are the app's: awaited once the others are done.
         { guard: 'awaitsExternalCalls', target: 'awaiting.externalTools', actions: 'requestExternalCalls' },
       ],
       on: {
-        'xstate.done.actor.tool.*': { actions: 'recordToolResult' },
-        'xstate.error.actor.tool.*': { actions: 'recordToolCrash' },
+        'steps.restored': { actions: 'resumeToolCalls' },
+        'tool.done': { actions: 'recordToolResult' },
+        'tool.error': { actions: 'recordToolCrash' },
       },
     },
     awaiting: {
@@ -592,12 +637,10 @@ export const runMachine = setup({
           always: [{ guard: 'hasAdmittedCalls', target: '#run.executing' }, { target: '#run.resuming' }],
         },
         backoff: {
-          invoke: {
-            src: 'sleepUntil',
-            input: ({ context }) => ({
-              until: context.flow.awaiting?.kind === 'backoff' ? context.flow.awaiting.until : now(),
-            }),
-            onDone: { target: '#run.planning', actions: 'clearAwaiting' },
+          entry: 'requestSleep',
+          on: {
+            'steps.restored': { actions: 'requestSleep' },
+            'sleep.done': { target: '#run.planning', actions: 'clearAwaiting' },
           },
         },
       },
@@ -615,11 +658,11 @@ export const runMachine = setup({
           ],
         },
         policies: {
-          invoke: {
-            src: 'reviewResults',
-            input: ({ context }) => ({ context }),
-            onDone: { target: '#run.routing', actions: 'applyReview' },
-            onError: { target: '#run.failed', actions: 'recordActorError' },
+          entry: 'requestReview',
+          on: {
+            'steps.restored': { actions: 'requestReview' },
+            'review.done': { target: '#run.routing', actions: 'applyReview' },
+            'review.error': { target: '#run.failed', actions: 'recordActorError' },
           },
         },
       },
@@ -659,12 +702,11 @@ export const runMachine = setup({
       ],
     },
     finalizing: {
-      entry: 'clearEffects',
+      entry: ['clearEffects', 'requestFinalPlan'],
       exit: 'addUsage',
-      invoke: {
-        src: 'plan',
-        input: ({ context }) => ({ kind: 'finalize', context }),
-        onDone: [
+      on: {
+        'steps.restored': { actions: 'requestFinalPlan' },
+        'plan.done': [
           { guard: 'planTimedOut', target: 'failed', actions: 'failFinalizeTimedOut' },
           {
             guard: 'planHasFinalResponse',
@@ -673,7 +715,7 @@ export const runMachine = setup({
           },
           { target: 'failed', actions: 'failNoFinalResponse' },
         ],
-        onError: { target: 'failed', actions: 'recordPlannerError' },
+        'plan.error': { target: 'failed', actions: 'recordPlannerError' },
       },
     },
     completed: { type: 'final', entry: 'emitCompleted' },
@@ -682,59 +724,21 @@ export const runMachine = setup({
   },
 });
 
-/** The part of `enqueueActions`' `enqueue` that starts a call (typed apart: see the action). */
-interface CallStarter {
-  emit(event: RunEvent): void;
-  spawnChild(src: 'executeTool', options: { id: string; input: ExecuteToolInput }): void;
+/** The `steps` requests for the admitted calls of the batch that have no result, in the planner's order. */
+function callsToRun(context: RunContext): ExecuteToolInput[] {
+  return callsToStart(context.batch).map(({ call, index }) => ({
+    call,
+    index,
+    labels: context.labels,
+    meta: toolCallMeta(context, call),
+  }));
 }
 
-/**
- * Starts what {@link callsToStart} says of `batch` (the context's, or the one an action is about
- * to assign): a `tool_call_scheduled` event and a child actor per call. `spawnToolCalls` and the
- * result actions share it; XState's `enqueue` cannot name an action of the same `setup()`.
- */
-function startCalls(
-  context: RunContext,
-  batch: Pick<RunContext['batch'], 'pending' | 'results'>,
-  enqueue: CallStarter,
-  running: ReadonlySet<string>,
-): void {
-  for (const { call, index } of callsToStart(batch, running)) {
-    enqueue.emit({
-      type: 'tool_call_scheduled',
-      runId: context.runId,
-      at: now(),
-      turnId: turnId(context),
-      toolCallId: call.toolCallId,
-      tool: call.name,
-      attempt: call.attempt,
-    });
-    enqueue.spawnChild('executeTool', {
-      id: toolActorId(call),
-      input: { call, index, labels: context.labels, meta: toolCallMeta(context, call) },
-    });
-  }
-}
-
-/**
- * After a call's result (`results`, about to be assigned): the next calls of a batch larger than
- * the window, in its freed place. A batch within the window started whole on entry.
- */
-function startNextCalls(
-  context: RunContext,
-  results: RunContext['batch']['results'],
-  enqueue: CallStarter,
-  self: { getSnapshot(): unknown },
-): void {
-  if (context.batch.pending.length <= MAX_PARALLEL_TOOL_CALLS) return;
-  startCalls(context, { pending: context.batch.pending, results }, enqueue, runningTools(self));
-}
-
-/** Ids of the run actor's children as of its last step (`tool.<toolCallId>` among them). */
-function runningTools(self: { getSnapshot(): unknown }): Set<string> {
-  const snapshot = self.getSnapshot() as { children?: Record<string, unknown> } | undefined;
-  return new Set(Object.keys(snapshot?.children ?? {}));
-}
+/** A planner turn's request: `kind` and the context it plans from. */
+const planRequest = (context: RunContext, kind: PlanActorInput['kind']): PlanActorInput => ({
+  kind,
+  context,
+});
 
 /** The type of {@link runMachine}. */
 export type RunMachine = typeof runMachine;

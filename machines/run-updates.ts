@@ -6,7 +6,6 @@ import type { RunEvent } from '../run/run-events.ts';
 import type { PolicyRetryHint } from '../tools/retry-hint.ts';
 import type { ToolErrorJSON } from '../tools/tool-error.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
-import type { ValidateBatchOutput } from './run-actors.ts';
 import {
   type BatchState,
   type FlowState,
@@ -15,6 +14,7 @@ import {
   type ToolStats,
   turnId,
 } from './run-context.ts';
+import type { ValidateBatchOutput } from './run-ports.ts';
 
 /**
  * The run machine's context updates and the events they emit, as pure functions of the context,

@@ -4,6 +4,7 @@ import { type InspectorPluginOptions, inspectorPlugin } from '../inspector/inspe
 import { persistedSnapshotOf } from '../machines/persisted-snapshot.ts';
 import type { RunContext, RunInput } from '../machines/run-context.ts';
 import { type RunActorRef, runMachine, validateCallsAction } from '../machines/run-machine.ts';
+import { runSteps } from '../machines/run-steps.ts';
 import type { Plugin, RunInfo } from '../plugins/define-plugin.ts';
 import type { Policy } from '../policies/define-policy.ts';
 import { createPolicyEngine } from '../policies/policy-engine.ts';
@@ -27,11 +28,11 @@ import { createDurableRuns, type DurableOptions, type RunEventsOptions } from '.
 import { unpackSnapshot } from './durable/snapshot-codec.ts';
 import { runAwaitingOf } from './run-awaiting.ts';
 import { type ProvidedToolResult, RunHandle, runStatusOf, stateName } from './run-handle.ts';
-import { createExecuteToolActor } from './steps/execute-tool.ts';
-import { createPlanActor } from './steps/plan-step.ts';
-import { createReviewResultsActor } from './steps/review-results.ts';
+import { createExecuteToolPort } from './steps/execute-tool.ts';
+import { createPlanPort } from './steps/plan-step.ts';
+import { createReviewResultsPort } from './steps/review-results.ts';
 import type { RunDeps } from './steps/run-deps.ts';
-import { createValidateBatchActor, validateCalls } from './steps/validate-batch.ts';
+import { createValidateBatchPort, validateCalls } from './steps/validate-batch.ts';
 import { memoryStore } from './stores/memory-store.ts';
 import type { RunEventRecord, RunListFilter, RunStore, StoredRun } from './stores/run-store.ts';
 
@@ -160,14 +161,16 @@ export function createRuntime(options: RuntimeOptions) {
   };
   const machine = runMachine.provide({
     actors: {
-      plan: createPlanActor(deps),
-      validateBatch: createValidateBatchActor(deps),
-      // Innermost wrapper: a tool executes only once its call is in the store (write-ahead).
-      executeTool: createExecuteToolActor({ ...deps, plugins: [...plugins, durable.toolGate] }, infoOf),
-      reviewResults: createReviewResultsActor(deps),
+      runSteps: runSteps({
+        plan: createPlanPort(deps),
+        validateBatch: createValidateBatchPort(deps),
+        // Innermost wrapper: a tool executes only once its call is in the store (write-ahead).
+        executeTool: createExecuteToolPort({ ...deps, plugins: [...plugins, durable.toolGate] }, infoOf),
+        reviewResults: createReviewResultsPort(deps),
+      }),
     },
     actions: { validateCalls: validateCallsAction((context) => validateCalls(deps, context, NO_EFFECTS)) },
-    // Without policies, validating and resuming invoke no actor (see runActors).
+    // Without policies, validating and resuming request nothing of `steps` (see run-ports.ts).
     guards: { consultsPolicies: () => deps.policies !== noPolicies },
   });
   const inspectors = [options.inspect, ...plugins.map((plugin) => plugin.inspect)].filter(

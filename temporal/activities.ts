@@ -1,20 +1,20 @@
 import type { TracerProvider } from '@opentelemetry/api';
-import { type AnyActorLogic, createActor, toPromise } from 'xstate';
 import type {
   ExecuteToolOutput,
   PlanActorInput,
   PlanActorOutput,
   ReviewResultsInput,
+  RunPort,
   ValidateBatchInput,
   ValidateBatchOutput,
-} from '../machines/run-actors.ts';
+} from '../machines/run-ports.ts';
 import type { RunInfo } from '../plugins/define-plugin.ts';
 import type { PolicyEffects } from '../run/policy-effects.ts';
-import { createExecuteToolActor } from '../runtime/steps/execute-tool.ts';
-import { createPlanActor } from '../runtime/steps/plan-step.ts';
-import { createReviewResultsActor } from '../runtime/steps/review-results.ts';
+import { createExecuteToolPort } from '../runtime/steps/execute-tool.ts';
+import { createPlanPort } from '../runtime/steps/plan-step.ts';
+import { createReviewResultsPort } from '../runtime/steps/review-results.ts';
 import type { RunDeps } from '../runtime/steps/run-deps.ts';
-import { createValidateBatchActor } from '../runtime/steps/validate-batch.ts';
+import { createValidateBatchPort } from '../runtime/steps/validate-batch.ts';
 import { type TracedExecuteToolInput, tracedPlan, tracedToolCall } from './activity-spans.ts';
 import { type ReadTranscript, TranscriptCache } from './transcript-cache.ts';
 import type { TranscriptPage, TranscriptRef } from './transcript-ref.ts';
@@ -48,7 +48,7 @@ export function createActivities(
   tracerProvider?: TracerProvider,
   transcripts = new TranscriptCache(),
 ): ToolwardenActivities {
-  const plan = createPlanActor(deps);
+  const plan = createPlanPort(deps);
   /** The planner turn's input with its transcript: from the cache, or read from the workflow. */
   const withTranscript = async (input: PlanStepInput): Promise<PlanActorInput> => {
     const { transcript, ...machineInput } = input;
@@ -58,10 +58,10 @@ export function createActivities(
     if (input.kind === 'finalize') transcripts.forget(runId);
     return { ...machineInput, context: { ...machineInput.context, messages } };
   };
-  const validateBatch = createValidateBatchActor(deps);
+  const validateBatch = createValidateBatchPort(deps);
   // What plugins' wrapToolCall hooks see of the run, from the call's own ToolCallMeta and labels.
   const infos = new Map<string, RunInfo>();
-  const executeTool = createExecuteToolActor(
+  const executeTool = createExecuteToolPort(
     deps,
     (runId) =>
       infos.get(runId) ?? {
@@ -71,7 +71,7 @@ export function createActivities(
         traceContext: null,
       },
   );
-  const reviewResults = createReviewResultsActor(deps);
+  const reviewResults = createReviewResultsPort(deps);
   return {
     plan: async (input) => {
       const full = await withTranscript(input);
@@ -108,23 +108,22 @@ async function transcriptReader(runId: string): Promise<ReadTranscript> {
       .query<TranscriptPage, [number, number]>('transcript', from, to);
 }
 
-/** Runs one step's actor logic to its output; the activity's cancellation stops it. */
-async function step<T>(logic: AnyActorLogic, input: unknown): Promise<T> {
+/** Runs one port to its output; the activity's cancellation aborts the port's controller. */
+async function step<I, O>(port: RunPort<I, O>, input: I): Promise<O> {
   // Loaded on first use: importing toolwarden/temporal needs no Temporal package.
   activityModule ??= import('@temporalio/activity');
   const { Context } = await activityModule;
-  const actor = createActor(logic, { input });
   let signal: AbortSignal | undefined;
   try {
     signal = Context.current().cancellationSignal;
   } catch {
     // Not inside an activity (a unit test): nothing cancels it.
   }
-  const stop = () => actor.stop();
+  const controller = new AbortController();
+  const stop = () => controller.abort();
   signal?.addEventListener('abort', stop);
   try {
-    actor.start();
-    return (await toPromise(actor)) as T;
+    return await port({ input, controller });
   } finally {
     signal?.removeEventListener('abort', stop);
   }

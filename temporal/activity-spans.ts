@@ -22,13 +22,13 @@ import {
   type TracerProvider,
   trace,
 } from '@opentelemetry/api';
+import { turnId } from '../machines/run-context.ts';
 import type {
   ExecuteToolInput,
   ExecuteToolOutput,
   PlanActorInput,
   PlanActorOutput,
-} from '../machines/run-actors.ts';
-import { turnId } from '../machines/run-context.ts';
+} from '../machines/run-ports.ts';
 import {
   ATTR_ERROR_TYPE,
   ATTR_GEN_AI_AGENT_ID,

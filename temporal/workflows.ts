@@ -24,15 +24,12 @@ import {
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
-import { createActor, fromPromise } from 'xstate';
-import type {
-  ExecuteToolInput,
-  PlanActorInput,
-  ReviewResultsInput,
-  ValidateBatchInput,
-} from '../machines/run-actors.ts';
+import { createActor } from 'xstate';
 import { runMachine } from '../machines/run-machine.ts';
+import type { PlanActorInput } from '../machines/run-ports.ts';
+import { runSteps } from '../machines/run-steps.ts';
 import type { RunEvent } from '../run/run-events.ts';
+import { withStepsActor } from '../runtime/durable/snapshot-codec.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
 import type { ToolwardenActivities } from './activities.ts';
 import { PrefixDigests, type TranscriptPage, transcriptPage } from './transcript-ref.ts';
@@ -116,36 +113,35 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
   };
   const machine = runMachine.provide({
     actors: {
-      plan: fromPromise(({ input: step, signal }: { input: PlanActorInput; signal: AbortSignal }) => {
-        // An idle point: the next execution restores the machine here and runs the turn.
-        if (continueDue()) {
-          continuing = true;
-          return new Promise<never>(() => {});
-        }
-        plannedHere += 1;
-        return cancellable(signal, () => steps.plan(planInput(step)));
+      runSteps: runSteps({
+        plan: ({ input: step, controller }) => {
+          // An idle point: the next execution restores the machine here and runs the turn.
+          if (continueDue()) {
+            continuing = true;
+            return new Promise<never>(() => {});
+          }
+          plannedHere += 1;
+          return cancellable(controller.signal, () => steps.plan(planInput(step)));
+        },
+        // Policies never read the transcript: it stays out of the local activities' inputs.
+        validateBatch: ({ input: step, controller }) =>
+          cancellable(controller.signal, () =>
+            checks.validateBatch({ context: { ...step.context, messages: [] } }),
+          ),
+        executeTool: ({ input: step, controller }) =>
+          cancellable(controller.signal, () =>
+            // The run's trace context rides along, so the call's span joins the run's trace.
+            toolSteps(step.call.name).executeTool({
+              ...step,
+              traceContext: actor.getSnapshot().context.traceContext,
+            }),
+          ),
+        reviewResults: ({ input: step, controller }) =>
+          cancellable(controller.signal, () =>
+            checks.reviewResults({ context: { ...step.context, messages: [] } }),
+          ),
+        sleepUntil: ({ input: step }) => sleep(Math.max(0, step.until - Date.now())),
       }),
-      // Policies never read the transcript: it stays out of the local activities' inputs.
-      validateBatch: fromPromise(
-        ({ input: step, signal }: { input: ValidateBatchInput; signal: AbortSignal }) =>
-          cancellable(signal, () => checks.validateBatch({ context: { ...step.context, messages: [] } })),
-      ),
-      executeTool: fromPromise(({ input: step, signal }: { input: ExecuteToolInput; signal: AbortSignal }) =>
-        cancellable(signal, () =>
-          // The run's trace context rides along, so the call's span joins the run's trace.
-          toolSteps(step.call.name).executeTool({
-            ...step,
-            traceContext: actor.getSnapshot().context.traceContext,
-          }),
-        ),
-      ),
-      reviewResults: fromPromise(
-        ({ input: step, signal }: { input: ReviewResultsInput; signal: AbortSignal }) =>
-          cancellable(signal, () => checks.reviewResults({ context: { ...step.context, messages: [] } })),
-      ),
-      sleepUntil: fromPromise(({ input: step }: { input: { until: number } }) =>
-        sleep(Math.max(0, step.until - Date.now())),
-      ),
     },
     // Validation and review are activities (the tools and policies live in the worker).
     guards: { consultsPolicies: () => true },
@@ -192,11 +188,11 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
       (limits.maxBytes !== undefined && info.historySize >= limits.maxBytes)
     );
   };
-  // The provided machine keeps runMachine's types; its actors' logic types differ (fromPromise vs fromTask).
   const actor = createActor(
-    machine as unknown as typeof runMachine,
+    machine,
     continued
-      ? { snapshot: withContext(continued.snapshot) as never, input: input.run }
+      ? // Handed on by a worker of any release: one from before the `steps` actor gets one.
+        { snapshot: withStepsActor(withContext(continued.snapshot)) as never, input: input.run }
       : { input: input.run },
   );
   const push = (event: RunEvent) => {
@@ -352,8 +348,10 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
 type PersistedChildren = Record<string, { snapshot?: { input?: { context?: unknown } } }>;
 
 /**
- * A persisted snapshot whose children's inputs hold the run's context (a planner turn's input is
- * the context it was invoked with) refer to it instead of repeating the transcript.
+ * A persisted snapshot whose children's inputs hold the run's context refer to it instead of
+ * repeating the transcript. Since the `steps` actor no child's input holds it; this stays for the
+ * snapshots handed on by workers of earlier releases (a planner turn was a child invoked with the
+ * context).
  */
 function withoutContext(persisted: unknown): unknown {
   const snapshot = persisted as { context: unknown; children: PersistedChildren };

@@ -100,7 +100,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
         nodes.map((node) => (node as SVGElement).dataset.edgeId),
       ),
     ).toEqual([clarificationEdge]);
-    expect(await page.textContent('#last-transition')).toBe('took done(plan) [planAwaitsClarification]');
+    expect(await page.textContent('#last-transition')).toBe('took plan.done [planAwaitsClarification]');
     await mkdir('.artifacts', { recursive: true });
     await page.screenshot({ path: '.artifacts/inspector.png' });
 

@@ -3,6 +3,7 @@ import { assign, createMachine, fromPromise, not, setup } from 'xstate';
 import { edgeIdOf } from '../machines/diagram/edge-id.ts';
 import { type GraphEdge, toGraphModel } from '../machines/diagram/graph-model.ts';
 import { runMachine } from '../machines/run-machine.ts';
+import { runSteps } from '../machines/run-steps.ts';
 
 type Config = {
   id?: string;
@@ -123,20 +124,58 @@ describe('graph model of the run machine', () => {
     });
   });
 
-  it('names done and error transitions of invokes by src, with the guard order as index', () => {
+  it('names the answers of `steps` by event type, with the guard order as index', () => {
     const planning = graph.edges.filter(
-      (edge) => edge.source === 'run.planning' && edge.kind === 'done.invoke',
+      (edge) => edge.source === 'run.planning' && edge.eventType === 'plan.done',
     );
     expect(planning.map((edge) => edge.index)).toEqual(planning.map((_, index) => index));
     expect(planning.find((edge) => edge.guard === 'planAwaitsClarification')).toMatchObject({
-      id: `run.planning:done.invoke.plan:${planning.findIndex((edge) => edge.guard === 'planAwaitsClarification')}`,
-      label: 'done(plan)',
-      invoke: 'plan',
+      id: `run.planning:plan.done:${planning.findIndex((edge) => edge.guard === 'planAwaitsClarification')}`,
+      kind: 'event',
+      label: 'plan.done',
       targets: ['run.awaiting.clarification'],
     });
-    expect(graph.edges.find((edge) => edge.id === 'run.planning:error.invoke.plan:0')).toMatchObject({
-      kind: 'error.invoke',
+    expect(graph.edges.find((edge) => edge.id === 'run.planning:plan.error:0')).toMatchObject({
+      kind: 'event',
       targets: ['run.failed'],
+    });
+  });
+
+  it('names done and error transitions of invokes by src, with the guard order as index', () => {
+    const invoking = setup({
+      actors: { plan: fromPromise(async () => 1) },
+      guards: { big: () => false },
+    }).createMachine({
+      id: 'm',
+      initial: 'planning',
+      states: {
+        planning: {
+          invoke: {
+            src: 'plan',
+            onDone: [{ guard: 'big', target: 'done' }, { target: 'failed' }],
+            onError: { target: 'failed' },
+          },
+        },
+        done: { type: 'final' },
+        failed: { type: 'final' },
+      },
+    });
+    const edges = toGraphModel(invoking).edges.filter(
+      (edge) => edge.source === 'm.planning' && edge.kind === 'done.invoke',
+    );
+    expect(edges.map((edge) => edge.index)).toEqual([0, 1]);
+    expect(edges[0]).toMatchObject({
+      id: 'm.planning:done.invoke.plan:0',
+      label: 'done(plan)',
+      invoke: 'plan',
+      guard: 'big',
+      targets: ['m.done'],
+    });
+    expect(
+      toGraphModel(invoking).edges.find((edge) => edge.id === 'm.planning:error.invoke.plan:0'),
+    ).toMatchObject({
+      kind: 'error.invoke',
+      targets: ['m.failed'],
     });
   });
 
@@ -153,15 +192,15 @@ describe('graph model of the run machine', () => {
       initial: 'run.awaiting.clarification',
       path: ['awaiting'],
     });
-    expect(states.get('run.planning')?.invoke.map((def) => def.src)).toEqual(['plan']);
-    expect(states.get('run.planning')?.entry).toContain('startTurn');
+    expect(states.get('run')?.invoke.map((def) => def.src)).toEqual(['runSteps']);
+    expect(states.get('run.planning')?.entry).toEqual(['startTurn', 'requestPlan']);
     expect(states.get('run.completed')).toMatchObject({ type: 'final', history: false, tags: [] });
     const orders = graph.states.map((state) => state.order);
     expect(orders).toEqual([...orders].sort((a, b) => a - b));
   });
 
   it('is the same for the runtime copy made with provide()', () => {
-    const provided = runMachine.provide({ actors: { plan: fromPromise(async () => ({})) } });
+    const provided = runMachine.provide({ actors: { runSteps: runSteps({ plan: async () => ({}) }) } });
     expect(toGraphModel(provided)).toEqual(graph);
   });
 

@@ -29,12 +29,12 @@ describe('Mermaid stateDiagram-v2 of the run machine', () => {
     const arrows = lines.filter((line) => / --> /.test(line) && !line.includes('[*]'));
     const expected = graph.edges.reduce((sum, edge) => sum + Math.max(1, edge.targets.length), 0);
     expect(arrows).toHaveLength(expected);
-    expect(lines).toContain('planning --> awaiting_clarification : done(plan) [planAwaitsClarification]');
+    expect(lines).toContain('planning --> awaiting_clarification : plan.done [planAwaitsClarification]');
     expect(lines).toContain(
       'awaiting_clarification --> resuming : provide.clarification [isClarificationAnswer]',
     );
     expect(lines).toContain('routing --> planning : always');
-    expect(lines).toContain('executing --> executing : done(tool.*)');
+    expect(lines).toContain('executing --> executing : tool.done');
   });
 
   it('writes a transition that crosses a compound border at the top level, after the blocks', () => {

@@ -50,7 +50,7 @@ describe('InspectionStore fed by the inspector plugin (native inspection events)
     expect(view.activeStates).toEqual(['run', 'run.awaiting', 'run.awaiting.clarification']);
     expect(view.lastTransition).toMatchObject({
       edgeIds: [edgeTo('run.planning', 'planAwaitsClarification')],
-      event: 'xstate.done.actor.0.run.planning',
+      event: 'plan.done',
     });
   });
 
@@ -121,21 +121,18 @@ describe('InspectionStore fed by @statelyai/inspect events', () => {
         type: '@xstate.event',
         sessionId: 'x:0',
         rootId: 'x:0',
-        event: { type: 'xstate.done.actor.0.run.planning' },
+        event: { type: 'plan.done' },
       },
       'ws1',
     );
-    store.receiveStately(
-      snapshot('x:0', 'r1', { awaiting: 'clarification' }, 'xstate.done.actor.0.run.planning'),
-      'ws1',
-    );
+    store.receiveStately(snapshot('x:0', 'r1', { awaiting: 'clarification' }, 'plan.done'), 'ws1');
     const view = store.run('r1')!;
     expect(view).toMatchObject({ source: 'stately', status: 'awaiting', machineId: 'run' });
     expect(view.activeStates).toEqual(['run', 'run.awaiting', 'run.awaiting.clarification']);
     expect(view.lastTransition?.edgeIds).toEqual([edgeTo('run.planning', 'planAwaitsClarification')]);
     expect(view.context).toEqual({ runId: 'r1' });
     expect(store.log('r1').map((entry) => [entry.kind, entry.type])).toEqual([
-      ['xstate_event', 'xstate.done.actor.0.run.planning'],
+      ['xstate_event', 'plan.done'],
       ['state', 'state_changed'],
     ]);
     expect(store.log('r1')[1]!.data).toEqual({ state: 'awaiting.clarification', previous: 'planning' });
@@ -146,7 +143,7 @@ describe('InspectionStore fed by @statelyai/inspect events', () => {
     store.receiveStately(actor('x:0', 'r1'), 'ws1');
     store.receiveStately(snapshot('x:0', 'r1', { awaiting: 'backoff' }, 'x'), 'ws1');
     const done = graph.edges.find(
-      (edge) => edge.source === 'run.awaiting.backoff' && edge.kind === 'done.invoke',
+      (edge) => edge.source === 'run.awaiting.backoff' && edge.eventType === 'sleep.done',
     )!;
     store.receiveStately(snapshot('x:0', 'r1', 'planning', done.eventType), 'ws1');
     expect(store.run('r1')!.lastTransition?.edgeIds).toEqual([done.id]);

@@ -55,7 +55,7 @@ describe('SVG of the run machine (ELK layout)', async () => {
   });
 
   it('labels transitions with the event and the guard, escaped', () => {
-    expect(svg).toContain('>done(plan)</text>');
+    expect(svg).toContain('>plan.done</text>');
     expect(svg).toContain('>[planAwaitsClarification]</text>');
     expect(svg).not.toMatch(/<text[^>]*>[^<]*[<>&"][^<]*<\/text>/);
     expect(count(svg, 'class="initial"')).toBe(graph.states.filter((state) => state.initial).length);

@@ -96,7 +96,7 @@ describe('events$', () => {
 });
 
 describe('the inspect option', () => {
-  it('reaches every actor: the run actor and its planner and tool child actors', async () => {
+  it('reaches every actor (the run actor and its `steps` actor) and every request and answer between them', async () => {
     const inspected: InspectionEvent[] = [];
     const planner = scriptedPlanner([call('util.echo', { text: 'hi' }, 'c1'), done()]);
     const runtime = testRuntime({ planner, tools: [echoTool], inspect: (event) => inspected.push(event) });
@@ -108,14 +108,30 @@ describe('the inspect option', () => {
     const created = inspected.filter((e) => e.type === '@xstate.actor').map((e) => e.actorRef as AnyActorRef);
     const children = created.filter((ref) => ref !== root);
     expect(created).toContain(root);
-    expect(children.map((ref) => ref.id)).toContain(`tool.${run.runId}:t1:c1`);
-    // The planner turns are invoked children too, one per turn.
-    expect(children.filter((ref) => (ref.src as unknown) === 'plan')).toHaveLength(2);
-    for (const child of children) expect(child._parent).toBe(root);
-    // The children's own snapshots are inspected, not only their creation.
-    const tool = children.find((ref) => ref.id === `tool.${run.runId}:t1:c1`);
-    expect(inspected.some((e) => e.type === '@xstate.snapshot' && e.actorRef === tool)).toBe(true);
-    expect(inspected.some((e) => e.type === '@xstate.event' && e.actorRef === root)).toBe(true);
+    expect(children.map((ref) => ref.id)).toEqual(['steps']);
+    const steps = children[0]!;
+    expect(steps._parent).toBe(root);
+    const between = inspected
+      .filter((e): e is InspectionEvent & { type: '@xstate.event' } => e.type === '@xstate.event')
+      .filter((e) => e.event.type !== 'xstate.init' && (e.sourceRef === root || e.sourceRef === steps))
+      .map((e) => ({
+        from: e.sourceRef === root ? 'run' : 'steps',
+        type: e.event.type,
+        toolCallId:
+          (e.event as { calls?: { call: { toolCallId: string } }[] }).calls?.[0]?.call.toolCallId ??
+          (e.event as { output?: { result?: { toolCallId?: string } } }).output?.result?.toolCallId,
+      }));
+    // Each planner turn and the tool call is a request to `steps` and its answer, the call named.
+    const toolCallId = `${run.runId}:t1:c1`;
+    expect(between).toEqual([
+      { from: 'run', type: 'plan', toolCallId: undefined },
+      { from: 'steps', type: 'plan.done', toolCallId: undefined },
+      { from: 'run', type: 'tools', toolCallId },
+      { from: 'steps', type: 'tool.done', toolCallId },
+      { from: 'run', type: 'plan', toolCallId: undefined },
+      { from: 'steps', type: 'plan.done', toolCallId: undefined },
+    ]);
+    expect(inspected.some((e) => e.type === '@xstate.snapshot' && e.actorRef === steps)).toBe(true);
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createActor } from 'xstate';
+import { createActor, waitFor } from 'xstate';
 import { z } from 'zod';
 import type { PlanResult } from '../../run/planner.ts';
 import { defineTool } from '../../tools/define-tool.ts';
@@ -35,6 +35,8 @@ describe('packSnapshot / unpackSnapshot', () => {
           },
         },
         plan: { src: 'plan', snapshot: { status: 'active', input: { kind: 'resume', context } } },
+        // A run stored since the steps actor has one; without it, unpacking adds it (see below).
+        steps: { src: 'runSteps', snapshot: { status: 'active' } },
       },
     };
     const packed = packSnapshot(persisted) as Record<string, unknown>;
@@ -74,40 +76,79 @@ describe('packSnapshot / unpackSnapshot', () => {
     expect(() => unpackSnapshot(broken)).toThrow(/child "plan" refers to context\/batch\/pending\/3/);
   });
 
-  it('halves a run snapshot taken while the planner runs, and an actor restored from it persists the same snapshot', async () => {
+  it('stores a run snapshot taken while the planner runs with its context once, and restores it', async () => {
     let answer!: (result: PlanResult) => void;
-    const add = defineTool({
-      id: 'calc.add',
-      description: 'Adds',
-      input: z.object({ a: z.number(), b: z.number() }),
-      execute: async ({ a, b }) => ({ sum: a + b }),
-    });
-    const turns: PlanResult[] = Array.from({ length: 10 }, (_, i) => ({
-      toolCalls: [{ name: 'calc.add', input: { a: i, b: 1 } }],
-    }));
-    const runtime = createRuntime({
-      agent: { id: 'calc' },
-      tools: [add],
-      telemetry: false,
-      planner: {
-        planStart: async () => turns.shift()!,
-        planResume: async () => turns.shift() ?? new Promise<PlanResult>((resolve) => (answer = resolve)),
-      },
-    });
+    const { runtime, turns, planner } = addingRuntime();
+    turns.push(...Array.from({ length: 10 }, (_, i) => addCall(i)));
+    planner.planResume = async () =>
+      turns.shift() ?? new Promise<PlanResult>((resolve) => (answer = resolve));
     const run = runtime.start({ runId: 'run-size', messages: [{ role: 'user', content: 'add ten times' }] });
     await expect.poll(() => run.context.turn).toBe(11);
     const persisted = run.getPersistedSnapshot();
-    const packed = json(packSnapshot(persisted));
-    const before = JSON.stringify(persisted).length;
-    const after = JSON.stringify(packed).length;
-    expect(after).toBeLessThan(before * 0.6);
+    // The planner turn in flight is a request to the `steps` actor, not a child holding the context.
+    expect(JSON.stringify(persisted).length).toBeLessThan(JSON.stringify(run.context).length * 1.2);
+    expect(packSnapshot(persisted)).toBe(persisted);
 
     const restored = createActor(runtime.machine, {
-      snapshot: unpackSnapshot(packed) as never,
+      snapshot: unpackSnapshot(json(persisted)) as never,
       input: undefined as never,
     });
     expect(json(restored.getPersistedSnapshot())).toEqual(json(persisted));
     run.cancel('done measuring');
     answer({ finalResponse: { text: 'unused' } });
   });
+
+  it('restores a snapshot stored with a child actor per step (before the steps actor): the step runs again', async () => {
+    let answer!: (result: PlanResult) => void;
+    const { runtime, turns, planner } = addingRuntime();
+    turns.push(addCall(1));
+    planner.planResume = async () =>
+      turns.shift() ?? new Promise<PlanResult>((resolve) => (answer = resolve));
+    const run = runtime.start({ runId: 'run-old', messages: [{ role: 'user', content: 'add' }] });
+    await expect.poll(() => run.context.turn).toBe(2);
+    const current = json(run.getPersistedSnapshot());
+    run.cancel('replaced by its old form');
+    answer({ finalResponse: { text: 'unused' } });
+    // The same moment as the previous release stored it: the planner turn a child actor holding
+    // the context (packed away), no `steps` child.
+    const old = {
+      ...current,
+      children: {
+        '0.run.planning': {
+          snapshot: { status: 'active', input: { kind: 'resume' } },
+          src: 'plan',
+          syncSnapshot: false,
+        },
+      },
+      '$toolwarden.refs': { '0.run.planning': { context: [] } },
+    };
+
+    const restored = createActor(runtime.machine, {
+      snapshot: unpackSnapshot(old) as never,
+      input: undefined as never,
+    });
+    turns.push({ finalResponse: { text: 'restored' } });
+    restored.start();
+    await waitFor(restored, (snapshot) => snapshot.status === 'done', { timeout: 2_000 });
+    expect(restored.getSnapshot().context.flow.finalResponse).toEqual({ text: 'restored' });
+  });
 });
+
+/** A runtime with `calc.add` and a planner answering from `turns` (its `planResume` replaceable). */
+function addingRuntime() {
+  const add = defineTool({
+    id: 'calc.add',
+    description: 'Adds',
+    input: z.object({ a: z.number(), b: z.number() }),
+    execute: async ({ a, b }) => ({ sum: a + b }),
+  });
+  const turns: PlanResult[] = [];
+  const planner = {
+    planStart: async () => turns.shift()!,
+    planResume: async (): Promise<PlanResult> => turns.shift()!,
+  };
+  const runtime = createRuntime({ agent: { id: 'calc' }, tools: [add], telemetry: false, planner });
+  return { runtime, turns, planner };
+}
+
+const addCall = (a: number): PlanResult => ({ toolCalls: [{ name: 'calc.add', input: { a, b: 1 } }] });

@@ -18,8 +18,11 @@
  *   "$toolwarden.refs": { "0.run.planning": { "context": [] } } }
  * ```
  *
- * A snapshot without `$toolwarden.refs` (written before packing existed, or with no children)
- * unpacks to itself.
+ * Since the run's step work moved to one `steps` actor (run-steps.ts), a run's children carry no
+ * context and packing finds nothing to share; it stays for the snapshots stored before, which
+ * `unpackSnapshot` also gives a `steps` actor (their per-step children are dropped and the run
+ * requests that work again). A snapshot without `$toolwarden.refs` and with a `steps` child (or
+ * not active) unpacks to itself.
  *
  * @module
  */
@@ -102,7 +105,8 @@ export function packSnapshot(persisted: unknown, cache: PackCache = new WeakMap(
  */
 export function unpackSnapshot(stored: unknown): unknown {
   const run = stored as PersistedRun;
-  if (!isObject(run) || !isObject(run[REFS])) return stored;
+  if (!isObject(run)) return stored;
+  if (!isObject(run[REFS])) return withStepsActor(run);
   const { [REFS]: refs, ...rest } = run;
   const children: Record<string, PersistedChild> = { ...rest.children };
   for (const [id, members] of Object.entries(refs ?? {})) {
@@ -112,7 +116,33 @@ export function unpackSnapshot(stored: unknown): unknown {
     for (const [member, path] of Object.entries(members)) input[member] = resolve(rest.context, path, id);
     children[id] = { ...child, snapshot: { ...child.snapshot, input } };
   }
-  return { ...rest, children };
+  return withStepsActor({ ...rest, children });
+}
+
+/** The actor logics a run machine invoked per step before its `steps` actor (run-steps.ts). */
+const STEP_ACTOR_SOURCES = new Set(['plan', 'validateBatch', 'executeTool', 'reviewResults', 'sleepUntil']);
+
+/**
+ * A snapshot stored before the run had a `steps` actor (a child actor per planner turn, tool call
+ * and policy consultation) restored as one with it: the old children go, a `steps` actor comes
+ * that says `steps.restored` on start, and the run requests again what those children were
+ * doing, as a restore re-ran them before.
+ */
+export function withStepsActor<T>(snapshot: T): T {
+  const run = snapshot as PersistedRun;
+  if (!isObject(run)) return snapshot;
+  const children = run.children ?? {};
+  if (run.status !== 'active' || !isObject(run.context) || 'steps' in children) return snapshot;
+  const kept: Record<string, PersistedChild> = {};
+  for (const [id, child] of Object.entries(children)) {
+    if (!STEP_ACTOR_SOURCES.has(child.src as string)) kept[id] = child;
+  }
+  kept.steps = {
+    snapshot: { status: 'active', output: undefined, error: undefined, input: undefined },
+    src: 'runSteps',
+    syncSnapshot: false,
+  };
+  return { ...run, children: kept } as T;
 }
 
 /** `input` without the members `find` locates in the context. */

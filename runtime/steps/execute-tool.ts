@@ -1,5 +1,4 @@
-import type { ExecuteToolInput, ExecuteToolOutput } from '../../machines/run-actors.ts';
-import { fromTask } from '../../machines/task-actor.ts';
+import type { ExecuteToolInput, ExecuteToolOutput, RunPort } from '../../machines/run-ports.ts';
 import { composeWrappers, type RunInfo, type ToolInvocation } from '../../plugins/define-plugin.ts';
 import { DEFAULT_TOOL_TIMEOUT_MS, executeToolCall } from '../../tools/call-tool.ts';
 import { MAX_TIMEOUT_MS } from '../../tools/define-tool.ts';
@@ -16,9 +15,9 @@ import type { RunDeps } from './run-deps.ts';
 export const WRAPPER_GRACE_MS = 1_000;
 
 /**
- * The `executeTool` actor: one child actor per admitted call (docs/architecture.md `executing`). Runs the
+ * The `executeTool` port: one admitted call (docs/architecture.md `executing`). Runs the
  * plugins' `wrapToolCall` hooks (where injected fields are filled and telemetry opens the span),
- * then the tool with its timeout. Stopping the actor (cancel) aborts the tool's signal. Never
+ * then the tool with its timeout. Stopping the run's `steps` actor (cancel) aborts the tool's signal. Never
  * rejects: every outcome is a ToolResult.
  *
  * What the hooks cannot do to a call: hold it past the tool's timeout plus
@@ -26,11 +25,14 @@ export const WRAPPER_GRACE_MS = 1_000;
  * `execute` twice (a second `next` throws), or have a call reported `executed: true` when a hook
  * threw before `execute` started.
  */
-export function createExecuteToolActor(deps: RunDeps, runInfoFor: (runId: string) => RunInfo) {
+export function createExecuteToolPort(
+  deps: RunDeps,
+  runInfoFor: (runId: string) => RunInfo,
+): RunPort<ExecuteToolInput, ExecuteToolOutput> {
   const wrappers = deps.plugins.flatMap((plugin) =>
     plugin.wrapToolCall ? [plugin.wrapToolCall.bind(plugin)] : [],
   );
-  return fromTask<ExecuteToolOutput, ExecuteToolInput>(async ({ input, controller }) => {
+  return async ({ input, controller }) => {
     const { call, meta, index, labels } = input;
     const tool = deps.catalog.get(call.name);
     let result: ToolResult;
@@ -59,9 +61,8 @@ export function createExecuteToolActor(deps: RunDeps, runInfoFor: (runId: string
       };
       const invoke = wrappers.length === 0 ? execute : composeWrappers(wrappers, execute);
       const limitMs = toolTimeoutMs(tool.timeoutMs, deps.defaultToolTimeoutMs) + WRAPPER_GRACE_MS;
-      const held = new AbortController();
-      const onStop = () => held.abort(controller.signal.reason);
-      controller.signal.addEventListener('abort', onStop, { once: true });
+      // The call's own controller: the run's `steps` actor aborts it on stop, the grace timer here.
+      const held = controller;
       let timer: ReturnType<typeof setTimeout> | undefined;
       try {
         // Invoked now, not a tick later: the durable gate reads the run's persister synchronously,
@@ -92,7 +93,6 @@ export function createExecuteToolActor(deps: RunDeps, runInfoFor: (runId: string
             : { name: call.name, toolCallId: call.toolCallId, executed: started, error: ToolError.from(err) };
       } finally {
         clearTimeout(timer);
-        controller.signal.removeEventListener('abort', onStop);
       }
     }
     return {
@@ -100,7 +100,7 @@ export function createExecuteToolActor(deps: RunDeps, runInfoFor: (runId: string
       result: toolResultToJSON(result),
       hint: result.retryHint ? toPolicyRetryHint(result.retryHint, meta) : undefined,
     };
-  });
+  };
 }
 
 /** The effective timeout of a tool (ms), as {@link executeToolCall} computes it. */

@@ -1,7 +1,6 @@
-import type { PlanActorInput, PlanActorOutput } from '../../machines/run-actors.ts';
 import { type RunContext, turnId } from '../../machines/run-context.ts';
+import type { PlanActorInput, PlanActorOutput, RunPort } from '../../machines/run-ports.ts';
 import { deadlineAt } from '../../machines/run-updates.ts';
-import { fromTask } from '../../machines/task-actor.ts';
 import { composeWrappers, type PlanInvocation } from '../../plugins/define-plugin.ts';
 import type { CapsState } from '../../run/caps.ts';
 import type { Message } from '../../run/message.ts';
@@ -13,7 +12,7 @@ import { advertisedTools, type RunDeps, runInfo } from './run-deps.ts';
 import { scheduleTurn } from './turn-scheduler.ts';
 
 /**
- * The `plan` actor: builds the planner's input from the run context, asks the planner through
+ * The `plan` port: builds the planner's input from the run context, asks the planner through
  * the plugins' `wrapPlan` hooks, and bounds the call by the time budget (docs/architecture.md: the budget
  * "also bounds a planner call in flight"). The deadline is recomputed from stored timestamps, so
  * a restored run waits only for what is left. The planner's `signal` aborts when the budget runs
@@ -25,7 +24,7 @@ import { scheduleTurn } from './turn-scheduler.ts';
  * | `resume`   | `planResume`  | `startedAt + timeBudgetMs` (+ time spent awaiting answers)     |
  * | `finalize` | `planResume` with `finalize`, `tools: []` | the later of that and when finalizing began, plus `finalizeGraceMs` |
  */
-export function createPlanActor(deps: RunDeps) {
+export function createPlanPort(deps: RunDeps): RunPort<PlanActorInput, PlanActorOutput> {
   const invoke = composeWrappers(
     deps.plugins.flatMap((plugin) => (plugin.wrapPlan ? [plugin.wrapPlan.bind(plugin)] : [])),
     async (plan: PlanInvocation): Promise<PlanResult> =>
@@ -33,7 +32,7 @@ export function createPlanActor(deps: RunDeps) {
         ? deps.planner.planStart(plan.input)
         : deps.planner.planResume(plan.input as PlanResumeInput),
   );
-  return fromTask<PlanActorOutput, PlanActorInput>(({ input, controller }) => {
+  return ({ input, controller }) => {
     const { context, kind } = input;
     const deadline = planDeadline(context, kind, deps.finalizeGraceMs);
     if (Date.now() >= deadline) return { timedOut: true };
@@ -85,7 +84,7 @@ export function createPlanActor(deps: RunDeps) {
       // microtasks, and timers, I/O and lease renewals would starve (issue 12 defect 4).
       scheduleTurn(ask);
     });
-  });
+  };
 }
 
 /** A planner's result JSON cannot carry (a function, a cycle, a BigInt): fails that run only. */

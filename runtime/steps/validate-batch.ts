@@ -1,6 +1,5 @@
-import type { ValidateBatchInput, ValidateBatchOutput } from '../../machines/run-actors.ts';
 import { type PendingCall, type RunContext, toolCallMeta } from '../../machines/run-context.ts';
-import { fromTask } from '../../machines/task-actor.ts';
+import type { RunPort, ValidateBatchInput, ValidateBatchOutput } from '../../machines/run-ports.ts';
 import type { PolicyEffects } from '../../run/policy-effects.ts';
 import { type PreparedCall, prepareToolCall } from '../../tools/call-tool.ts';
 import { type PolicyRetryHint, toPolicyRetryHint } from '../../tools/retry-hint.ts';
@@ -9,12 +8,12 @@ import { type ToolResultJSON, toolResultToJSON } from '../../tools/tool-result.t
 import type { RunDeps } from './run-deps.ts';
 
 /**
- * The `validateBatch` actor (docs/architecture.md `validating`, when the runtime has policies): `onToolBatch`
+ * The `validateBatch` port (docs/architecture.md `validating`, when the runtime has policies): `onToolBatch`
  * policies see the whole batch first (they may disable tools, finalize, fail), then
  * {@link validateCalls} checks each call against the tool boundary.
  */
-export function createValidateBatchActor(deps: RunDeps) {
-  return fromTask<ValidateBatchOutput, ValidateBatchInput>(async ({ input }) => {
+export function createValidateBatchPort(deps: RunDeps): RunPort<ValidateBatchInput, ValidateBatchOutput> {
+  return async ({ input }) => {
     const { context } = input;
     const effects = await deps.policies.onToolBatch(
       context,
@@ -26,7 +25,7 @@ export function createValidateBatchActor(deps: RunDeps) {
       })),
     );
     return validateCalls(deps, context, effects);
-  });
+  };
 }
 
 /**

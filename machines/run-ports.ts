@@ -1,0 +1,120 @@
+import type { PlanResult } from '../run/planner.ts';
+import type { PolicyEffects } from '../run/policy-effects.ts';
+import { waitUntil } from '../run/wait-until.ts';
+import type { PolicyRetryHint } from '../tools/retry-hint.ts';
+import type { ToolCallMeta } from '../tools/tool-call-meta.ts';
+import type { ToolResultJSON } from '../tools/tool-result.ts';
+import type { PendingCall, RunContext } from './run-context.ts';
+
+/**
+ * The run machine's ports: the asynchronous work of a step, by name. The machine hands each
+ * request to one long-lived child actor per run, `steps` (run-steps.ts), which calls the port and
+ * sends the outcome back as an event; the runtime supplies the ports with
+ * `machine.provide({ actors: { steps: runSteps(ports) } })` (docs/architecture.md), so the same
+ * definition serves the runtime, diagrams and other engines (Temporal's workflow supplies
+ * activities).
+ *
+ * | port            | requested in         | does                                                 | answered with |
+ * |-----------------|----------------------|------------------------------------------------------|---------------|
+ * | `plan`          | planning, finalizing | asks the planner, bounded by the time budget         | `plan.done` / `plan.error` |
+ * | `validateBatch` | validating.policies  | `onToolBatch`, then the checks of `validateCalls`    | `validate.done` / `validate.error` |
+ * | `executeTool`   | executing            | one admitted call: `execute` with its timeout        | `tool.done` / `tool.error` |
+ * | `reviewResults` | resuming.policies    | `onToolResult` / `onRetryHint` on `batch.newResults`, `batch.newHints` | `review.done` / `review.error` |
+ * | `sleepUntil`    | awaiting.backoff     | waits until a stored deadline (restorable)           | `sleep.done` |
+ *
+ * Two more ports are not asynchronous. The guard `consultsPolicies` says whether the runtime has
+ * policies; when it has none, `validating` and `resuming` request nothing and the action
+ * `validateCalls` checks the batch synchronously instead. Both paths give the same results; only
+ * the states a snapshot can be taken in differ.
+ */
+export interface PlanActorInput {
+  kind: 'start' | 'resume' | 'finalize';
+  context: RunContext;
+}
+export interface PlanActorOutput {
+  result?: PlanResult;
+  /** The time budget ran out before the planner answered. */
+  timedOut?: boolean;
+}
+
+export interface ValidateBatchInput {
+  context: RunContext;
+}
+export interface ValidateBatchOutput {
+  pending: PendingCall[];
+  results: (ToolResultJSON | null)[];
+  hints: PolicyRetryHint[];
+  effects: PolicyEffects;
+}
+
+export interface ExecuteToolInput {
+  call: PendingCall;
+  meta: ToolCallMeta;
+  labels: Record<string, string>;
+  index: number;
+}
+export interface ExecuteToolOutput {
+  index: number;
+  result: ToolResultJSON;
+  hint?: PolicyRetryHint;
+}
+
+/** The batch to review is `context.batch.newResults`, its hints `context.batch.newHints`. */
+export interface ReviewResultsInput {
+  context: RunContext;
+}
+
+export interface SleepUntilInput {
+  /** Epoch ms. */
+  until: number;
+}
+
+/** What a port is called with. */
+export interface TaskArgs<TInput> {
+  input: TInput;
+  /**
+   * Aborted when the run's `steps` actor stops (a cancel, the run stopped or finished). The port
+   * may abort it itself (a deadline), so what it hands on (a planner's `signal`) needs no
+   * controller of its own. Created on first read: a port that never reads it costs none.
+   */
+  readonly controller: AbortController;
+}
+
+/** One port: its output, or a promise of it. A rejection is answered with the port's error event. */
+export type RunPort<TInput, TOutput> = (args: TaskArgs<TInput>) => PromiseLike<TOutput> | TOutput;
+
+/** The run machine's asynchronous ports (see the table above). */
+export interface RunPorts {
+  plan: RunPort<PlanActorInput, PlanActorOutput>;
+  validateBatch: RunPort<ValidateBatchInput, ValidateBatchOutput>;
+  executeTool: RunPort<ExecuteToolInput, ExecuteToolOutput>;
+  reviewResults: RunPort<ReviewResultsInput, PolicyEffects>;
+  sleepUntil: RunPort<SleepUntilInput, void>;
+}
+
+const notProvided =
+  (name: string): RunPort<unknown, never> =>
+  () => {
+    throw new Error(
+      `The run machine's "${name}" port was not provided; use machine.provide({ actors: { steps: runSteps(ports) } })`,
+    );
+  };
+
+/** Waits until `input.until` (epoch ms), or until the run's steps stop. */
+export const sleepUntilPort: RunPort<SleepUntilInput, void> = ({ input, controller }) =>
+  new Promise<void>((resolve) => {
+    const stop = waitUntil(input.until, resolve);
+    controller.signal.addEventListener('abort', () => {
+      stop();
+      resolve();
+    });
+  });
+
+/** The ports the machine declares: each throws "not provided" but `sleepUntil`, which needs nothing. */
+export const placeholderPorts: RunPorts = {
+  plan: notProvided('plan'),
+  validateBatch: notProvided('validateBatch'),
+  executeTool: notProvided('executeTool'),
+  reviewResults: notProvided('reviewResults'),
+  sleepUntil: sleepUntilPort,
+};

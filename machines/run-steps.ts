@@ -1,0 +1,198 @@
+import { type CallbackActorLogic, type CallbackSnapshot, fromCallback, type Snapshot } from 'xstate';
+import type { PolicyEffects } from '../run/policy-effects.ts';
+import { MAX_PARALLEL_TOOL_CALLS } from './run-actions.ts';
+import {
+  type ExecuteToolInput,
+  type ExecuteToolOutput,
+  type PlanActorInput,
+  type PlanActorOutput,
+  placeholderPorts,
+  type ReviewResultsInput,
+  type RunPort,
+  type RunPorts,
+  type SleepUntilInput,
+  type TaskArgs,
+  type ValidateBatchInput,
+  type ValidateBatchOutput,
+} from './run-ports.ts';
+
+/**
+ * The run's `steps` actor: one child per run, invoked at the machine's root, that does a step's
+ * asynchronous work (run-ports.ts) on request and answers with an event.
+ *
+ * Why one long-lived actor instead of an invoked actor per planner turn and per tool call (the
+ * first design: "each call a child actor"): creating, starting and stopping an XState actor is most of what a step cost
+ * (a machine that invokes two actors a step ran at 70 µs a step on the development machine, the
+ * same machine answered by one long-lived actor at 20; issue 17). What the per-call actors were
+ * for stays:
+ *
+ * - parallel calls: a batch runs in a window of {@link MAX_PARALLEL_TOOL_CALLS}, each result
+ *   starting the next (here, not in the machine);
+ * - per-call timeouts: `executeTool` bounds each call (runtime/steps/execute-tool.ts);
+ * - cancel: stopping the run stops this actor, which aborts every port's `controller`;
+ * - restore after a crash: a restored `steps` actor sends `steps.restored` to the run, whose
+ *   working state requests its work again from the restored context (the calls without a result,
+ *   with their stable `toolCallId`s; the same planner turn);
+ * - inspection: every request and answer is an `@xstate.event` between the run actor and
+ *   `steps`, carrying the call's `toolCallId`.
+ */
+export type StepRequest =
+  | { type: 'plan'; input: PlanActorInput }
+  | { type: 'validate'; input: ValidateBatchInput }
+  | { type: 'tools'; calls: ExecuteToolInput[] }
+  | { type: 'review'; input: ReviewResultsInput }
+  | { type: 'sleep'; input: SleepUntilInput };
+
+/** What `steps` sends the run actor. `output` and `error` are named as XState's done and error events name them. */
+export type StepEvent =
+  | { type: 'plan.done'; output: PlanActorOutput }
+  | { type: 'plan.error'; error: unknown }
+  | { type: 'validate.done'; output: ValidateBatchOutput }
+  | { type: 'validate.error'; error: unknown }
+  | { type: 'tool.done'; output: ExecuteToolOutput }
+  | { type: 'tool.error'; index: number; toolCallId: string; error: unknown }
+  | { type: 'review.done'; output: PolicyEffects }
+  | { type: 'review.error'; error: unknown }
+  | { type: 'sleep.done' }
+  /** Sent once by a `steps` actor restored from a snapshot: what was in flight is requested again. */
+  | { type: 'steps.restored' };
+
+/** The `steps` actor's input: set only on restore. */
+export interface StepsInput {
+  restored?: boolean;
+}
+
+/** The id of the run's `steps` actor (its `invoke` at the machine's root). */
+export const STEPS_ACTOR_ID = 'steps';
+
+/**
+ * The `steps` actor logic over `ports` (missing ones throw "not provided", but `sleepUntil`).
+ * Provide it as `machine.provide({ actors: { runSteps: runSteps(ports) } })`.
+ *
+ * A port's rejection (or throw) is answered with its error event; a port never runs twice for one
+ * request, and a tool call whose `toolCallId` is running or queued is not queued again.
+ */
+export function runSteps(
+  ports: Partial<RunPorts> = {},
+): CallbackActorLogic<StepRequest, StepsInput | undefined> {
+  const port: RunPorts = { ...placeholderPorts, ...ports };
+  const logic = fromCallback<StepRequest, StepsInput | undefined>(({ input, sendBack, receive }) => {
+    // The controllers ports have read and not yet settled: aborted when the actor stops.
+    const held = new Set<AbortController>();
+    const queued: ExecuteToolInput[] = [];
+    const known = new Set<string>();
+    let running = 0;
+
+    function call<I, O>(
+      run: RunPort<I, O>,
+      request: I,
+      done: (output: O) => StepEvent,
+      failed: (error: unknown) => StepEvent,
+      settled?: () => void,
+    ): void {
+      let controller: AbortController | undefined;
+      const args: TaskArgs<I> = {
+        input: request,
+        get controller() {
+          if (!controller) {
+            controller = new AbortController();
+            held.add(controller);
+          }
+          return controller;
+        },
+      };
+      const finish = (event: StepEvent) => {
+        if (controller) held.delete(controller);
+        settled?.();
+        sendBack(event);
+      };
+      let result: PromiseLike<O> | O;
+      try {
+        result = run(args);
+      } catch (error) {
+        // Answered as a rejection is: after the request's own step.
+        Promise.resolve().then(() => finish(failed(error)));
+        return;
+      }
+      Promise.resolve(result).then(
+        (output) => finish(done(output)),
+        (error: unknown) => finish(failed(error)),
+      );
+    }
+
+    function pump(): void {
+      while (running < MAX_PARALLEL_TOOL_CALLS && queued.length > 0) {
+        const next = queued.shift()!;
+        const id = next.call.toolCallId;
+        running++;
+        call(
+          port.executeTool,
+          next,
+          (output) => ({ type: 'tool.done', output }),
+          (error) => ({ type: 'tool.error', index: next.index, toolCallId: id, error }),
+          () => {
+            running--;
+            known.delete(id);
+            pump();
+          },
+        );
+      }
+    }
+
+    receive((request) => {
+      switch (request.type) {
+        case 'plan':
+          return call(
+            port.plan,
+            request.input,
+            (output) => ({ type: 'plan.done', output }),
+            (error) => ({ type: 'plan.error', error }),
+          );
+        case 'validate':
+          return call(
+            port.validateBatch,
+            request.input,
+            (output) => ({ type: 'validate.done', output }),
+            (error) => ({ type: 'validate.error', error }),
+          );
+        case 'review':
+          return call(
+            port.reviewResults,
+            request.input,
+            (output) => ({ type: 'review.done', output }),
+            (error) => ({ type: 'review.error', error }),
+          );
+        case 'sleep':
+          return call(
+            port.sleepUntil,
+            request.input,
+            () => ({ type: 'sleep.done' }),
+            () => ({ type: 'sleep.done' }),
+          );
+        case 'tools':
+          for (const next of request.calls) {
+            if (known.has(next.call.toolCallId)) continue;
+            known.add(next.call.toolCallId);
+            queued.push(next);
+          }
+          return pump();
+      }
+    });
+    if (input?.restored) sendBack({ type: 'steps.restored' });
+    return () => {
+      queued.length = 0;
+      for (const controller of held) controller.abort();
+      held.clear();
+    };
+  });
+  // A restored actor says so on start (the callback sees `restored`), so the run requests again
+  // what was in flight when its snapshot was taken.
+  const restoreSnapshot = (snapshot: Snapshot<unknown>): CallbackSnapshot<StepsInput | undefined> => ({
+    ...(snapshot as CallbackSnapshot<StepsInput | undefined>),
+    input: { restored: true },
+  });
+  // The flag is the restored actor's own: what it persists is what a fresh one does.
+  const getPersistedSnapshot = (snapshot: CallbackSnapshot<StepsInput | undefined>) =>
+    snapshot.input === undefined ? snapshot : { ...snapshot, input: undefined };
+  return { ...logic, restoreSnapshot, getPersistedSnapshot };
+}
