@@ -7,7 +7,7 @@
  * |------------------------------------|----------------------------------------------------------------|
  * | run actor, default runtime         | `createRuntime` defaults + `start` + `result()`: in-memory store written at every state change, telemetry plugin (no SDK), durable runs |
  * | run actor, no store, no telemetry  | the same with a store that keeps nothing and `telemetry: false` |
- * | run machine alone                  | `createActor(runtime.machine)`: the machine and its step actors, no runtime host |
+ * | run machine alone                  | `createActor(runtime.machine)`: the machine and its `steps` actor, no runtime host |
  * | naive XState machine, same work    | one planner invoke and one tool invoke per step (FACTS.md's reference) |
  * | plain async loop                   | `prepareToolCall` + `executeToolCall` + the planner calls       |
  *
@@ -43,7 +43,7 @@ export interface RunBenchResult {
   actor: LoopFigures;
   /** The runtime with a store that keeps nothing and `telemetry: false`. */
   actorBare: LoopFigures;
-  /** `createActor(runtime.machine)` alone: the run machine and its step actors, no runtime host. */
+  /** `createActor(runtime.machine)` alone: the run machine and its `steps` actor, no runtime host. */
   machine: LoopFigures;
   /** A naive XState machine doing the same work: one planner invoke and one tool invoke per step. */
   naive: LoopFigures;

@@ -2,10 +2,11 @@
  * The stored form of a run actor's persisted snapshot (docs/durability.md): XState's
  * `getPersistedSnapshot()` without the second copy of the run context it carries.
  *
- * XState persists every running child actor with its input. The run machine's step actors
- * (`plan`, `validateBatch`, `reviewResults`) take `{ kind?, context }`, so a snapshot taken while
- * one of them runs holds the whole run context twice, transcript included (a 10-step run:
- * 7.6 KB instead of 3.8 KB). Tool children repeat their pending call and the run labels.
+ * XState persists every running child actor with its input. Until the `steps` actor the run
+ * machine's per-step child actors (`plan`, `validateBatch`, `reviewResults`) took
+ * `{ kind?, context }`, so a snapshot taken while one of them ran held the whole run context
+ * twice, transcript included (a 10-step run: 7.6 KB instead of 3.8 KB), and tool children
+ * repeated their pending call and the run labels. Any child an app's machine adds still can.
  *
  * `packSnapshot` removes every member of a child's input that is the very object found in the
  * context (`context`, `context.labels`, `context.batch.pending[1]`, ...) and records where it was;
