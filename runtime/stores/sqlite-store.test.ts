@@ -158,7 +158,7 @@ describe('sqliteStore', () => {
       await store.close();`;
     const run = promisify(execFile);
     await Promise.all(
-      Array.from({ length: 4 }, () =>
+      Array.from({ length: 6 }, () =>
         run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', child], {
           cwd: process.cwd(),
         }),
@@ -170,7 +170,7 @@ describe('sqliteStore', () => {
         'SELECT version FROM toolwarden_schema_migrations ORDER BY version',
       );
       expect(migrations.rows.map((row) => Number(row.version))).toEqual(allVersions(SQLITE_SCHEMA_VERSION));
-      expect((await db.execute('SELECT count(*) AS n FROM toolwarden_runs')).rows[0]?.n).toBe(4);
+      expect((await db.execute('SELECT count(*) AS n FROM toolwarden_runs')).rows[0]?.n).toBe(6);
     } finally {
       db.close();
     }

@@ -158,6 +158,26 @@ const FINISHED = `('completed', 'failed', 'canceled')`;
 /** The next write-order number; the unique index on touch_seq makes max() a lookup. */
 const NEXT_TOUCH = '(SELECT coalesce(max(touch_seq), 0) + 1 FROM toolwarden_runs)';
 
+/**
+ * `PRAGMA journal_mode = WAL`, retried while another process holds the lock it needs. Switching
+ * a new file to WAL takes an exclusive lock, and SQLite answers SQLITE_BUSY at once rather than
+ * calling the busy handler when processes open one new file at the same moment (seen in CI: one of
+ * four processes failed with "database is locked"). Retries every 10–50 ms for up to `timeoutMs`.
+ */
+async function switchToWal(db: Client, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await db.execute('PRAGMA journal_mode = WAL');
+      return;
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(50, 10 * attempt)));
+    }
+  }
+}
+
 /** Opens (lazily, on first call) a {@link RunStore} on a SQLite database. */
 export function sqliteStore(options: SqliteStoreOptions): RunStore {
   const url = toDatabaseUrl(options.path);
@@ -244,7 +264,7 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
     const db = createClient({ url, timeout: options.busyTimeoutMs ?? 5000 });
     try {
       if (url !== ':memory:') {
-        await db.execute('PRAGMA journal_mode = WAL');
+        await switchToWal(db, options.busyTimeoutMs ?? 5000);
         await db.execute(`PRAGMA synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
       }
       await migrate(db);
