@@ -29,27 +29,22 @@ import {
   requestExternalCallsUpdate,
   requestToolConfirmationUpdate,
 } from './run-actions.ts';
-import { type PendingCall, type RunContext, type RunInput, toolCallMeta, turnId } from './run-context.ts';
-import type {
-  ExecuteToolInput,
-  ExecuteToolOutput,
-  PlanActorInput,
-  ValidateBatchOutput,
-} from './run-ports.ts';
-import { runSteps, STEPS_ACTOR_ID, type StepEvent, type StepRequest } from './run-steps.ts';
+import { type RunContext, type RunInput, toolCallMeta } from './run-context.ts';
 import {
-  deadlineAt,
-  foldResults,
-  hintEvents,
-  notRunResult,
-  now,
-  pairedResult,
-  reviewUpdate,
-  runError,
-  toolResultEvent,
-  validationUpdate,
-  withFlow,
-} from './run-updates.ts';
+  awaitOutcome,
+  externalResultsOutcome,
+  notesOutcome,
+  type RunOutcome,
+  refuseBatchOutcome,
+  scheduledOutcome,
+  toolApprovalOutcome,
+  toolCrashOutcome,
+  toolResultOutcome,
+  usageOutcome,
+} from './run-outcomes.ts';
+import type { ExecuteToolInput, PlanActorInput, ValidateBatchOutput } from './run-ports.ts';
+import { runSteps, STEPS_ACTOR_ID, type StepEvent, type StepRequest } from './run-steps.ts';
+import { deadlineAt, now, reviewUpdate, runError, validationUpdate, withFlow } from './run-updates.ts';
 
 /**
  * Events an app (through the run handle) sends to a run actor. Answers are checked by the handle
@@ -146,31 +141,8 @@ export const runMachine = setup({
   actions: {
     startTurn: assign({ turn: ({ context }) => context.turn + 1 }),
     /** On leaving a planner turn: its tokens added to the run's (`PlanResult.usage`). */
-    addUsage: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'plan.done') return;
-      const usage = parsedPlan(event)?.usage;
-      if (!usage) return;
-      const total = context.flow.usage ?? { inputTokens: 0, outputTokens: 0 };
-      enqueue.assign(
-        withFlow(context, {
-          usage: {
-            inputTokens: total.inputTokens + usage.inputTokens,
-            outputTokens: total.outputTokens + usage.outputTokens,
-          },
-        }),
-      );
-    }),
-    emitNotes: enqueueActions(({ context, event, enqueue }) => {
-      for (const note of parsedPlan(event)?.notes ?? []) {
-        enqueue.emit({
-          type: 'planner_note',
-          runId: context.runId,
-          at: now(),
-          turnId: turnId(context),
-          note,
-        });
-      }
-    }),
+    addUsage: enqueueActions(({ context, event, enqueue }) => apply(enqueue, usageOutcome(context, event))),
+    emitNotes: enqueueActions(({ context, event, enqueue }) => apply(enqueue, notesOutcome(context, event))),
     /**
      * The run names each call `<turnId>:c<n>` (docs/tool-boundary.md §Vocabulary: unique across runs, stable across a crash,
      * the idempotency key). A planner's own id (a provider's `call_0`, reused in every turn and
@@ -232,14 +204,7 @@ export const runMachine = setup({
       }),
     ),
     /** A refused batch is answered with results, so the transcript pairs every tool call. */
-    refuseBatch: enqueueActions(({ context, enqueue }) => {
-      const { pending } = context.batch;
-      const message = `Batch refused: ${pending.length} more calls would pass maxToolCalls (${context.caps.maxToolCalls}; ${context.toolCalls} used)`;
-      const results = pending.map((call) => notRunResult(call, message));
-      const folded = foldResults(context, results);
-      enqueue.assign({ ...folded, ...withFlow(context, { finalize: { reason: 'tool_cap', at: now() } }) });
-      for (const result of results) enqueue.emit(toolResultEvent(context, result));
-    }),
+    refuseBatch: enqueueActions(({ context, enqueue }) => apply(enqueue, refuseBatchOutcome(context))),
     applyValidation: enqueueActions(({ context, event, enqueue }) => {
       const { update, events } = validationUpdate(context, doneOutput<ValidateBatchOutput>(event));
       enqueue.assign(update);
@@ -253,50 +218,14 @@ export const runMachine = setup({
     }),
     requestToolConfirmation: assign(({ context }) => requestToolConfirmationUpdate(context)),
     /** Approval admits the waiting calls; a denial answers each with a result the planner sees. */
-    applyToolApproval: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'confirm') return;
-      const awaiting = context.flow.awaiting;
-      const ids = new Set(awaiting?.kind === 'confirmation' ? awaiting.toolCallIds : []);
-      const { pending, results } = context.batch;
-      const decided = (call: PendingCall) => ids.has(call.toolCallId) && call.status === 'confirm';
-      const denial = `The call to %s was not approved${event.by ? ` by ${event.by}` : ''}${event.reason ? `: ${event.reason}` : ''}`;
-      const denied: ToolResultJSON[] = [];
-      const nextResults = results.map((result, index) => {
-        const call = pending[index]!;
-        if (event.approved || !decided(call)) return result;
-        const refused = notRunResult(call, denial.replace('%s', call.name), 'ToolConfirmationDenied', true);
-        denied.push(refused);
-        return refused;
-      });
-      enqueue.assign({
-        batch: {
-          ...context.batch,
-          pending: pending.map((call) =>
-            decided(call)
-              ? { ...call, status: event.approved ? ('admitted' as const) : ('rejected' as const) }
-              : call,
-          ),
-          results: nextResults,
-        },
-        ...withFlow(context, { awaiting: null }),
-      });
-      for (const result of denied) enqueue.emit(toolResultEvent(context, result));
-    }),
+    applyToolApproval: enqueueActions(({ context, event, enqueue }) =>
+      apply(enqueue, toolApprovalOutcome(context, event)),
+    ),
     /** Asks `steps` to run the admitted calls without a result, announcing each (`tool_call_scheduled`). */
     startToolCalls: enqueueActions(({ context, enqueue }) => {
       const calls = callsToRun(context);
       if (calls.length === 0) return;
-      for (const { call } of calls) {
-        enqueue.emit({
-          type: 'tool_call_scheduled',
-          runId: context.runId,
-          at: now(),
-          turnId: turnId(context),
-          toolCallId: call.toolCallId,
-          tool: call.name,
-          attempt: call.attempt,
-        });
-      }
+      apply(enqueue, scheduledOutcome(context, calls));
       enqueue.sendTo(STEPS_ACTOR_ID, { type: 'tools', calls } satisfies StepRequest);
     }),
     /** After a restore: the calls that had no result run again, under the same `toolCallId`s (announced before). */
@@ -330,57 +259,16 @@ export const runMachine = setup({
         input: { until: context.flow.awaiting?.kind === 'backoff' ? context.flow.awaiting.until : now() },
       }),
     ),
-    recordToolResult: enqueueActions(({ context, event, enqueue }) => {
-      const output = doneOutput<ExecuteToolOutput>(event);
-      const call = context.batch.pending[output.index];
-      if (!call || context.batch.results[output.index] !== null) return;
-      const result = pairedResult(call, output.result);
-      const results = context.batch.results.slice();
-      results[output.index] = result;
-      const hints = output.hint ? [output.hint] : [];
-      enqueue.assign({
-        hints: hints.length > 0 ? [...context.hints, ...hints] : context.hints,
-        batch: {
-          ...context.batch,
-          results,
-          newHints: hints.length > 0 ? [...context.batch.newHints, ...hints] : context.batch.newHints,
-        },
-      });
-      enqueue.emit(toolResultEvent(context, result));
-      for (const e of hintEvents(context, hints)) enqueue.emit(e);
-    }),
+    recordToolResult: enqueueActions(({ context, event, enqueue }) =>
+      apply(enqueue, toolResultOutcome(context, event)),
+    ),
     /** `executeTool` never rejects by contract; a rejection (a bug in a wrapper) is kept as a result. */
-    recordToolCrash: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'tool.error') return;
-      const { index, toolCallId: id } = event;
-      const call = context.batch.pending[index];
-      if (!call || call.toolCallId !== id || context.batch.results[index] !== null) return;
-      const err = event.error;
-      const result = pairedResult(call, {
-        name: call.name,
-        toolCallId: id,
-        executed: true,
-        error: {
-          name: 'ToolError',
-          message: err instanceof Error ? err.message : String(err),
-          recoverable: false,
-        },
-      });
-      const results = context.batch.results.slice();
-      results[index] = result;
-      enqueue.assign({ batch: { ...context.batch, results } });
-      enqueue.emit(toolResultEvent(context, result));
-    }),
-    recordExternalResults: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'provide.toolResults') return;
-      const byId = new Map(event.results.map((result) => [result.toolCallId, result]));
-      // The batch's own calls that ran here keep their results; external ones get the app's.
-      const results = context.batch.pending.map(
-        (call, index) => context.batch.results[index] ?? byId.get(call.toolCallId) ?? null,
-      );
-      enqueue.assign({ batch: { ...context.batch, results }, ...withFlow(context, { awaiting: null }) });
-      for (const result of results) if (result) enqueue.emit(toolResultEvent(context, result));
-    }),
+    recordToolCrash: enqueueActions(({ context, event, enqueue }) =>
+      apply(enqueue, toolCrashOutcome(context, event)),
+    ),
+    recordExternalResults: enqueueActions(({ context, event, enqueue }) =>
+      apply(enqueue, externalResultsOutcome(context, event)),
+    ),
     /**
      * Folds the batch in flight into the transcript and counters. Calls left unrun (a policy
      * abandoned the batch) are answered, so every call pairs a result. Resuming from an answer
@@ -410,21 +298,7 @@ export const runMachine = setup({
       if (context.flow.effects !== null) enqueue.assign(withFlow(context, { effects: null }));
     }),
     clearAwaiting: assign(({ context }) => withFlow(context, { awaiting: null })),
-    emitAwait: enqueueActions(({ context, enqueue }) => {
-      const awaiting = context.flow.awaiting;
-      const base = { runId: context.runId, at: now() };
-      if (awaiting?.kind === 'clarification') {
-        enqueue.emit({ type: 'await_clarification', ...base, clarification: awaiting.clarification });
-      } else if (awaiting?.kind === 'external_tools') {
-        enqueue.emit({ type: 'await_external_tools', ...base, externalTools: awaiting.externalTools });
-      } else if (awaiting?.kind === 'confirmation') {
-        enqueue.emit({
-          type: 'await_confirmation',
-          ...base,
-          confirmation: { ...awaiting.confirmation, toolCallIds: awaiting.toolCallIds },
-        });
-      }
-    }),
+    emitAwait: enqueueActions(({ context, enqueue }) => apply(enqueue, awaitOutcome(context))),
     /** Starts the clock of a wait for an answer: that time is not the run's budget (`deadlineAt`). */
     startAwaitClock: assign(({ context }) => withFlow(context, { awaitingSince: now() })),
     /** Adds the wait that ends to `flow.awaitedMs`. */
@@ -723,6 +597,18 @@ export const runMachine = setup({
     canceled: { type: 'final', entry: 'emitCanceled' },
   },
 });
+
+/** Where an action's outcome goes: the part of `enqueueActions`' `enqueue` it uses. */
+interface OutcomeSink {
+  assign(update: Partial<RunContext>): void;
+  emit(event: RunEvent): void;
+}
+
+/** Assigns an outcome's update, then emits its events in order (run-outcomes.ts). */
+function apply(sink: OutcomeSink, outcome: RunOutcome): void {
+  if (outcome.update) sink.assign(outcome.update);
+  for (const event of outcome.events) sink.emit(event);
+}
 
 /** The `steps` requests for the admitted calls of the batch that have no result, in the planner's order. */
 function callsToRun(context: RunContext): ExecuteToolInput[] {

@@ -1,0 +1,190 @@
+/**
+ * What the run machine's actions that emit do (machines/run-machine.ts names them): each function
+ * takes the context (and the event) and returns a {@link RunOutcome}, the members that change and
+ * the RunEvents to emit, in order; the machine assigns and emits it with `apply`. Pure, beside the
+ * assign-only ones of run-actions.ts, so each can be read and tested without an actor.
+ *
+ * @module
+ */
+
+import type { RunEvent } from '../run/run-events.ts';
+import type { ToolResultJSON } from '../tools/tool-result.ts';
+import { doneOutput, parsedPlan } from './plan-output.ts';
+import { type PendingCall, type RunContext, turnId } from './run-context.ts';
+import type { RunMachineEvent } from './run-machine.ts';
+import type { ExecuteToolInput, ExecuteToolOutput } from './run-ports.ts';
+import {
+  foldResults,
+  hintEvents,
+  notRunResult,
+  now,
+  pairedResult,
+  toolResultEvent,
+  withFlow,
+} from './run-updates.ts';
+
+/** The members an action changes (none: `undefined`) and the events it emits, in order. */
+export interface RunOutcome {
+  update?: Partial<RunContext>;
+  events: RunEvent[];
+}
+
+const NOTHING: RunOutcome = { events: [] };
+
+/** `addUsage`: on leaving a planner turn, its tokens added to the run's (`PlanResult.usage`). */
+export function usageOutcome(context: RunContext, event: RunMachineEvent): RunOutcome {
+  if (event.type !== 'plan.done') return NOTHING;
+  const usage = parsedPlan(event)?.usage;
+  if (!usage) return NOTHING;
+  const total = context.flow.usage ?? { inputTokens: 0, outputTokens: 0 };
+  const sum = {
+    inputTokens: total.inputTokens + usage.inputTokens,
+    outputTokens: total.outputTokens + usage.outputTokens,
+  };
+  return { update: withFlow(context, { usage: sum }), events: [] };
+}
+
+/** `emitNotes`: a `planner_note` per note of the plan. */
+export function notesOutcome(context: RunContext, event: RunMachineEvent): RunOutcome {
+  const notes = parsedPlan(event)?.notes;
+  if (!notes || notes.length === 0) return NOTHING;
+  const at = now();
+  const turn = turnId(context);
+  return {
+    events: notes.map((note) => ({ type: 'planner_note', runId: context.runId, at, turnId: turn, note })),
+  };
+}
+
+/** `refuseBatch`: a batch that would pass `maxToolCalls` is answered with results and finalizes. */
+export function refuseBatchOutcome(context: RunContext): RunOutcome {
+  const { pending } = context.batch;
+  const message = `Batch refused: ${pending.length} more calls would pass maxToolCalls (${context.caps.maxToolCalls}; ${context.toolCalls} used)`;
+  const results = pending.map((call) => notRunResult(call, message));
+  return {
+    update: {
+      ...foldResults(context, results),
+      ...withFlow(context, { finalize: { reason: 'tool_cap', at: now() } }),
+    },
+    events: results.map((result) => toolResultEvent(context, result)),
+  };
+}
+
+/** `applyToolApproval`: approval admits the waiting calls; a denial answers each with a result. */
+export function toolApprovalOutcome(context: RunContext, event: RunMachineEvent): RunOutcome {
+  if (event.type !== 'confirm') return NOTHING;
+  const awaiting = context.flow.awaiting;
+  const ids = new Set(awaiting?.kind === 'confirmation' ? awaiting.toolCallIds : []);
+  const { pending, results } = context.batch;
+  const decided = (call: PendingCall) => ids.has(call.toolCallId) && call.status === 'confirm';
+  const denial = `The call to %s was not approved${event.by ? ` by ${event.by}` : ''}${event.reason ? `: ${event.reason}` : ''}`;
+  const denied: ToolResultJSON[] = [];
+  const nextResults = results.map((result, index) => {
+    const call = pending[index]!;
+    if (event.approved || !decided(call)) return result;
+    const refused = notRunResult(call, denial.replace('%s', call.name), 'ToolConfirmationDenied', true);
+    denied.push(refused);
+    return refused;
+  });
+  const status = event.approved ? ('admitted' as const) : ('rejected' as const);
+  return {
+    update: {
+      batch: {
+        ...context.batch,
+        pending: pending.map((call) => (decided(call) ? { ...call, status } : call)),
+        results: nextResults,
+      },
+      ...withFlow(context, { awaiting: null }),
+    },
+    events: denied.map((result) => toolResultEvent(context, result)),
+  };
+}
+
+/** `startToolCalls`: a `tool_call_scheduled` per call handed to `steps`. */
+export function scheduledOutcome(context: RunContext, calls: readonly ExecuteToolInput[]): RunOutcome {
+  const at = now();
+  const turn = turnId(context);
+  return {
+    events: calls.map(({ call }) => ({
+      type: 'tool_call_scheduled',
+      runId: context.runId,
+      at,
+      turnId: turn,
+      toolCallId: call.toolCallId,
+      tool: call.name,
+      attempt: call.attempt,
+    })),
+  };
+}
+
+/** `recordToolResult`: a call's result (and its hint) in the batch, once. */
+export function toolResultOutcome(context: RunContext, event: RunMachineEvent): RunOutcome {
+  const output = doneOutput<ExecuteToolOutput>(event);
+  const call = context.batch.pending[output.index];
+  if (!call || context.batch.results[output.index] !== null) return NOTHING;
+  const result = pairedResult(call, output.result);
+  const results = context.batch.results.slice();
+  results[output.index] = result;
+  const hints = output.hint ? [output.hint] : [];
+  return {
+    update: {
+      hints: hints.length > 0 ? [...context.hints, ...hints] : context.hints,
+      batch: {
+        ...context.batch,
+        results,
+        newHints: hints.length > 0 ? [...context.batch.newHints, ...hints] : context.batch.newHints,
+      },
+    },
+    events: [toolResultEvent(context, result), ...hintEvents(context, hints)],
+  };
+}
+
+/** `recordToolCrash`: `executeTool` rejected (a bug in a wrapper); kept as the call's result. */
+export function toolCrashOutcome(context: RunContext, event: RunMachineEvent): RunOutcome {
+  if (event.type !== 'tool.error') return NOTHING;
+  const { index, toolCallId, error } = event;
+  const call = context.batch.pending[index];
+  if (!call || call.toolCallId !== toolCallId || context.batch.results[index] !== null) return NOTHING;
+  const result = pairedResult(call, {
+    name: call.name,
+    toolCallId,
+    executed: true,
+    error: {
+      name: 'ToolError',
+      message: error instanceof Error ? error.message : String(error),
+      recoverable: false,
+    },
+  });
+  const results = context.batch.results.slice();
+  results[index] = result;
+  return { update: { batch: { ...context.batch, results } }, events: [toolResultEvent(context, result)] };
+}
+
+/** `recordExternalResults`: the app's results for its calls; the calls that ran here keep theirs. */
+export function externalResultsOutcome(context: RunContext, event: RunMachineEvent): RunOutcome {
+  if (event.type !== 'provide.toolResults') return NOTHING;
+  const byId = new Map(event.results.map((result) => [result.toolCallId, result]));
+  const results = context.batch.pending.map(
+    (call, index) => context.batch.results[index] ?? byId.get(call.toolCallId) ?? null,
+  );
+  return {
+    update: { batch: { ...context.batch, results }, ...withFlow(context, { awaiting: null }) },
+    events: results.flatMap((result) => (result ? [toolResultEvent(context, result)] : [])),
+  };
+}
+
+/** `emitAwait`: the event of what the run now awaits. */
+export function awaitOutcome(context: RunContext): RunOutcome {
+  const awaiting = context.flow.awaiting;
+  const base = { runId: context.runId, at: now() };
+  if (awaiting?.kind === 'clarification') {
+    return { events: [{ type: 'await_clarification', ...base, clarification: awaiting.clarification }] };
+  }
+  if (awaiting?.kind === 'external_tools') {
+    return { events: [{ type: 'await_external_tools', ...base, externalTools: awaiting.externalTools }] };
+  }
+  if (awaiting?.kind === 'confirmation') {
+    const confirmation = { ...awaiting.confirmation, toolCallIds: awaiting.toolCallIds };
+    return { events: [{ type: 'await_confirmation', ...base, confirmation }] };
+  }
+  return NOTHING;
+}
