@@ -2,9 +2,8 @@
  * What durable runs cost (issue 7, docs/durability.md), on the reference loop of `bench/run.ts` (10 steps of
  * one `bench.add` call with zod validation, then a final response):
  *
- * - snapshot size: the largest and the final stored snapshot of the run, in bytes of JSON, as
- *   XState persists it (`getPersistedSnapshot()`) and as the store keeps it (packed, without
- *   the copies of the context in child inputs: `runtime/durable/snapshot-codec.ts`);
+ * - snapshot size: the largest and the final snapshot of the run, in bytes of JSON, as XState
+ *   persists it (`getPersistedSnapshot()`) and the store keeps it;
  * - persist cost: the time of each accepted write (`create`/`save` with its events) on a SQLite
  *   file, µs, and the write time per step; and the run's wall time per step on SQLite, memory
  *   and a store that keeps nothing, to show what waiting for the writes costs a run;
@@ -28,7 +27,6 @@ import { z } from 'zod';
 import type { PlanInput, PlanResult, PlanResumeInput } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
 import type { PersistedWrite } from '../runtime/durable/run-persister.ts';
-import { packSnapshot } from '../runtime/durable/snapshot-codec.ts';
 import { memoryStore } from '../runtime/stores/memory-store.ts';
 import type { RunStore } from '../runtime/stores/run-store.ts';
 import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
@@ -46,13 +44,11 @@ export interface DurableBenchOptions {
 
 export interface DurableBenchResult {
   snapshot: {
-    /** Largest snapshot of the run, bytes of JSON: as XState persists it / as stored. */
-    maxRawBytes: number;
-    maxStoredBytes: number;
-    /** The state the largest raw snapshot was taken in. */
-    maxRawState: string;
-    finalRawBytes: number;
-    finalStoredBytes: number;
+    /** Largest snapshot of the run, bytes of JSON, as XState persists it and the store keeps it. */
+    maxBytes: number;
+    /** The state the largest snapshot was taken in. */
+    maxState: string;
+    finalBytes: number;
   };
   persist: {
     /** Accepted writes per run (create + saves). */
@@ -136,7 +132,7 @@ export async function benchDurable(options: DurableBenchOptions = {}): Promise<D
 
 const WARM_UP = 5;
 
-/** Sizes of every snapshot of one 10-step run, raw and packed. */
+/** Sizes of every snapshot of one 10-step run. */
 async function measureSnapshots(): Promise<DurableBenchResult['snapshot']> {
   const runtime = createRuntime({
     agent: { id: 'bench' },
@@ -145,31 +141,21 @@ async function measureSnapshots(): Promise<DurableBenchResult['snapshot']> {
     telemetry: false,
   });
   const run = runtime.start({ messages: prompt });
-  let maxRawBytes = 0;
-  let maxStoredBytes = 0;
-  let maxRawState = '';
+  let maxBytes = 0;
+  let maxState = '';
   const measure = () => {
-    const persisted = run.getPersistedSnapshot();
-    const raw = JSON.stringify(persisted).length;
-    const stored = JSON.stringify(packSnapshot(persisted)).length;
-    if (raw > maxRawBytes) {
-      maxRawBytes = raw;
-      maxRawState = run.state;
+    const bytes = JSON.stringify(run.getPersistedSnapshot()).length;
+    if (bytes > maxBytes) {
+      maxBytes = bytes;
+      maxState = run.state;
     }
-    maxStoredBytes = Math.max(maxStoredBytes, stored);
   };
   run.actor.subscribe(measure);
   measure();
   await run.result();
   const final = run.getPersistedSnapshot();
   await runtime.close();
-  return {
-    maxRawBytes,
-    maxStoredBytes,
-    maxRawState,
-    finalRawBytes: JSON.stringify(final).length,
-    finalStoredBytes: JSON.stringify(packSnapshot(final)).length,
-  };
+  return { maxBytes, maxState, finalBytes: JSON.stringify(final).length };
 }
 
 /** Wall time of `runs` 10-step runs (after warm-up), and every write they made. */
@@ -262,9 +248,8 @@ function print(result: DurableBenchResult): void {
   const { snapshot, persist, runPerStepUs, resume } = result;
   const kb = (bytes: number) => `${(bytes / 1024).toFixed(2)} KB (${bytes} B)`;
   const rows: [string, string, string][] = [
-    ['snapshot, largest, as XState persists it', kb(snapshot.maxRawBytes), `in ${snapshot.maxRawState}`],
-    ['snapshot, largest, as stored (packed)', kb(snapshot.maxStoredBytes), 'target ≤ 8 KB'],
-    ['snapshot, final, raw / stored', `${kb(snapshot.finalRawBytes)} / ${kb(snapshot.finalStoredBytes)}`, ''],
+    ['snapshot, largest', kb(snapshot.maxBytes), `in ${snapshot.maxState}; target ≤ 8 KB`],
+    ['snapshot, final', kb(snapshot.finalBytes), ''],
     ['writes per 10-step run', String(persist.writesPerRun), 'create + saves, events included'],
     [
       'write, SQLite file, median / p95',

@@ -309,7 +309,7 @@ export async function benchSideBySide(argv: string[] = process.argv.slice(2)): P
       result.concurrent = await concurrentRuns(Number(values.concurrent), 10, dir, peers);
       const durable = await benchDurable({ runs: 30, resumes: 20, print: false });
       result.durable = {
-        storedSnapshotBytes: durable.snapshot.maxStoredBytes,
+        storedSnapshotBytes: durable.snapshot.maxBytes,
         persistUsPerStep: round1(durable.persist.perStepUs),
         sqliteRunUsPerStep: round1(durable.runPerStepUs.sqlite),
       };

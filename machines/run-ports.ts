@@ -10,7 +10,7 @@ import type { PendingCall, RunContext } from './run-context.ts';
  * The run machine's ports: the asynchronous work of a step, by name. The machine hands each
  * request to one long-lived child actor per run, `steps` (run-steps.ts), which calls the port and
  * sends the outcome back as an event; the runtime supplies the ports with
- * `machine.provide({ actors: { steps: runSteps(ports) } })` (docs/architecture.md), so the same
+ * `machine.provide({ actors: { runSteps: runSteps(ports) } })` (docs/architecture.md), so the same
  * definition serves the runtime, diagrams and other engines (Temporal's workflow supplies
  * activities).
  *
@@ -96,7 +96,7 @@ const notProvided =
   (name: string): RunPort<unknown, never> =>
   () => {
     throw new Error(
-      `The run machine's "${name}" port was not provided; use machine.provide({ actors: { steps: runSteps(ports) } })`,
+      `The run machine's "${name}" port was not provided; use machine.provide({ actors: { runSteps: runSteps(ports) } })`,
     );
   };
 

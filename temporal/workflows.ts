@@ -58,7 +58,7 @@ export const transcriptQuery = defineQuery<TranscriptPage, [number, number]>('tr
 const EVENT_BUFFER = 2_000;
 /** Events handed to the next execution when the workflow continues as new. */
 const EVENTS_CARRIED = 100;
-/** Stands in for the run's context in a child's input when the snapshot is handed on. */
+/** Stood in for the run's context in a child's input of a snapshot handed on by an earlier release. */
 const SAME_CONTEXT = '$context';
 
 /**
@@ -320,7 +320,7 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
   }
   if (actor.getSnapshot().status === 'active') {
     const next: ContinuedRun = {
-      snapshot: withoutContext(actor.getPersistedSnapshot()),
+      snapshot: actor.getPersistedSnapshot(),
       events: events.slice(-EVENTS_CARRIED),
       first: first + Math.max(0, events.length - EVENTS_CARRIED),
       toolResults,
@@ -348,25 +348,11 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
 type PersistedChildren = Record<string, { snapshot?: { input?: { context?: unknown } } }>;
 
 /**
- * A persisted snapshot whose children's inputs hold the run's context refer to it instead of
- * repeating the transcript. Since the `steps` actor no child's input holds it; this stays for the
- * snapshots handed on by workers of earlier releases (a planner turn was a child invoked with the
- * context).
+ * A snapshot handed on by a worker of an earlier release, whose children's inputs referred to the
+ * run's context as `$context` (a planner turn was a child invoked with the context), with the
+ * context put back. Since the `steps` actor no child's input holds the context, so a snapshot
+ * handed on now needs nothing of this.
  */
-function withoutContext(persisted: unknown): unknown {
-  const snapshot = persisted as { context: unknown; children: PersistedChildren };
-  const children: PersistedChildren = {};
-  for (const [id, child] of Object.entries(snapshot.children)) {
-    const input = child.snapshot?.input;
-    children[id] =
-      input?.context === snapshot.context
-        ? { ...child, snapshot: { ...child.snapshot, input: { ...input, context: SAME_CONTEXT } } }
-        : child;
-  }
-  return { ...snapshot, children };
-}
-
-/** The inverse of {@link withoutContext}. */
 function withContext(persisted: unknown): unknown {
   const snapshot = persisted as { context: unknown; children: PersistedChildren };
   for (const child of Object.values(snapshot.children)) {

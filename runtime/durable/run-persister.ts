@@ -42,14 +42,13 @@ import {
   StaleRunVersionError,
 } from '../stores/run-store-errors.ts';
 import { isValueError, RunConflictError, RunPersistenceError, RunValueError } from './durable-errors.ts';
-import { type PackCache, packSnapshot } from './snapshot-codec.ts';
 
 /** One step boundary to write. */
 export interface SnapshotEntry {
   status: RunStatus;
   /** The active state, dotted (`awaiting.clarification`). */
   state: string;
-  /** `actor.getPersistedSnapshot()`; packed (snapshot-codec.ts) on the way to the store. */
+  /** `actor.getPersistedSnapshot()`, stored as it is (its children hold no copy of the context). */
   snapshot: unknown;
   labels: Record<string, string>;
   /** Tool call ids the snapshot holds (its pending batch). */
@@ -143,7 +142,6 @@ export class RunPersister {
   private waiters: Waiter[] = [];
   private readonly recorded = new Set<string>();
   private recordWaiters = new Map<string, { resolve: () => void; reject: (error: Error) => void }[]>();
-  private readonly packCache: PackCache = new WeakMap();
   /**
    * A volatile (in-memory) store is given immutable copies, which it keeps without copying them
    * again (immutable-copy.ts). Each snapshot is copied against the last one (`copyBase`): the run
@@ -289,7 +287,7 @@ export class RunPersister {
     try {
       // Inside the try: a value structuredClone cannot copy must not escape as an unhandled
       // rejection (issue 12 defect 1: it took the whole process down).
-      snapshot = this.storedSnapshot(packSnapshot(entry.snapshot, this.packCache));
+      snapshot = this.storedSnapshot(entry.snapshot);
       if (this.copying) pending = events.map(({ event, at }) => ({ event: immutableCopy(event), at }));
       if (this.options.ready && !this.ready) {
         const waits = !(this.options.isReady?.() ?? false);

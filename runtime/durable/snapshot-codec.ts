@@ -20,7 +20,8 @@
  * ```
  *
  * Since the run's step work moved to one `steps` actor (run-steps.ts), a run's children carry no
- * context and packing finds nothing to share; it stays for the snapshots stored before, which
+ * context: the runtime stores snapshots unpacked, and `unpackSnapshot` stays for the snapshots
+ * stored before (packed or not), which
  * `unpackSnapshot` also gives a `steps` actor (their per-step children are dropped and the run
  * requests that work again). A snapshot without `$toolwarden.refs` and with a `steps` child (or
  * not active) unpacks to itself.
