@@ -49,6 +49,13 @@ export const ATTR_GEN_AI_TOOL_DESCRIPTION = 'gen_ai.tool.description';
 export const ATTR_GEN_AI_TOOL_NAME = 'gen_ai.tool.name';
 /** `gen_ai.tool.type` */
 export const ATTR_GEN_AI_TOOL_TYPE = 'gen_ai.tool.type';
+/**
+ * `gen_ai.usage.input_tokens` (int): on a segment's `invoke_agent` span, the sum of its planner
+ * turns' `PlanResult.usage.inputTokens` (set only when a turn reported usage).
+ */
+export const ATTR_GEN_AI_USAGE_INPUT_TOKENS = 'gen_ai.usage.input_tokens';
+/** `gen_ai.usage.output_tokens` (int): as {@link ATTR_GEN_AI_USAGE_INPUT_TOKENS}, for output tokens. */
+export const ATTR_GEN_AI_USAGE_OUTPUT_TOKENS = 'gen_ai.usage.output_tokens';
 /** `execute_tool`, the value of `gen_ai.operation.name` on a tool span. */
 export const GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL = 'execute_tool';
 /** `invoke_agent`, the value of `gen_ai.operation.name` on a run's root span. */
@@ -112,7 +119,7 @@ export const ATTR_TOOLWARDEN_TOOL_CALL_PARENT_ID = 'toolwarden.tool_call.parent_
 export const ATTR_TOOLWARDEN_TOOL_CALL_ATTEMPT = 'toolwarden.tool_call.attempt';
 /** ToolResult.executed: false when validation or policy stopped the call (boolean). */
 export const ATTR_TOOLWARDEN_TOOL_CALL_EXECUTED = 'toolwarden.tool_call.executed';
-/** Outcome of a tool call, on the `toolwarden.tool.calls` metric: see {@link ToolCallOutcome}. */
+/** Outcome of a tool call, on `execute_tool` spans and the tool metrics: see {@link ToolCallOutcome}. */
 export const ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME = 'toolwarden.tool_call.outcome';
 /** RetryHint.reason, on `toolwarden.retry_hint` events and the `toolwarden.retry_hints` metric. */
 export const ATTR_TOOLWARDEN_RETRY_HINT_REASON = 'toolwarden.retry_hint.reason';

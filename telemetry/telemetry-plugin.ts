@@ -65,6 +65,8 @@ import {
   ATTR_GEN_AI_TOOL_DESCRIPTION,
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_GEN_AI_TOOL_TYPE,
+  ATTR_GEN_AI_USAGE_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
   ATTR_TOOLWARDEN_PLAN_KIND,
   ATTR_TOOLWARDEN_PLAN_RESULT_KIND,
   ATTR_TOOLWARDEN_POLICY_DECISION_DETAIL,
@@ -188,6 +190,8 @@ interface Segment {
   attempts: Map<string, number>;
   /** False until `run_started` confirms a segment opened by `onRunStart('start')`. */
   started: boolean;
+  /** Token usage of the segment's planner turns (`PlanResult.usage`), summed; undefined until one reports it. */
+  usage?: { inputTokens: number; outputTokens: number };
 }
 
 /**
@@ -253,6 +257,10 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
     if (!segment) return;
     segments.delete(runId);
     segment.span.setAttribute(ATTR_TOOLWARDEN_RUN_STATUS, status);
+    if (segment.usage) {
+      segment.span.setAttribute(ATTR_GEN_AI_USAGE_INPUT_TOKENS, segment.usage.inputTokens);
+      segment.span.setAttribute(ATTR_GEN_AI_USAGE_OUTPUT_TOKENS, segment.usage.outputTokens);
+    }
     annotate?.(segment.span);
     segment.span.end();
     segment.instruments.runsActive.add(-1);
@@ -286,6 +294,7 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
     result: { executed: boolean; error?: { name: string; message: string }; retryHint?: RetryHint },
   ): void {
     span.setAttribute(ATTR_TOOLWARDEN_TOOL_CALL_EXECUTED, result.executed);
+    span.setAttribute(ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME, toolCallOutcome(result));
     if (result.retryHint) span.addEvent(EVENT_TOOLWARDEN_RETRY_HINT, hintAttributes(result.retryHint));
     if (result.error) {
       span.setAttribute(ATTR_ERROR_TYPE, result.retryHint?.reason ?? (result.error.name || 'Error'));
@@ -356,6 +365,7 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
       // The planner (an LLM client, maybe instrumented itself) runs inside the plan span.
       const result = await context.with(trace.setSpan(segment.context, span), next, undefined, plan);
       span.setAttribute(ATTR_TOOLWARDEN_PLAN_RESULT_KIND, planResultKind(result));
+      addUsage(segment, result);
       return result;
     } catch (err) {
       failSpan(span, err);
@@ -415,6 +425,7 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
     } catch (err) {
       // An inner wrapper threw: the runtime records that as an executed call that failed.
       span.setAttribute(ATTR_TOOLWARDEN_TOOL_CALL_EXECUTED, true);
+      span.setAttribute(ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME, 'error' satisfies ToolCallOutcome);
       failSpan(span, err);
       span.end();
       count('error');
@@ -585,6 +596,19 @@ function toolAttributes(fields: ToolSpanFields): Attributes {
   }
   if (fields.attempt !== undefined) attributes[ATTR_TOOLWARDEN_TOOL_CALL_ATTEMPT] = fields.attempt;
   return attributes;
+}
+
+/**
+ * Adds a planner turn's `usage` to its segment's sum, which the segment's `invoke_agent` span
+ * carries as `gen_ai.usage.input_tokens` / `gen_ai.usage.output_tokens` when it ends (the model's
+ * `chat` spans carry each call's own). Turns that report no usage add nothing.
+ */
+function addUsage(segment: Segment, result: PlanResult | undefined): void {
+  const usage = result?.usage;
+  if (!usage) return;
+  segment.usage ??= { inputTokens: 0, outputTokens: 0 };
+  segment.usage.inputTokens += usage.inputTokens;
+  segment.usage.outputTokens += usage.outputTokens;
 }
 
 /** Attributes of a `toolwarden.retry_hint` span event. */

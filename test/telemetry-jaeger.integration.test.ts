@@ -209,6 +209,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
       'toolwarden.tool_call.id': expect.stringMatching(/:t2:c1$/),
       'toolwarden.tool_call.attempt': 2,
       'toolwarden.tool_call.executed': true,
+      'toolwarden.tool_call.outcome': 'success',
     });
     expect(tagsOf(toolSpan(repair, 'call-2'))['error.type']).toBeUndefined();
   });
@@ -218,6 +219,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
     expect(tagsOf(failed)).toMatchObject({
       'toolwarden.tool_call.attempt': 1,
       'toolwarden.tool_call.executed': false,
+      'toolwarden.tool_call.outcome': 'rejected',
       'error.type': 'missing_fields',
       'otel.status_code': 'ERROR',
     });

@@ -206,6 +206,7 @@ describe('telemetry plugin: the span tree of a run (docs/telemetry.md)', () => {
       'toolwarden.tool_call.id': 'run-1:t2:c1',
       'toolwarden.tool_call.attempt': 2,
       'toolwarden.tool_call.executed': true,
+      'toolwarden.tool_call.outcome': 'success',
     });
     expect(span.status.code).toBe(SpanStatusCode.UNSET);
     expect(span.events).toEqual([]);
@@ -226,6 +227,7 @@ describe('telemetry plugin: the span tree of a run (docs/telemetry.md)', () => {
       'toolwarden.tool_call.id': 'run-1:t1:c1',
       'toolwarden.tool_call.attempt': 1,
       'toolwarden.tool_call.executed': false,
+      'toolwarden.tool_call.outcome': 'rejected',
       'error.type': 'missing_fields',
     });
     expect(span.status).toEqual({
@@ -296,6 +298,7 @@ describe('telemetry plugin: the span tree of a run (docs/telemetry.md)', () => {
     const span = toolSpan('call-bug');
     expect(span.attributes).toMatchObject({
       'toolwarden.tool_call.executed': true,
+      'toolwarden.tool_call.outcome': 'error',
       'error.type': 'TypeError',
     });
     expect(span.status).toEqual({
@@ -340,6 +343,24 @@ describe('telemetry plugin: the span tree of a run (docs/telemetry.md)', () => {
     expect(plan.attributes['error.type']).toBe('LlmDownError');
     expect(plan.status).toEqual({ code: SpanStatusCode.ERROR, message: 'upstream 503' });
     expect(plan.events.map((event) => event.name)).toEqual(['exception']);
+  });
+
+  it("sums the planner turns' token usage on the invoke_agent span (gen_ai.usage.*), per segment", async () => {
+    const usage = (inputTokens: number, outputTokens: number) => ({ usage: { inputTokens, outputTokens } });
+    const runtime = runtimeWith([
+      { ...repairScript[0]!, ...usage(120, 14) },
+      { ...repairScript[1]!, ...usage(150, 16) },
+      { finalResponse: { text: 'Ada is on pro.' }, ...usage(170, 9) },
+    ]);
+    await runtime.start({ runId: 'run-usage', messages: prompt }).result();
+    expect(one('invoke_agent Support agent').attributes).toMatchObject({
+      'gen_ai.usage.input_tokens': 440,
+      'gen_ai.usage.output_tokens': 39,
+    });
+    // A planner that reports no usage leaves the attributes unset rather than claiming zero.
+    exporter.reset();
+    await runtimeWith(repairScript).start({ runId: 'run-no-usage', messages: prompt }).result();
+    expect(one('invoke_agent Support agent').attributes['gen_ai.usage.input_tokens']).toBeUndefined();
   });
 
   it("nests the run under the caller's active span when runtime.start is called inside one", async () => {
