@@ -85,7 +85,7 @@ for (const steps of [10, 50]) {
     agent: { id: 'bench' },
     planner: loopPlanner(steps),
     tools: [addTool],
-    caps: { maxToolCalls: steps + 1 },
+    caps: { maxToolCalls: steps + 1, maxTurns: steps + 1 },
   });
   const temporalMs: number[] = [];
   const localMs: number[] = [];

@@ -143,6 +143,11 @@ export interface FlowState {
   awaitedMs?: number;
   /** When the current wait for an answer began, epoch ms; null when not awaiting one. */
   awaitingSince?: number | null;
+  /**
+   * Waits for an answer so far (clarifications, external tool results, confirmations), held to
+   * `caps.maxAwaits`. Absent in snapshots written before it existed: 0.
+   */
+  awaits?: number;
 }
 
 /** See {@link RunContext}: one more top-level key and XState's assigns get ~15× slower. */

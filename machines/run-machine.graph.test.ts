@@ -241,6 +241,8 @@ function serializeState(snapshot: Snapshot): string {
       (c.caps.maxTotalTokens ?? Number.POSITIVE_INFINITY),
     e ? Object.keys(e).filter((k) => e[k as keyof typeof e] !== undefined) : null,
     c.flow.finalize?.reason ?? null,
+    c.turn >= (c.caps.maxTurns ?? Number.POSITIVE_INFINITY),
+    (c.flow.awaits ?? 0) >= (c.caps.maxAwaits ?? Number.POSITIVE_INFINITY),
   ]);
 }
 
@@ -260,11 +262,13 @@ const input = (policies: 'on' | 'off', startedAt = Date.now()): RunInput => ({
   startedAt,
 });
 
-/** The machine is traversed in three settings, each reaching what the others cannot. */
+/** The machine is traversed in five settings, each reaching what the others cannot. */
 const settings = [
   { name: 'no policies', input: input('off') },
   { name: 'policies', input: input('on') },
   { name: 'time budget spent', input: input('off', Date.now() - 2 * 3_600_000) },
+  { name: 'one turn', input: { ...input('off'), caps: { ...caps, maxTurns: 1 } } },
+  { name: 'one await', input: { ...input('off'), caps: { ...caps, maxAwaits: 1 } } },
 ];
 
 interface Coverage {

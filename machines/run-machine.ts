@@ -113,6 +113,9 @@ export const runMachine = setup({
     failureCapReached: ({ context }) =>
       context.consecutiveFailures >= context.caps.maxConsecutiveFailedToolCalls,
     toolCapReached: ({ context }) => context.toolCalls >= context.caps.maxToolCalls,
+    turnCapReached: ({ context }) => context.turn >= (context.caps.maxTurns ?? Number.POSITIVE_INFINITY),
+    awaitCapReached: ({ context }) =>
+      (context.flow.awaits ?? 0) >= (context.caps.maxAwaits ?? Number.POSITIVE_INFINITY),
     tokenCapReached: ({ context }) => {
       const { usage } = context.flow;
       const cap = context.caps.maxTotalTokens;
@@ -299,8 +302,13 @@ export const runMachine = setup({
     }),
     clearAwaiting: assign(({ context }) => withFlow(context, { awaiting: null })),
     emitAwait: enqueueActions(({ context, enqueue }) => apply(enqueue, awaitOutcome(context))),
-    /** Starts the clock of a wait for an answer: that time is not the run's budget (`deadlineAt`). */
-    startAwaitClock: assign(({ context }) => withFlow(context, { awaitingSince: now() })),
+    /**
+     * Starts the clock of a wait for an answer: that time is not the run's budget (`deadlineAt`).
+     * Counts the wait against `caps.maxAwaits`.
+     */
+    startAwaitClock: assign(({ context }) =>
+      withFlow(context, { awaitingSince: now(), awaits: (context.flow.awaits ?? 0) + 1 }),
+    ),
     /** Adds the wait that ends to `flow.awaitedMs`. */
     stopAwaitClock: assign(({ context }) => {
       const since = context.flow.awaitingSince;
@@ -365,6 +373,7 @@ export const runMachine = setup({
       usage: { inputTokens: 0, outputTokens: 0 },
       awaitedMs: 0,
       awaitingSince: null,
+      awaits: 0,
     },
   }),
   initial: 'planning',
@@ -565,6 +574,16 @@ export const runMachine = setup({
           guard: 'tokenCapReached',
           target: 'finalizing',
           actions: { type: 'finalizeWith', params: { reason: 'token_cap' } },
+        },
+        {
+          guard: 'turnCapReached',
+          target: 'finalizing',
+          actions: { type: 'finalizeWith', params: { reason: 'turn_cap' } },
+        },
+        {
+          guard: 'awaitCapReached',
+          target: 'finalizing',
+          actions: { type: 'finalizeWith', params: { reason: 'await_cap' } },
         },
         {
           guard: 'policyAwaitsClarification',

@@ -19,6 +19,19 @@ export const CapsSchema = z.object({
    * the run finalizes with `token_cap` after the batch in flight. Absent: no limit.
    */
   maxTotalTokens: z.number().int().positive().optional(),
+  /**
+   * Most planner turns a run may take (the finalizing turn not counted); once a turn past it
+   * would start, the run finalizes with `turn_cap` (issue 24: a planner that keeps asking, answered
+   * from code, otherwise runs until the time budget, which waits do not spend). Absent: no limit
+   * (runs stored before it existed); the runtime's default is 50.
+   */
+  maxTurns: z.number().int().positive().optional(),
+  /**
+   * Most times a run may wait for an answer from outside it (a clarification, external tool
+   * results, a confirmation; not a backoff); after the answer to the last one the run finalizes
+   * with `await_cap`. Absent: no limit; the runtime's default is 50.
+   */
+  maxAwaits: z.number().int().positive().optional(),
 });
 /** Run limits (docs/architecture.md §Caps): configured per runtime and per run; policies may only tighten them. */
 export type Caps = z.infer<typeof CapsSchema>;
@@ -29,6 +42,8 @@ export const DEFAULT_CAPS: Caps = {
   maxConsecutiveFailedToolCalls: 5,
   maxRetriesPerTool: 3,
   timeBudgetMs: 300_000,
+  maxTurns: 50,
+  maxAwaits: 50,
 };
 
 /** Caps as the planner and policies see them: limits, usage so far, and what is left. */
@@ -48,6 +63,8 @@ export type FinalizeReason =
   | 'failure_cap'
   | 'time_budget'
   | 'token_cap'
+  | 'turn_cap'
+  | 'await_cap'
   | 'policy'
   | (string & {});
 

@@ -26,7 +26,11 @@ function loopRuntime(steps: number, options: Pick<RuntimeOptions, 'store' | 'tel
     agent: { id: 'bench' },
     planner,
     tools: [addTool],
-    caps: { maxToolCalls: Math.max(steps, DEFAULT_CAPS.maxToolCalls) },
+    // A step is a planner turn too: as many turns as steps, and the final one.
+    caps: {
+      maxToolCalls: Math.max(steps, DEFAULT_CAPS.maxToolCalls),
+      maxTurns: Math.max(steps + 1, DEFAULT_CAPS.maxTurns ?? 0),
+    },
     ...options,
   });
   return { planner, runtime };
