@@ -1,0 +1,194 @@
+/**
+ * Step 5 of `createRuntime` (handle): the object the app holds. Start, resume, answer, cancel,
+ * list and close runs, read their event logs, and the tool catalog.
+ *
+ * @module
+ */
+
+import { randomUUID } from 'node:crypto';
+import { createActor, type InspectionEvent } from 'xstate';
+import type { RunContext } from '../machines/run-context.ts';
+import type { PolicyRunner } from '../policies/policy-runner.ts';
+import type { RunEvent } from '../run/run-events.ts';
+import type { JSONSchema, Tool } from '../tools/define-tool.ts';
+import { sessionTranscript } from './continue-session.ts';
+import type { DurableRuns, RunEventsOptions } from './durable/durable-runs.ts';
+import { unpackSnapshot } from './durable/snapshot-codec.ts';
+import type { HostRun } from './host-run.ts';
+import { runAwaitingOf } from './run-awaiting.ts';
+import type { ProvidedToolResult, RunHandle } from './run-handle.ts';
+import type { LiveRuns, ProvidedRunMachine } from './runtime-deps.ts';
+import type { RuntimeSettings, StartOptions } from './runtime-options.ts';
+import type { PluginHooks } from './runtime-plugins.ts';
+import { startInputOf } from './start-input.ts';
+import type { RunEventRecord, RunListFilter, RunStore, StoredRun } from './stores/run-store.ts';
+
+/** What the runtime object is built over: the results of the earlier steps. */
+export interface RuntimeParts {
+  settings: RuntimeSettings;
+  store: RunStore;
+  durable: DurableRuns;
+  live: LiveRuns;
+  machine: ProvidedRunMachine;
+  policies: PolicyRunner;
+  inspect: ((event: InspectionEvent) => void) | undefined;
+  hooks: PluginHooks;
+  host: HostRun;
+  /** The live handle of a run, or the run restored from the store (`runtime.resume`). */
+  resume: (runId: string) => Promise<RunHandle>;
+}
+
+/** The runtime the app holds (see `createRuntime`). */
+export function runtimeApi(parts: RuntimeParts) {
+  const { settings, store, durable, live, machine, inspect, host, resume } = parts;
+  const { catalog, ceilings, agent, inspector } = settings;
+  const runtime = {
+    /** The run machine with this runtime's actors provided (for diagrams and inspectors). */
+    machine,
+    /** The inspector plugin when the `inspector` option is set: `start()` gives its URL, `close()` stops it. */
+    inspector,
+    catalog,
+    store,
+    caps: ceilings,
+    /** This runtime's name as the owner of the runs it hosts (docs/durability.md §Guarantees (leases); `durable.owner`). */
+    owner: durable.owner,
+
+    /** Starts a run; its first events are replayed to any `events$` subscriber. */
+    start(start: StartOptions): RunHandle {
+      const runId = start.runId ?? randomUUID();
+      if (live.has(runId)) throw new Error(`Run ${runId} is already live`);
+      const { input, decisions } = startInputOf(
+        runId,
+        start,
+        { agent, ceilings, policies: parts.policies },
+        (info) => parts.hooks.notifyRunStart(info, 'start'),
+      );
+      const actor = createActor(machine, { input, inspect });
+      return host(actor, undefined, 'start', decisions);
+    },
+
+    resume,
+
+    /**
+     * Answers a run's clarification by id, restoring the run from the store first when it is
+     * not live here (evicted, or after a restart). Resolves with the run's handle.
+     *
+     * @throws RunNotFoundError, RunConflictError (another owner holds it), RunAnswerError.
+     */
+    async provideClarification(runId: string, answer: { id: string; answer: string }): Promise<RunHandle> {
+      const run = await resume(runId);
+      await run.provideClarification(answer);
+      return run;
+    },
+
+    /** Results of a run's external tool calls, by run id (see `provideClarification`). */
+    async provideToolResults(runId: string, results: ProvidedToolResult[]): Promise<RunHandle> {
+      const run = await resume(runId);
+      await run.provideToolResults(results);
+      return run;
+    },
+
+    /** Approves or denies what a run awaits confirmation for, by run id (see `provideClarification`). */
+    async confirm(
+      runId: string,
+      answer: { id: string; approved: boolean; by?: string; reason?: string },
+    ): Promise<RunHandle> {
+      const run = await resume(runId);
+      await run.confirm(answer);
+      return run;
+    },
+
+    /** Cancels a run by id, restoring it first when it is not live here. */
+    async cancel(runId: string, reason?: string): Promise<RunHandle> {
+      const run = await resume(runId);
+      run.cancel(reason);
+      return run;
+    },
+
+    /**
+     * Resolves when everything every hosted run (or run `runId`) emitted so far is in the store.
+     *
+     * @throws RunPersistenceError while the store fails (writes are retried); RunConflictError.
+     */
+    flush(runId?: string): Promise<void> {
+      return durable.flush(runId);
+    },
+
+    /**
+     * A run's event log, from the store: every event after `afterSeq`, then, unless
+     * `follow: false`, each new one as it is written, until the run's final event. Works for
+     * runs hosted here, elsewhere, or finished; `seq` numbers resume a dropped stream.
+     */
+    events(runId: string, options?: RunEventsOptions): AsyncGenerator<RunEventRecord<RunEvent>> {
+      return durable.events(runId, options);
+    },
+
+    /**
+     * Stops hosting runs: waits for writes in flight, stops every live actor, releases the runs
+     * and ends this runtime's lease, so another process can resume them at once. The store is
+     * not closed (it is the app's). The inspector server the `inspector` option started is
+     * stopped too, so nothing keeps the process alive.
+     */
+    async close(): Promise<void> {
+      await durable.close(() => {
+        const hosted = [...live.keys()];
+        for (const handle of live.values()) handle.actor.stop();
+        live.clear();
+        return hosted;
+      });
+      await inspector?.close();
+    },
+
+    /** The live handle of a run in this process, if any. */
+    get(runId: string): RunHandle | undefined {
+      return live.get(runId);
+    },
+
+    /** Runs in the store, most recently updated first, each with what it waits for (`awaiting`). */
+    async list(filter?: RunListFilter): Promise<StoredRun[]> {
+      return (await store.list(filter)).map(withAwaiting);
+    },
+
+    /** One run from the store with what it waits for (`awaiting`), or `undefined`; it is not restored. */
+    async load(runId: string): Promise<StoredRun | undefined> {
+      const stored = await store.load(runId);
+      return stored && withAwaiting(stored);
+    },
+
+    /**
+     * Starts the next run of a conversation (docs/threads.md): the new run begins with the
+     * transcript of the session's latest finished run, from the store, followed by `messages`.
+     * The first run of a session starts from `messages` alone. Works across restarts and
+     * processes sharing a durable store.
+     *
+     * @throws SessionBusyError while a run of the session is still running or awaiting (answer
+     *   or cancel it first: a conversation has one run at a time).
+     */
+    async continueSession(sessionId: string, start: Omit<StartOptions, 'sessionId'>): Promise<RunHandle> {
+      const transcript = await sessionTranscript(store, sessionId);
+      return runtime.start({ ...start, sessionId, messages: [...transcript, ...start.messages] });
+    },
+
+    /** The tool catalog (docs/tool-boundary.md). */
+    listTools(): Tool[] {
+      return catalog.list();
+    },
+    toolSpec(id: string): Tool | undefined {
+      return catalog.get(id);
+    },
+    toolSchema(id: string): JSONSchema | undefined {
+      return catalog.get(id)?.inputSchema;
+    },
+    /** The `tool_schemas.json` export. */
+    toolSchemas() {
+      return catalog.schemas();
+    },
+  };
+  return runtime;
+}
+
+/** A stored run with what it waits for, read from its snapshot. */
+function withAwaiting(stored: StoredRun): StoredRun {
+  const snapshot = unpackSnapshot(stored.snapshot) as { context?: RunContext } | undefined;
+  return { ...stored, awaiting: runAwaitingOf(snapshot?.context) };
+}

@@ -1,0 +1,123 @@
+/**
+ * Step 2 of `createRuntime` (deps): what the run's steps need ({@link RunDeps}), the run machine
+ * with those steps provided, and the inspection observer every actor gets.
+ *
+ * @module
+ */
+
+import type { InspectionEvent } from 'xstate';
+import { runMachine, validateCallsAction } from '../machines/run-machine.ts';
+import { runSteps } from '../machines/run-steps.ts';
+import type { Plugin, RunInfo } from '../plugins/define-plugin.ts';
+import { createPolicyEngine } from '../policies/policy-engine.ts';
+import { noPolicies, type PolicyRunner } from '../policies/policy-runner.ts';
+import { NO_EFFECTS } from '../run/policy-effects.ts';
+import type { ToolCatalog } from '../tools/tool-catalog.ts';
+import type { RunHandle } from './run-handle.ts';
+import type { InspectObserver, OnRuntimeError, RuntimeOptions, RuntimeSettings } from './runtime-options.ts';
+import { createExecuteToolPort } from './steps/execute-tool.ts';
+import { createPlanPort } from './steps/plan-step.ts';
+import { createReviewResultsPort } from './steps/review-results.ts';
+import type { RunDeps } from './steps/run-deps.ts';
+import { createValidateBatchPort, validateCalls } from './steps/validate-batch.ts';
+
+/** The live runs of one runtime, by run id. */
+export type LiveRuns = Map<string, RunHandle>;
+
+/**
+ * The run steps' dependencies: planner, policies, plugins, limits, and where streamed deltas go.
+ *
+ * @throws TypeError when both `policies` (or plugin policies) and `policyRunner` are given.
+ */
+export function createRunDeps(options: RuntimeOptions, settings: RuntimeSettings, live: LiveRuns): RunDeps {
+  const { catalog, plugins } = settings;
+  return {
+    catalog,
+    planner: options.planner,
+    policies: policyRunnerOf(options, plugins, catalog),
+    plugins,
+    defaultToolTimeoutMs: options.defaultToolTimeoutMs,
+    limits: options.limits,
+    finalizeGraceMs: options.finalizeGraceMs ?? 30_000,
+    // Deltas go to the run's events$ only, live: they are many, and only a UI watching wants them.
+    publishDelta: (runId, turnId, delta) =>
+      live.get(runId)?.publishLive({ ...delta, runId, turnId, at: Date.now() }),
+  };
+}
+
+/**
+ * The run machine with this runtime's steps provided. `toolGate` is the innermost plugin around
+ * tool execution: a tool executes only once its call is in the store (write-ahead).
+ */
+export function provideRunMachine(
+  deps: RunDeps,
+  toolGate: Plugin,
+  settings: RuntimeSettings,
+  live: LiveRuns,
+) {
+  const { agent, plugins } = settings;
+  const infoOf = (runId: string): RunInfo => {
+    const context = live.get(runId)?.context;
+    return {
+      runId,
+      agent,
+      sessionId: context?.sessionId,
+      labels: context?.labels ?? {},
+      traceContext: context?.traceContext ?? null,
+    };
+  };
+  return runMachine.provide({
+    actors: {
+      runSteps: runSteps({
+        plan: createPlanPort(deps),
+        validateBatch: createValidateBatchPort(deps),
+        executeTool: createExecuteToolPort({ ...deps, plugins: [...plugins, toolGate] }, infoOf),
+        reviewResults: createReviewResultsPort(deps),
+      }),
+    },
+    actions: { validateCalls: validateCallsAction((context) => validateCalls(deps, context, NO_EFFECTS)) },
+    // Without policies, validating and resuming request nothing of `steps` (see run-ports.ts).
+    guards: { consultsPolicies: () => deps.policies !== noPolicies },
+  });
+}
+
+/** The run machine as this runtime provides it (for diagrams and inspectors). */
+export type ProvidedRunMachine = ReturnType<typeof provideRunMachine>;
+
+/**
+ * One inspection observer fanning out to the app's (`inspect`) and the plugins'; a throwing
+ * observer is reported (`onError`) and the others still see the event. `undefined` when there is none.
+ */
+export function inspectionObserver(
+  inspect: InspectObserver | undefined,
+  plugins: Plugin[],
+  onError: OnRuntimeError,
+): ((event: InspectionEvent) => void) | undefined {
+  const inspectors = [inspect, ...plugins.map((plugin) => plugin.inspect)].filter(
+    (observer): observer is InspectObserver => observer !== undefined,
+  );
+  if (inspectors.length === 0) return undefined;
+  return (event: InspectionEvent) => {
+    for (const observer of inspectors) {
+      try {
+        if (typeof observer === 'function') observer(event);
+        else observer.next?.(event);
+      } catch (err) {
+        onError(err, 'inspection observer');
+      }
+    }
+  };
+}
+
+/** The runtime's policy port: its own runner, or the engine over its and its plugins' policies. */
+function policyRunnerOf(options: RuntimeOptions, plugins: Plugin[], catalog: ToolCatalog): PolicyRunner {
+  const policies = [...(options.policies ?? []), ...plugins.flatMap((plugin) => plugin.policies ?? [])];
+  if (options.policyRunner) {
+    if (policies.length > 0)
+      throw new TypeError(
+        'Give createRuntime either `policies` (and plugin policies) or `policyRunner`, not both',
+      );
+    return options.policyRunner;
+  }
+  return policies.length > 0 ? createPolicyEngine({ policies, tools: catalog }) : noPolicies;
+}

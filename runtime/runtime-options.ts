@@ -1,0 +1,141 @@
+/**
+ * Step 1 of `createRuntime` (options): what it takes, and the settings every later step reads,
+ * resolved once with their defaults.
+ *
+ * @module
+ */
+
+import type { InspectionEvent, Observer } from 'xstate';
+import {
+  type InspectorPlugin,
+  type InspectorPluginOptions,
+  inspectorPlugin,
+} from '../inspector/inspector-plugin.ts';
+import type { Plugin, RunInfo } from '../plugins/define-plugin.ts';
+import type { Policy } from '../policies/define-policy.ts';
+import type { PolicyRunner } from '../policies/policy-runner.ts';
+import { type Caps, CapsSchema, DEFAULT_CAPS } from '../run/caps.ts';
+import type { Message } from '../run/message.ts';
+import type { Planner } from '../run/planner.ts';
+import {
+  TELEMETRY_PLUGIN_NAME,
+  type TelemetryPluginOptions,
+  telemetryPlugin,
+} from '../telemetry/telemetry-plugin.ts';
+import type { Tool } from '../tools/define-tool.ts';
+import type { ParseLimits } from '../tools/parse-arguments.ts';
+import { ToolCatalog } from '../tools/tool-catalog.ts';
+import type { DurableOptions } from './durable/durable-runs.ts';
+import type { RunStore } from './stores/run-store.ts';
+
+/** An XState inspection observer: an `Observer` or a plain function. */
+export type InspectObserver = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+
+/** Where errors the runtime cannot hand to a caller go. */
+export type OnRuntimeError = (error: unknown, where: string) => void;
+
+/** What `createRuntime` takes (docs/architecture.md). */
+export interface RuntimeOptions {
+  agent: { id: string; name?: string };
+  planner: Planner;
+  tools?: Tool[];
+  plugins?: Plugin[];
+  /** Configured ceilings; each run may lower them, policies may only tighten them. */
+  caps?: Partial<Caps>;
+  /**
+   * Policies (docs/policies.md), consulted in this order, then each plugin's in plugin order. Built into the
+   * policy engine (`createPolicyEngine`) over this runtime's tools.
+   */
+  policies?: Policy[];
+  /** A policy engine of your own instead of `policies` (the port the run machine calls). */
+  policyRunner?: PolicyRunner;
+  /**
+   * Where runs are persisted at every step boundary (docs/durability.md). Default: in memory
+   * (`memoryStore()`); `sqliteStore({ path })` makes runs survive a restart, `postgresStore` lets
+   * several processes share them.
+   */
+  store?: RunStore;
+  /** Leases, eviction of waiting runs, write retries (runtime/durable). */
+  durable?: DurableOptions;
+  /** An XState inspection observer that reaches every actor (e.g. `@statelyai/inspect`). */
+  inspect?: InspectObserver;
+  /**
+   * Serve the live inspector page (issue 8): `true`, or `{ port }` and the other
+   * `inspectorPlugin` options. Off by default, and then no inspection observer is installed.
+   * The server's URL: `await runtime.inspector?.start()`.
+   */
+  inspector?: boolean | InspectorPluginOptions;
+  /** Timeout for tools that declare none, in ms. Default 60 000. */
+  defaultToolTimeoutMs?: number;
+  /** Limits on tool arguments (bytes, nesting depth). */
+  limits?: ParseLimits;
+  /** Time the finalizing turn gets past the time budget, in ms. Default 30 000. */
+  finalizeGraceMs?: number;
+  /** Where errors the runtime cannot hand to a caller go (a store write failing, a plugin hook throwing). */
+  onError?: OnRuntimeError;
+  /**
+   * Traces and metrics (docs/telemetry.md) through `@opentelemetry/api`, by the telemetry plugin installed
+   * first (outermost) unless `plugins` has one: on by default, a no-op until an SDK is registered;
+   * `false` turns it off.
+   */
+  telemetry?: TelemetryPluginOptions | false;
+}
+
+/** What `runtime.start` takes. */
+export interface StartOptions {
+  runId?: string;
+  sessionId?: string;
+  messages: Message[];
+  labels?: Record<string, string>;
+  /** Per-run caps: never above the runtime's. */
+  caps?: Partial<Caps>;
+  /** Tools the app disables for this run; no policy can enable them. */
+  disabledTools?: string[];
+}
+
+/** {@link RuntimeOptions} with defaults applied: what the later steps of `createRuntime` read. */
+export interface RuntimeSettings {
+  agent: RunInfo['agent'];
+  /** Telemetry first (unless off or placed by the app), the app's plugins, then the inspector's. */
+  plugins: Plugin[];
+  /** The inspector plugin when the `inspector` option is set. */
+  inspector: InspectorPlugin | undefined;
+  /** The runtime's tools and its plugins' tools. @throws ToolDefinitionError on a duplicate id. */
+  catalog: ToolCatalog;
+  /** The runtime's caps: each run's are clamped to them. */
+  ceilings: Caps;
+  onError: OnRuntimeError;
+}
+
+/**
+ * Applies the defaults of {@link RuntimeOptions}: plugins in hook order, the tool catalog, the caps.
+ *
+ * @throws ToolDefinitionError when two tools share an id; ZodError for invalid caps.
+ */
+export function resolveRuntimeOptions(options: RuntimeOptions): RuntimeSettings {
+  const inspector = options.inspector
+    ? inspectorPlugin(options.inspector === true ? {} : options.inspector)
+    : undefined;
+  const plugins = [
+    ...withTelemetry(options.plugins ?? [], options.telemetry),
+    ...(inspector ? [inspector] : []),
+  ];
+  const catalog = new ToolCatalog([
+    ...(options.tools ?? []),
+    ...plugins.flatMap((plugin) => plugin.tools ?? []),
+  ]);
+  return {
+    agent: { id: options.agent.id, name: options.agent.name ?? options.agent.id },
+    plugins,
+    inspector,
+    catalog,
+    ceilings: CapsSchema.parse({ ...DEFAULT_CAPS, ...options.caps }),
+    onError: options.onError ?? ((error, where) => console.error(`[toolwarden] ${where}:`, error)),
+  };
+}
+
+/** The app's plugins, after the telemetry plugin unless telemetry is off or the app placed one itself. */
+function withTelemetry(plugins: Plugin[], telemetry: TelemetryPluginOptions | false | undefined): Plugin[] {
+  if (telemetry === false || plugins.some((plugin) => plugin.name === TELEMETRY_PLUGIN_NAME)) return plugins;
+  return [telemetryPlugin(telemetry), ...plugins];
+}
