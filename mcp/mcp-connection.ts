@@ -1,4 +1,5 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ToolUnavailableError } from '../tools/tool-error.ts';
 
 /**
@@ -22,6 +23,27 @@ export type McpTransport =
     }
   | { client: Client };
 
+/** Key of the run's ToolCallMeta in a request's `_meta`. */
+export const TOOL_CALL_META_KEY = 'toolwarden/toolCallMeta';
+
+/** What went on the wire for one `tools/call`: its JSON-RPC id, the HTTP session, the protocol version. */
+export interface SentRequest {
+  requestId: string | number;
+  sessionId?: string;
+  protocolVersion?: string;
+}
+
+/** What a connection's transport reported, per client. */
+interface Wire {
+  protocolVersion?: string;
+  sessionId: () => string | undefined;
+  /** `tools/call` request ids by the call's ToolCallMeta `toolCallId`, until read. */
+  requests: Map<string, string | number>;
+}
+
+/** Request ids remembered per connection before the oldest are dropped (each is read once, at once). */
+const MAX_REMEMBERED_REQUESTS = 1_000;
+
 /** Lines of a stdio server's stderr kept to explain a failure. */
 const STDERR_LINES = 20;
 
@@ -34,6 +56,7 @@ export class McpConnection {
   private connecting: Promise<Client> | undefined;
   private closed = false;
   private readonly stderr: string[] = [];
+  private readonly wires = new WeakMap<Client, Wire>();
   /** Called with each new connection (the first and every reconnect). */
   onConnect: ((client: Client) => void) | undefined;
 
@@ -57,12 +80,34 @@ export class McpConnection {
     return this.connecting;
   }
 
-  /** Forgets the connection: the next {@link client} call connects again. */
-  lost(): void {
+  /**
+   * Forgets the connection `failed` (a transport failure was seen on it) and closes it: the next
+   * {@link client} call connects again. A connection that already replaced it is kept.
+   */
+  lost(failed: Client): void {
     if ('client' in this.transport) return;
     const current = this.connecting;
-    this.connecting = undefined;
-    void current?.then((client) => client.close()).catch(() => {});
+    void current
+      ?.then((client) => {
+        if (client !== failed) return;
+        if (this.connecting === current) this.connecting = undefined;
+        return client.close();
+      })
+      .catch(() => {});
+  }
+
+  /** The wire details of the `tools/call` sent with ToolCallMeta `toolCallId` on `client` (read once). */
+  sentRequest(client: Client, toolCallId: string): SentRequest | undefined {
+    const wire = this.wires.get(client);
+    const requestId = wire?.requests.get(toolCallId);
+    if (wire === undefined || requestId === undefined) return undefined;
+    wire.requests.delete(toolCallId);
+    const sessionId = wire.sessionId();
+    return {
+      requestId,
+      ...(sessionId === undefined ? {} : { sessionId }),
+      ...(wire.protocolVersion === undefined ? {} : { protocolVersion: wire.protocolVersion }),
+    };
   }
 
   /** What the server wrote on stderr lately, for error messages. */
@@ -101,6 +146,7 @@ export class McpConnection {
       }
     };
     client.onerror = () => {};
+    this.wires.set(client, watch(transport));
     await client.connect(transport);
     this.onConnect?.(client);
     return client;
@@ -135,6 +181,38 @@ export class McpConnection {
     });
     return stdio;
   }
+}
+
+/**
+ * Watches what a transport sends and negotiates: the id of each `tools/call` (by its ToolCallMeta)
+ * and the protocol version the client settles on (the SDK hands it to `setProtocolVersion`, which
+ * only HTTP transports define; a stdio one gets it here too).
+ */
+function watch(transport: Transport): Wire {
+  const wire: Wire = {
+    sessionId: () => transport.sessionId,
+    requests: new Map(),
+  };
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    if ('method' in message && message.method === 'tools/call' && 'id' in message) {
+      const meta = (message.params?._meta as Record<string, unknown> | undefined)?.[TOOL_CALL_META_KEY];
+      const toolCallId = (meta as { toolCallId?: unknown } | undefined)?.toolCallId;
+      if (typeof toolCallId === 'string') {
+        if (wire.requests.size >= MAX_REMEMBERED_REQUESTS) {
+          wire.requests.delete(wire.requests.keys().next().value as string);
+        }
+        wire.requests.set(toolCallId, message.id);
+      }
+    }
+    return send(message, options);
+  };
+  const setProtocolVersion = transport.setProtocolVersion?.bind(transport);
+  transport.setProtocolVersion = (version) => {
+    wire.protocolVersion = version;
+    setProtocolVersion?.(version);
+  };
+  return wire;
 }
 
 function describe(error: unknown): string {

@@ -11,6 +11,7 @@ import type { Artifact } from '../tools/tool-result.ts';
 // does not load the optional peer.
 const CONNECTION_CLOSED = -32000;
 const REQUEST_TIMEOUT = -32001;
+const METHOD_NOT_FOUND = -32601;
 const INVALID_PARAMS = -32602;
 
 /**
@@ -35,12 +36,13 @@ export interface McpCallResult {
  *
  * | MCP result | toolwarden |
  * |---|---|
- * | `isError: true` | a ToolError the planner sees, its text content as the message |
+ * | `isError: true` | ToolArgumentsRejectedError: `invalid_arguments`, recoverable, the server's text and what to do in the message; the connection is kept |
  * | `structuredContent` | the result (checked against the tool's `outputSchema` by the boundary) |
  * | text content only | the result: the texts joined by a blank line |
  * | image, audio, embedded resource, resource link | artifacts (never sent to the model); a link is also named in the text |
  *
- * @throws ToolError for `isError` results.
+ * @throws ToolArgumentsRejectedError for `isError` results (the tool ran and refused this input:
+ *   a missing file, an access denied, a handler that threw).
  */
 export function toToolOutput(server: string, tool: string, result: McpCallResult): unknown {
   const texts: string[] = [];
@@ -66,25 +68,30 @@ export function toToolOutput(server: string, tool: string, result: McpCallResult
   }
   const text = texts.join('\n\n');
   if (result.isError === true) {
-    throw new ToolError(text || `MCP tool "${tool}" on server "${server}" reported an error`, {
-      recoverable: true,
-    });
+    throw new ToolArgumentsRejectedError(
+      `MCP server "${server}" reported an error from its tool "${tool}" for this input: ${text || '(no text)'} — change the arguments as the error says, or use another tool`,
+    );
   }
   const value = result.structuredContent !== undefined ? result.structuredContent : text;
   return artifacts.length > 0 ? (toolOutput(value, { artifacts }) as ToolOutput) : value;
 }
 
 /**
- * The boundary's reading of a failed `tools/call` (docs/mcp.md §Errors):
+ * The boundary's reading of a failed `tools/call` (docs/mcp.md §Errors). Only transport trouble
+ * drops the connection: everything else leaves it, and the calls other runs have in flight on it,
+ * alone.
  *
- * | failure | becomes | hint reason |
- * |---|---|---|
- * | the call's signal aborted (the tool's `timeoutMs`, a cancel) | the abort reason | `timeout` for a timeout |
- * | the SDK's own request timeout | ToolTimeoutError | `timeout` |
- * | JSON-RPC invalid params | ToolArgumentsRejectedError | `invalid_arguments` |
- * | connection closed, not connected, transport failure | ToolUnavailableError (the next call reconnects) | `tool_unavailable` |
- * | any other JSON-RPC error | ToolError with the server's message | none |
+ * | failure | becomes | hint reason | reconnect |
+ * |---|---|---|---|
+ * | the call's signal aborted (the tool's `timeoutMs`, a cancel) | the abort reason | `timeout` for a timeout | no |
+ * | JSON-RPC -32001, the SDK's own request timeout | ToolTimeoutError | `timeout` | no |
+ * | JSON-RPC -32602 invalid params | ToolArgumentsRejectedError | `invalid_arguments` | no |
+ * | JSON-RPC -32601 method not found | ToolUnavailableError | `tool_unavailable` | no |
+ * | any other JSON-RPC error (-32603 internal, a server's own code) | ToolError with the server's message, recoverable | none | no |
+ * | a result that is not a `CallToolResult` | ToolError naming the server | none | no |
+ * | JSON-RPC -32000 connection closed, not connected, a closed pipe, an HTTP failure | ToolUnavailableError | `tool_unavailable` | yes |
  *
+ * (An `isError: true` result is not a failure of the call: {@link toToolOutput} reads it.)
  * `lost` is called when the connection must be opened again.
  */
 export function toToolFailure(
@@ -98,25 +105,35 @@ export function toToolFailure(
   if (signal.aborted) return signal.reason;
   if (error instanceof ToolUnavailableError) return error;
   const code = jsonRpcCode(error);
-  if (code !== undefined) {
-    const message = (error as Error).message;
+  const message = error instanceof Error ? error.message : String(error);
+  if (code !== undefined && code !== CONNECTION_CLOSED) {
     if (code === REQUEST_TIMEOUT) return new ToolTimeoutError(toolId, timeoutMs);
     if (code === INVALID_PARAMS) return new ToolArgumentsRejectedError(message);
-    if (code === CONNECTION_CLOSED) {
-      lost();
-      return new ToolUnavailableError(
-        `the connection to MCP server "${server}" was lost (${message}); the next call reconnects`,
-        {
-          cause: error,
-        },
-      );
+    if (code === METHOD_NOT_FOUND) {
+      return new ToolUnavailableError(`MCP server "${server}" does not answer this call: ${message}`, {
+        cause: error,
+      });
     }
-    return new ToolError(`MCP server "${server}" answered with an error: ${message}`, { cause: error });
+    return new ToolError(`MCP server "${server}" answered with an error: ${message}`, {
+      cause: error,
+      recoverable: true,
+    });
   }
-  // Not connected, a closed pipe, a refused HTTP connection: transport trouble, not the tool's.
+  if (isSchemaError(error)) {
+    return new ToolError(`MCP server "${server}" answered with a result that is not an MCP tool result`, {
+      cause: error,
+    });
+  }
+  // Connection closed, not connected, a closed pipe, a refused HTTP connection: transport
+  // trouble, not the tool's.
   lost();
   return new ToolUnavailableError(
-    `MCP server "${server}" failed the call: ${error instanceof Error ? error.message : String(error)}; the next call reconnects`,
+    `MCP server "${server}" failed the call (${message}); the next call reconnects`,
     { cause: error },
   );
+}
+
+/** zod's error for a response the SDK's result schema refused (zod 3 and 4 name it `ZodError`). */
+function isSchemaError(error: unknown): boolean {
+  return error instanceof Error && (error.name === 'ZodError' || error.name === '$ZodError');
 }

@@ -5,11 +5,11 @@ import { closestIds } from '../tools/closest-ids.ts';
 import type { Tool, ToolContext } from '../tools/define-tool.ts';
 import { toolFromJsonSchema } from '../tools/json-schema-tool.ts';
 import { ToolUnavailableError } from '../tools/tool-error.ts';
-import { McpConnection, type McpTransport } from './mcp-connection.ts';
+import { McpConnection, type McpTransport, TOOL_CALL_META_KEY } from './mcp-connection.ts';
 import { cleanDescription, printable, toolSegment } from './mcp-names.ts';
 import { type McpCallResult, toToolFailure, toToolOutput } from './mcp-result.ts';
 
-export type { McpTransport } from './mcp-connection.ts';
+export { type McpTransport, TOOL_CALL_META_KEY } from './mcp-connection.ts';
 
 /** Options of {@link mcpToolset}. */
 export interface McpToolsetOptions {
@@ -43,8 +43,6 @@ export interface McpToolset {
 
 /** Listing pages read at most: a server that pages forever is cut off with a warning. */
 const MAX_LIST_PAGES = 100;
-/** Key of the run's ToolCallMeta in a request's `_meta`. */
-export const TOOL_CALL_META_KEY = 'toolwarden/toolCallMeta';
 
 interface McpToolDefinition {
   name: string;
@@ -209,9 +207,10 @@ export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset
     }
     const client: Client = await connection.client();
     const timeoutMs = options.timeoutMs ?? 60_000;
+    let result: McpCallResult;
     try {
       const { CallToolResultSchema } = await sdkTypes();
-      const result = await client.request(
+      result = (await client.request(
         {
           method: 'tools/call',
           params: { name, arguments: input as Record<string, unknown>, _meta: requestMeta(ctx) },
@@ -220,11 +219,14 @@ export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset
         // The boundary's own deadline aborts `signal` first (the SDK then sends
         // notifications/cancelled); the SDK's timeout is only a backstop.
         { signal: ctx.signal, timeout: timeoutMs + 5_000 },
-      );
-      return toToolOutput(options.name, name, result as McpCallResult);
+      )) as McpCallResult;
     } catch (error) {
-      throw toToolFailure(options.name, id, timeoutMs, error, ctx.signal, () => connection.lost());
+      throw toToolFailure(options.name, id, timeoutMs, error, ctx.signal, () => connection.lost(client));
+    } finally {
+      describeCall(connection, client, ctx);
     }
+    // Outside the `try`: an `isError` answer is the tool's own failure, never the connection's.
+    return toToolOutput(options.name, name, result);
   }
 
   try {
@@ -248,6 +250,23 @@ let types: Promise<typeof import('@modelcontextprotocol/sdk/types.js')> | undefi
 function sdkTypes(): Promise<typeof import('@modelcontextprotocol/sdk/types.js')> {
   types ??= import('@modelcontextprotocol/sdk/types.js');
   return types;
+}
+
+/**
+ * The MCP side of the call on its `execute_tool` span (the active span while `execute` runs), as
+ * OpenTelemetry's MCP conventions name it: `mcp.method.name`, `mcp.session.id` (HTTP),
+ * `mcp.protocol.version`, `jsonrpc.request.id`.
+ */
+function describeCall(connection: McpConnection, client: Client, ctx: ToolContext): void {
+  const span = trace.getSpan(context.active());
+  if (span === undefined || !span.isRecording()) return;
+  const sent = connection.sentRequest(client, ctx.meta.toolCallId);
+  span.setAttributes({
+    'mcp.method.name': 'tools/call',
+    ...(sent?.sessionId === undefined ? {} : { 'mcp.session.id': sent.sessionId }),
+    ...(sent?.protocolVersion === undefined ? {} : { 'mcp.protocol.version': sent.protocolVersion }),
+    ...(sent?.requestId === undefined ? {} : { 'jsonrpc.request.id': String(sent.requestId) }),
+  });
 }
 
 /** `_meta` of a call: the run's ToolCallMeta and the W3C trace context of the active span. */

@@ -37,9 +37,9 @@ async function connect(
   return Object.assign(toolset, { warned });
 }
 
-/** SIGKILLs the processes whose command line (NUL-separated, /proc) contains `needle`. */
-function killProcessesRunning(needle: string): void {
-  let killed = 0;
+/** Pids of the processes whose command line (NUL-separated, /proc) contains `needle`. */
+function processesRunning(needle: string): number[] {
+  const pids: number[] = [];
   for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
     let cmdline = '';
     try {
@@ -47,12 +47,16 @@ function killProcessesRunning(needle: string): void {
     } catch {
       continue; // gone already
     }
-    if (cmdline.includes(needle) && Number(pid) !== process.pid) {
-      process.kill(Number(pid), 'SIGKILL');
-      killed += 1;
-    }
+    if (cmdline.includes(needle) && Number(pid) !== process.pid) pids.push(Number(pid));
   }
-  expect(killed).toBeGreaterThan(0);
+  return pids;
+}
+
+/** SIGKILLs the processes whose command line contains `needle`. */
+function killProcessesRunning(needle: string): void {
+  const pids = processesRunning(needle);
+  expect(pids.length).toBeGreaterThan(0);
+  for (const pid of pids) process.kill(pid, 'SIGKILL');
 }
 
 let calls = 0;
@@ -140,6 +144,31 @@ describe('mcpToolset on @modelcontextprotocol/server-filesystem (stdio)', () => 
     expect(write.requiresConfirmation).toBe(true);
   });
 
+  it('a missing file is a recoverable invalid_arguments ToolError with the server’s text: same process, concurrent calls not cut', async () => {
+    const fs = await connect({
+      name: 'fs',
+      transport: { command: process.execPath, args: [FILESYSTEM, dir] },
+    });
+    const before = processesRunning(`${FILESYSTEM}\u0000${dir}`);
+    expect(before).toHaveLength(1);
+    const missing = join(dir, 'missing.txt');
+    const [failed, ...others] = await Promise.all([
+      call(fs, 'fs.read_text_file', { path: missing }),
+      ...Array.from({ length: 8 }, () => call(fs, 'fs.read_text_file', { path: join(dir, 'notes.txt') })),
+    ]);
+    expect(failed).toMatchObject({
+      executed: true,
+      error: { recoverable: true },
+      retryHint: { reason: 'invalid_arguments', tool: 'fs.read_text_file', restrictToTool: false },
+    });
+    expect(failed!.error?.message).toContain(`ENOENT: no such file or directory, open '${missing}'`);
+    expect(failed!.retryHint?.message).toMatch(/MCP server "fs" reported an error.*change the arguments/s);
+    // The calls in flight beside it were answered, on the same process.
+    for (const other of others) expect(other.error).toBeUndefined();
+    expect((await call(fs, 'fs.list_allowed_directories', {})).error).toBeUndefined();
+    expect(processesRunning(`${FILESYSTEM}\u0000${dir}`)).toEqual(before);
+  });
+
   it('a killed server process: the next call starts it again', async () => {
     const fs = await connect({
       name: 'fs',
@@ -182,6 +211,34 @@ describe('mcpToolset faults (own servers)', () => {
     ).rejects.toThrow(/MCP server "nohttp" cannot be reached/);
   });
 
+  it('an isError answer over HTTP keeps the session: a slow call in flight beside it is answered', async () => {
+    const server = await startTestMcpServer([
+      {
+        name: 'slow',
+        call: () =>
+          new Promise((resolve) =>
+            setTimeout(() => resolve({ content: [{ type: 'text', text: 'late' }] }), 300),
+          ),
+      },
+      {
+        name: 'refuse',
+        call: () => ({ content: [{ type: 'text', text: 'no such record: 42' }], isError: true }),
+      },
+    ]);
+    try {
+      const toolset = await connect({ name: 'svc', transport: { url: server.url } });
+      const slow = call(toolset, 'svc.slow', {});
+      await expect.poll(() => server.log.calls.length).toBe(1);
+      const refused = await call(toolset, 'svc.refuse', {});
+      expect(refused).toMatchObject({ retryHint: { reason: 'invalid_arguments', tool: 'svc.refuse' } });
+      expect(refused.error?.message).toContain('no such record: 42');
+      expect(await slow).toMatchObject({ executed: true, result: 'late' });
+      expect(server.sessionsOpened()).toBe(1);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('a hanging tool times out at its timeoutMs, and the server sees the cancellation', async () => {
     const server = await startTestMcpServer([
       {
@@ -222,7 +279,7 @@ describe('mcpToolset faults (own servers)', () => {
     try {
       const toolset = await connect({ name: 'odd', transport: { url: server.url } });
       const notContent = await call(toolset, 'odd.not_content', {});
-      expect(notContent.error).toBeDefined();
+      expect(notContent.error?.message).toMatch(/Invalid tools\/call result/); // the SDK server refused its own result
       const huge = await call(toolset, 'odd.huge', {});
       expect(huge.retryHint?.reason).toBe('malformed_response');
       const picky = await call(toolset, 'odd.picky', { n: 3 });
@@ -232,6 +289,7 @@ describe('mcpToolset faults (own servers)', () => {
       expect(typed.retryHint?.reason).toBe('malformed_response');
       // The server stayed usable through all of it.
       expect(server.log.calls.map((entry) => entry.name)).toEqual(['not_content', 'huge', 'picky', 'typed']);
+      expect(server.sessionsOpened()).toBe(1); // none of them dropped the connection
     } finally {
       await server.close();
     }
@@ -355,6 +413,13 @@ describe('mcpToolset in a run', () => {
       expect(span).toBeDefined();
       const { traceId, spanId } = span!.spanContext();
       expect(meta?.traceparent).toBe(`00-${traceId}-${spanId}-01`);
+      // The MCP side of the call, for the span (OpenTelemetry's MCP attributes).
+      expect(span!.attributes).toMatchObject({
+        'mcp.method.name': 'tools/call',
+        'mcp.session.id': expect.stringMatching(/^[0-9a-f-]{36}$/),
+        'mcp.protocol.version': expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/),
+        'jsonrpc.request.id': expect.stringMatching(/^\d+$/),
+      });
     } finally {
       await server.close();
     }

@@ -38,12 +38,15 @@ export async function startTestMcpServer(tools: TestTool[]): Promise<{
   tools: TestTool[];
   log: TestServerLog;
   listChanged(): Promise<void>;
+  /** How many sessions clients opened so far. */
+  sessionsOpened(): number;
   /** Drops every session's connection (the server keeps listening). */
   dropSessions(): Promise<void>;
   close(): Promise<void>;
 }> {
   const log: TestServerLog = { calls: [], canceled: [] };
   const sessions = new Map<string, { server: Server; transport: StreamableHTTPServerTransport }>();
+  let opened = 0;
 
   function newSession(): { server: Server; transport: StreamableHTTPServerTransport } {
     const server = new Server(
@@ -68,6 +71,7 @@ export async function startTestMcpServer(tools: TestTool[]): Promise<{
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
+        opened += 1;
         sessions.set(id, { server, transport });
       },
     });
@@ -110,6 +114,7 @@ export async function startTestMcpServer(tools: TestTool[]): Promise<{
         [...sessions.values()].map(({ server }) => server.sendToolListChanged().catch(() => {})),
       );
     },
+    sessionsOpened: () => opened,
     dropSessions: async () => {
       const open = [...sessions.values()];
       sessions.clear();
