@@ -14,11 +14,13 @@
  *     npm run bench                      # node --import tsx bench/run.ts
  *     npm run bench -- --peers           # beside the AI SDK, OpenAI Agents, LangGraph (bench/side-by-side.ts)
  *     node --import tsx bench/run.ts --runs 2000 --warm-up 300
+ *     node --import tsx bench/run.ts --finished 20000   # heap after fewer finished runs (default 100,000)
  *
  * Prints the median µs per step (wall clock and CPU time), the overhead over the plain loop and
  * the ratio, after a warm-up. Issue 3's target is a median run-actor overhead of at most 30 µs
  * per step; FACTS.md has peers on the same loop (naive XState ≈ 44, AI SDK 6 ≈ 208,
- * LangGraph.js ≈ 745). Then runs `benchStores()` from `bench/store.bench.ts` when that file exists.
+ * LangGraph.js ≈ 745). Then runs `benchStores()` from `bench/store.bench.ts` when that file exists,
+ * and `benchRetention()` (`bench/retention.bench.ts`): the heap after 0, 10,000 and 100,000 finished runs.
  */
 
 import { existsSync } from 'node:fs';
@@ -160,6 +162,12 @@ if (
     console.log('');
     await benchStores();
   }
+  // What finished runs leave on the heap (issue 24 item 7): flat past the memory store's bound.
+  const { benchRetention } = await import('./retention.bench.ts');
+  console.log('');
+  console.log('heap after finished runs, default runtime (one tool call each, 100 at a time; full GC)');
+  const finished = argument('finished') ?? 100_000;
+  await benchRetention({ checkpoints: [0, ...[10_000].filter((n) => n < finished), finished] });
   // What an app pays to install and import the package (issue 16; docs/packaging.md §Cost).
   const { packageCost } = await import('../scripts/package-cost.mjs');
   console.log('');

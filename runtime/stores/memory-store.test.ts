@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { scriptedPlanner } from '../../run/planner.ts';
+import { createRuntime } from '../create-runtime.ts';
 import { immutableCopy } from './immutable-copy.ts';
-import { memoryStore } from './memory-store.ts';
+import { DEFAULT_FINISHED_TTL_MS, DEFAULT_MAX_FINISHED_RUNS, memoryStore } from './memory-store.ts';
 import { describeRunStoreContract } from './store-contract.ts';
 
 describeRunStoreContract('memoryStore', async ({ now }) => {
@@ -57,5 +59,86 @@ describe('memoryStore', () => {
     const b = memoryStore();
     await a.create({ runId: 'run-1', agentId: 'a', status: 'running', snapshot: {} });
     expect(await b.load('run-1')).toBeUndefined();
+  });
+});
+
+describe('memoryStore retention of finished runs (issue 24 item 7)', () => {
+  const snapshot = { value: 'done' };
+  async function finish(store: ReturnType<typeof memoryStore>, runId: string, status = 'completed' as const) {
+    await store.create({
+      runId,
+      agentId: 'a',
+      status: 'running',
+      snapshot,
+      events: [{ event: { n: 1 }, at: 1 }],
+    });
+    await store.save(runId, { expectedVersion: 1, status, snapshot });
+  }
+
+  it('keeps at most maxFinishedRuns finished runs, forgetting the one that finished first, with its events', async () => {
+    const store = memoryStore({ maxFinishedRuns: 2 });
+    await store.create({ runId: 'waiting', agentId: 'a', status: 'awaiting', snapshot });
+    await finish(store, 'run-1');
+    await finish(store, 'run-2');
+    await finish(store, 'run-3');
+    expect(await store.load('run-1')).toBeUndefined();
+    expect(await store.readEvents('run-1')).toEqual([]);
+    expect((await store.list()).map((run) => run.runId).sort()).toEqual(['run-2', 'run-3', 'waiting']);
+    // Runs not finished are never forgotten, however many finish after them.
+    for (let i = 4; i < 10; i++) await finish(store, `run-${i}`);
+    expect(await store.load('waiting')).toMatchObject({ status: 'awaiting' });
+    expect((await store.list({ status: ['completed', 'failed', 'canceled'] })).length).toBe(2);
+  });
+
+  it('forgets a finished run finishedTtlMs after it finished, and never a running one', async () => {
+    let clock = 1_000;
+    const store = memoryStore({ now: () => clock, finishedTtlMs: 500 });
+    await finish(store, 'done');
+    await store.create({ runId: 'running', agentId: 'a', status: 'running', snapshot });
+    clock += 499;
+    expect(await store.load('done')).toMatchObject({ status: 'completed' });
+    clock += 1;
+    expect(await store.load('done')).toBeUndefined();
+    clock += 10_000;
+    expect(await store.load('running')).toMatchObject({ status: 'running' });
+  });
+
+  it('defaults to 1,000 runs and one hour; Infinity keeps every finished run; bad bounds are refused', async () => {
+    expect([DEFAULT_MAX_FINISHED_RUNS, DEFAULT_FINISHED_TTL_MS]).toEqual([1_000, 3_600_000]);
+    const bounded = memoryStore();
+    const unbounded = memoryStore({ maxFinishedRuns: Number.POSITIVE_INFINITY });
+    for (let i = 0; i <= 1_000; i++) {
+      await finish(bounded, `run-${i}`);
+      await finish(unbounded, `run-${i}`);
+    }
+    expect(await bounded.load('run-0')).toBeUndefined();
+    expect(await bounded.load('run-1')).toBeDefined();
+    expect((await unbounded.list()).length).toBe(1_001);
+    expect(() => memoryStore({ maxFinishedRuns: -1 })).toThrow(RangeError);
+    expect(() => memoryStore({ finishedTtlMs: Number.NaN })).toThrow(RangeError);
+  });
+
+  it("an evicted finished run's handle still answers result() on the default runtime", async () => {
+    const store = memoryStore({ maxFinishedRuns: 1 });
+    const runtime = createRuntime({
+      agent: { id: 'a' },
+      telemetry: false,
+      store,
+      planner: scriptedPlanner([{ finalResponse: { text: 'one' } }, { finalResponse: { text: 'two' } }]),
+    });
+    try {
+      const first = runtime.start({ runId: 'first', messages: [{ role: 'user', content: 'hi' }] });
+      await first.result();
+      const second = runtime.start({ runId: 'second', messages: [{ role: 'user', content: 'hi' }] });
+      await second.result();
+      expect(await store.load('first')).toBeUndefined();
+      const outcome = await first.result();
+      expect(outcome).toMatchObject({ status: 'completed', finalResponse: { text: 'one' } });
+      expect(outcome.transcript.length).toBeGreaterThan(0);
+      expect(first.status).toBe('completed');
+      expect(await runtime.load('second')).toMatchObject({ status: 'completed' });
+    } finally {
+      await runtime.close();
+    }
   });
 });

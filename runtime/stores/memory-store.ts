@@ -12,6 +12,12 @@
  * synchronous inside each call, so concurrent calls on one store are atomic with respect to each
  * other: of two saves with the same `expectedVersion` exactly one wins.
  *
+ * Finished runs (`completed`, `failed`, `canceled`) are kept up to a bound, so an app on defaults
+ * stays flat however many runs it finishes (issue 24 item 7): at most `maxFinishedRuns` (default
+ * 1,000), each for at most `finishedTtlMs` after it finished (default 1 h); past either bound the
+ * run that finished first goes first, with its events. Runs still running or awaiting are never
+ * forgotten. A handle the app kept still answers `result()` (the outcome is the handle's own).
+ *
  * @module
  */
 
@@ -50,7 +56,22 @@ import {
 export interface MemoryStoreOptions {
   /** Clock for `createdAt`/`updatedAt`, epoch ms. Default `Date.now`. */
   now?: () => number;
+  /**
+   * At most this many finished runs (`completed`, `failed`, `canceled`) are kept; the one that
+   * finished first is forgotten first. Default 1,000; `Infinity` keeps every one, 0 none.
+   */
+  maxFinishedRuns?: number;
+  /**
+   * A finished run is forgotten this long after it finished, ms (checked at each call to the
+   * store). Default 3,600,000 (1 h); `Infinity` keeps them for ever.
+   */
+  finishedTtlMs?: number;
 }
+
+/** Default of {@link MemoryStoreOptions.maxFinishedRuns}. */
+export const DEFAULT_MAX_FINISHED_RUNS = 1_000;
+/** Default of {@link MemoryStoreOptions.finishedTtlMs}: one hour. */
+export const DEFAULT_FINISHED_TTL_MS = 3_600_000;
 
 interface Entry {
   run: StoredRun;
@@ -62,7 +83,11 @@ interface Entry {
 /** Creates an empty in-memory {@link RunStore}. */
 export function memoryStore(options: MemoryStoreOptions = {}): RunStore {
   const now = options.now ?? Date.now;
+  const maxFinished = bound(options.maxFinishedRuns, DEFAULT_MAX_FINISHED_RUNS, 'maxFinishedRuns');
+  const finishedTtl = bound(options.finishedTtlMs, DEFAULT_FINISHED_TTL_MS, 'finishedTtlMs');
   const entries = new Map<string, Entry>();
+  /** Finished runs → when they finished, oldest first (insertion order). */
+  const finished = new Map<string, number>();
   /** Owner → epoch ms its lease is live until. */
   const leases = new Map<string, number>();
   let touches = 0;
@@ -76,6 +101,30 @@ export function memoryStore(options: MemoryStoreOptions = {}): RunStore {
         ...(runId === undefined ? {} : { runId }),
         cause: new RunStoreClosedError(),
       });
+    }
+    expire();
+  }
+
+  /** Forgets finished runs past the TTL (the oldest are first in `finished`). */
+  function expire(): void {
+    if (finished.size === 0 || finishedTtl === Number.POSITIVE_INFINITY) return;
+    const before = now() - finishedTtl;
+    for (const [runId, at] of finished) {
+      if (at > before) return;
+      finished.delete(runId);
+      entries.delete(runId);
+    }
+  }
+
+  /** Records that `runId` was just written with `status`; forgets the oldest finished past the bound. */
+  function finishedAt(runId: string, status: StoredRun['status'], at: number): void {
+    if (!FINISHED_STATUSES.includes(status)) return;
+    finished.delete(runId);
+    finished.set(runId, at);
+    while (finished.size > maxFinished) {
+      const oldest = finished.keys().next().value!;
+      finished.delete(oldest);
+      entries.delete(oldest);
     }
   }
 
@@ -101,6 +150,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): RunStore {
       };
       const events = records(run.runId, 1, run.events ?? []);
       entries.set(run.runId, { run: stored, touch: ++touches, events });
+      finishedAt(run.runId, stored.status, at);
       return written(stored);
     },
 
@@ -136,6 +186,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): RunStore {
       entry.run = run;
       entry.events.push(...events);
       entry.touch = ++touches;
+      if (!FINISHED_STATUSES.includes(run.status)) finished.delete(runId);
+      finishedAt(runId, run.status, run.updatedAt);
       return written(entry.run);
     },
 
@@ -173,12 +225,14 @@ export function memoryStore(options: MemoryStoreOptions = {}): RunStore {
     async delete(runId: string): Promise<boolean> {
       checkRunId(runId);
       ensureOpen('delete', runId);
+      finished.delete(runId);
       return entries.delete(runId);
     },
 
     async close(): Promise<void> {
       closed = true;
       entries.clear();
+      finished.clear();
       leases.clear();
     },
 
@@ -218,6 +272,15 @@ export function memoryStore(options: MemoryStoreOptions = {}): RunStore {
       return true;
     },
   };
+}
+
+/** A bound ≥ 0 (`Infinity` allowed), or `fallback` when not given. */
+function bound(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
+    throw new RangeError(`memoryStore: ${name} must be a number ≥ 0 or Infinity, got ${String(value)}`);
+  }
+  return value;
 }
 
 /** A value to store: itself when it is an immutable copy, else a deep copy. */
