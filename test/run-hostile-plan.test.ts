@@ -40,3 +40,27 @@ describe('a planner result that throws when read', () => {
     await runtime.close?.();
   });
 });
+
+describe('a planner result over the run bounds', () => {
+  it('a tool input of new Array(1e7) fails the run from its size, no slot read (it was copied whole)', async () => {
+    let reads = 0;
+    const slots = new Proxy(new Array(1e7), {
+      get(target, key, receiver) {
+        if (typeof key === 'string' && /^\d+$/.test(key)) reads++;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    const plan = { toolCalls: [{ name: 'util.echo', input: { payload: slots } }] };
+    const planner: Planner = { planStart: async () => plan, planResume: async () => plan };
+    const runtime = createRuntime({ agent: { id: 'a' }, planner, telemetry: false });
+
+    const outcome = await runtime.start({ messages: [{ role: 'user', content: 'hi' }] }).result();
+
+    expect(outcome.status).toBe('failed');
+    expect(outcome.error?.message).toContain(
+      "Planner returned a PlanResult over the run's bounds: Plan result hold more than 100000 values",
+    );
+    expect(reads).toBe(0);
+    await runtime.close?.();
+  });
+});

@@ -901,7 +901,10 @@ describe('hostile input never throws and never reaches a prototype', () => {
     expect(result.error?.message).toBe(
       'Argument validation failed for util.echo: profile.self: a cyclic value is not JSON',
     );
-    expect(result.retryHint?.priorInput).toEqual({ $raw: '[object Object]' });
+    // The preview shows what it could read, the cycle marked.
+    expect(result.retryHint?.priorInput).toEqual({
+      $raw: '{"text":"hi","profile":{"self":"[Circular]"}}',
+    });
   });
 
   const notJson: [string, unknown, string][] = [

@@ -2,6 +2,7 @@ import { isRecord, validationHint } from './build-retry-hint.ts';
 import { closestIds } from './closest-ids.ts';
 import { MAX_TIMEOUT_MS, type Tool, ToolOutput } from './define-tool.ts';
 import { type ParseLimits, parseArguments, toJsonValue } from './parse-arguments.ts';
+import { clipText, PREVIEW_CHARS, previewValue } from './preview-value.ts';
 import type { RetryHint } from './retry-hint.ts';
 import type { ToolCallMeta } from './tool-call-meta.ts';
 import type { ToolCatalog } from './tool-catalog.ts';
@@ -62,6 +63,13 @@ export type PreparedCall =
 
 export const VALIDATION_FAILED = 'Argument validation failed';
 
+/**
+ * Characters of one issue's message in a refused call's error message (five issues at most are
+ * described there): with the paths clipped (`preview-value.ts`), a refusal's message stays under
+ * ~3 KB whatever the input (issue 24 item 8: long unknown keys gave a 98 KB message).
+ */
+const ISSUE_MESSAGE_CHARS = 300;
+
 /** Parses, looks up and validates one call; never runs the tool. */
 export function prepareToolCall(
   catalog: ToolCatalog,
@@ -69,7 +77,7 @@ export function prepareToolCall(
   options: PrepareOptions = {},
 ): PreparedCall {
   // A planner decoding JSON may hand over a number or null where the name should be.
-  if (typeof call.name !== 'string') call = { ...call, name: safeText(call.name) };
+  if (typeof call.name !== 'string') call = { ...call, name: previewValue(call.name) };
   const tool = catalog.get(call.name);
   const enabled = (id: string) => options.isEnabled?.(id) ?? true;
   const parsed = parseArguments(call.input, options.limits);
@@ -109,7 +117,7 @@ export function prepareToolCall(
     const missing = validation.ok ? [] : validation.missingFields;
     const message = `${VALIDATION_FAILED} for ${tool.id}: ${issues
       .slice(0, 5)
-      .map((issue) => `${issue.path || '(root)'}: ${issue.message}`)
+      .map((issue) => `${issue.path || '(root)'}: ${clipText(issue.message, ISSUE_MESSAGE_CHARS)}`)
       .join('; ')}${issueCount > 5 ? `; and ${issueCount - 5} more` : ''}`;
     const hint = validationHint(tool, reason, priorInput, missing, issues, message);
     return { ok: false, result: failure(call, message, hint, false) };
@@ -340,43 +348,9 @@ function unavailable(
   return failure({ name, toolCallId: call.toolCallId }, message, hint, false);
 }
 
-const PREVIEW_CHARS = 4096;
-
 /** `{ $raw }` for input that is not usable JSON (docs/tool-boundary.md §Failures row 3): the text, or a preview of the value. */
 function rawPrior(input: unknown): Record<string, unknown> {
-  return { $raw: typeof input === 'string' ? truncate(input) : safeText(input) };
-}
-
-/**
- * A JSON-ish preview of any value, at most {@link PREVIEW_CHARS} characters. Stops descending
- * once the budget is spent, so a value with many shared references (exponential as a tree)
- * cannot stall it; cycles, BigInts and throwing getters fall back to `String`.
- */
-function safeText(value: unknown): string {
-  let budget = PREVIEW_CHARS;
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(value, (_key, item: unknown) => {
-      if (budget <= 0) return undefined;
-      budget -= typeof item === 'string' ? item.length + 3 : 8;
-      return typeof item === 'bigint' ? `${item}n` : item;
-    });
-  } catch {
-    // cyclic, or a getter/toJSON threw
-  }
-  if (text === undefined) {
-    try {
-      text = String(value);
-    } catch {
-      try {
-        text = Object.prototype.toString.call(value);
-      } catch {
-        // A Proxy whose every trap throws: nothing of it can be read.
-        text = '(unreadable value)';
-      }
-    }
-  }
-  return truncate(text);
+  return { $raw: typeof input === 'string' ? truncate(input) : previewValue(input) };
 }
 
 function truncate(text: string): string {

@@ -1,3 +1,5 @@
+import { clipKey, clipText, PREVIEW_PATH_CHARS } from './preview-value.ts';
+
 /**
  * Turns what a planner sent as a tool's arguments (an object, or JSON text) into a plain,
  * prototype-safe JSON value, refusing what is hostile (docs/tool-boundary.md §Failures "arguments are not valid JSON";
@@ -9,6 +11,7 @@
  * | JSON text that does not parse           | `invalid_json` with the parser's message |
  * | text over `maxBytes` (UTF-8 bytes)      | `too_large`, nothing parsed              |
  * | an object whose JSON is over `maxBytes` | `too_large` (size estimated from below)   |
+ * | an array or object with more items than `maxElements` or `maxBytes` allows | `too_large`, refused from its length before its items are read |
  * | nesting deeper than `maxDepth`          | `too_deep`, nothing parsed               |
  * | a `__proto__`/`constructor`/`prototype` key | `ok`, the key listed in `forbiddenKeys` and left out of `value` |
  * | a value JSON cannot carry (function, bigint, symbol, NaN, Infinity, cycle, Map, Set, RegExp, a getter that throws) | `not_json` |
@@ -174,6 +177,15 @@ function sanitize(
     }
     if (seen.has(object)) return fail('not_json', `${where}: a cyclic value is not JSON`);
     if (!count(2)) return undefined;
+    // Refused by size before a walk (issue 24 item 8: `new Array(1e7)` was walked whole, 2.6 s):
+    // each item or member is one more value, and at least one byte plus a separator.
+    const keys = Array.isArray(object) ? undefined : Object.keys(object);
+    const size = keys ? keys.length : (object as unknown[]).length;
+    if (elements + size > maxElements)
+      return fail('too_large', `${subject} hold more than ${maxElements} values`);
+    if (bytes + Math.max(0, 2 * size - 1) > maxBytes) {
+      return fail('too_large', `${subject} exceed the limit of ${maxBytes} bytes`);
+    }
     seen.add(object);
     let out: unknown;
     if (Array.isArray(object)) {
@@ -189,7 +201,7 @@ function sanitize(
       out = items;
     } else {
       const record: Record<string, unknown> = {};
-      for (const key of Object.keys(object)) {
+      for (const key of keys!) {
         if (failure || !count(key.length + 3)) break;
         if (FORBIDDEN_KEYS.has(key)) {
           forbiddenKeys.push(join(path, key));
@@ -222,6 +234,7 @@ function describeError(err: unknown): string {
   }
 }
 
+/** A path for messages: keys clipped, and the whole, so a refusal's message stays short. */
 function join(path: string, key: string): string {
-  return path ? `${path}.${key}` : key;
+  return clipText(path ? `${path}.${clipKey(key)}` : clipKey(key), PREVIEW_PATH_CHARS);
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Tool } from './define-tool.ts';
 import { allowedValues, schemaAtPath } from './json-schema-path.ts';
+import { clipText, displayPath, previewValue } from './preview-value.ts';
 import type { FieldIssue } from './retry-hint.ts';
 
 /**
@@ -63,7 +64,7 @@ export function validateToolInput(tool: Tool, input: unknown): InputValidation {
       issue.path.length > 0 &&
       !valueAt(input, issue.path).present
     ) {
-      missingFields.add(dottedPath(issue.path));
+      missingFields.add(displayPath(issue.path));
     }
   }
   return {
@@ -81,13 +82,14 @@ export function dottedPath(path: readonly PropertyKey[]): string {
 }
 
 function toFieldIssues(tool: Tool, input: unknown, issue: z.core.$ZodIssue): FieldIssue[] {
-  const path = dottedPath(issue.path);
+  // Paths and keys as hints show them: a key the model made up may be kilobytes long.
+  const path = displayPath(issue.path);
   const node = schemaAtPath(tool.inputSchema, issue.path as (string | number)[]);
   const received = valueAt(input, issue.path);
   const base = { path, message: issue.message };
   if (issue.code === 'unrecognized_keys') {
     const allowed = Object.keys((node?.properties as object | undefined) ?? {});
-    return issue.keys.map((key) => unknownField(path ? `${path}.${key}` : key, allowed));
+    return issue.keys.map((key) => unknownField(displayPath([...issue.path, key]), allowed));
   }
   // Absent is absent whatever zod calls it (invalid_type, invalid_value, invalid_union, a custom
   // refinement on the field): FACTS.md. The root is never "missing": no arguments at all is a
@@ -152,11 +154,16 @@ function toFieldIssues(tool: Tool, input: unknown, issue: z.core.$ZodIssue): Fie
   }
 }
 
+/** Characters of the allowed field names an unknown-field message lists. */
+const ALLOWED_FIELDS_CHARS = 300;
+
 function unknownField(path: string, allowed: string[]): FieldIssue {
   return {
     path,
     constraint: 'unknown_field',
-    message: `Unknown field "${path}"; allowed fields: ${allowed.join(', ') || '(none)'}`,
+    message: `Unknown field "${path}"; allowed fields: ${
+      clipText(allowed.join(', '), ALLOWED_FIELDS_CHARS) || '(none)'
+    }`,
     allowed,
   };
 }
@@ -183,7 +190,7 @@ function findUnknownFields(
       else if (strips) {
         acc.count++;
         if (acc.found.length < MAX_HINT_ISSUES)
-          acc.found.push(unknownField(dottedPath([...path, key]), Object.keys(shape)));
+          acc.found.push(unknownField(displayPath([...path, key]), Object.keys(shape)));
       }
     }
     return acc;
@@ -238,8 +245,9 @@ function jsonType(value: unknown): string {
   return typeof value;
 }
 
+/** A received value in at most 80 characters, reading no more of it than that (a refused value may be huge). */
 function describeReceived(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
+  const text = previewValue(value, 80);
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 

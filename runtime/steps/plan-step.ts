@@ -87,7 +87,7 @@ export function createPlanPort(deps: RunDeps): RunPort<PlanActorInput, PlanActor
   };
 }
 
-/** A planner's result JSON cannot carry (a function, a cycle, a BigInt): fails that run only. */
+/** A planner's result JSON cannot carry (a function, a cycle, a BigInt) or over its bounds: fails that run only. */
 export class PlannerOutputError extends Error {
   override readonly name = 'PlannerOutputError';
 }
@@ -97,19 +97,35 @@ export const MAX_PLANNER_NOTES = 32;
 export const MAX_PLANNER_NOTE_CHARS = 4_096;
 
 /**
+ * Bounds of one planner result (16 MiB of JSON, 100,000 values): ten tool calls at the tool
+ * boundary's default caps. A bigger result is refused from its size before it is walked (issue 24
+ * item 8: a tool input of `new Array(1e7)` was copied whole, seconds, before the boundary refused it).
+ */
+export const MAX_PLAN_RESULT_BYTES = 16 * 1024 * 1024;
+export const MAX_PLAN_RESULT_VALUES = 100_000;
+
+/**
  * The planner's result as the run keeps it: a plain JSON copy (so nothing a store cannot hold
- * reaches the snapshot: issue 12 defect 1), with at most {@link MAX_PLANNER_NOTES} notes of at
- * most {@link MAX_PLANNER_NOTE_CHARS} characters. Anything else about its shape is the machine's
+ * reaches the snapshot: issue 12 defect 1) within {@link MAX_PLAN_RESULT_BYTES} and
+ * {@link MAX_PLAN_RESULT_VALUES}, with at most {@link MAX_PLANNER_NOTES} notes of at most
+ * {@link MAX_PLANNER_NOTE_CHARS} characters. Anything else about its shape is the machine's
  * schema check.
  */
 export function planResultAsJson(
   result: unknown,
 ): { ok: true; value: unknown } | { ok: false; message: string } {
-  const json = toJsonValue(result, { subject: 'Plan result' });
+  const json = toJsonValue(result, {
+    subject: 'Plan result',
+    maxBytes: MAX_PLAN_RESULT_BYTES,
+    maxElements: MAX_PLAN_RESULT_VALUES,
+  });
   if (!json.ok)
     return {
       ok: false,
-      message: `Planner returned an invalid PlanResult, a value JSON cannot carry: ${json.message}`,
+      message:
+        json.kind === 'too_large'
+          ? `Planner returned a PlanResult over the run's bounds: ${json.message}`
+          : `Planner returned an invalid PlanResult, a value JSON cannot carry: ${json.message}`,
     };
   const value = json.value as { notes?: unknown } | null;
   if (value !== null && typeof value === 'object' && Array.isArray(value.notes)) {

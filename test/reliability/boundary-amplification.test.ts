@@ -59,3 +59,69 @@ describe('a hint stays small whatever the input', () => {
     expect(JSON.stringify(result.retryHint).length).toBeLessThan(HINT_LIMIT_BYTES);
   });
 });
+
+/** `target` behind a Proxy that counts reads of its items or members (not `length`). */
+function counting<T extends object>(target: T): { value: T; reads: () => number } {
+  let reads = 0;
+  const value = new Proxy(target, {
+    get(object, key, receiver) {
+      if (typeof key === 'string' && key !== 'length' && Object.hasOwn(object, key)) reads++;
+      else if (typeof key === 'string' && /^\d+$/.test(key)) reads++;
+      return Reflect.get(object, key, receiver);
+    },
+  });
+  return { value, reads: () => reads };
+}
+
+describe('a value over the caps is refused from its size, not walked (issue 24 item 8)', () => {
+  it('new Array(1e7) as the input: refused as too many values with no item read (it took 2.6 s)', async () => {
+    const slots = counting(new Array(1e7));
+    const result = await callTool(
+      catalog,
+      { name: 'crm.tag', toolCallId: 'c', input: slots.value },
+      { meta },
+    );
+
+    expect(result.error?.message).toBe(
+      'Argument validation failed for crm.tag: Arguments hold more than 10000 values',
+    );
+    // The refusal reads none; the hint's `$raw` preview reads the few it shows.
+    expect(slots.reads()).toBeLessThan(1_000);
+    expect(JSON.stringify(result.retryHint).length).toBeLessThan(HINT_LIMIT_BYTES);
+  });
+
+  it('an array of 10^7 slots inside the input: refused the same way', async () => {
+    const slots = counting(new Array(1e7));
+    const result = await callTool(
+      catalog,
+      { name: 'crm.tag', toolCallId: 'c', input: { tags: slots.value } },
+      { meta },
+    );
+    expect(result.error?.message).toContain('Arguments hold more than 10000 values');
+    expect(slots.reads()).toBeLessThan(1_000);
+  });
+
+  it('an object of 10^5 keys: refused from its key count, members read only for the preview', async () => {
+    const wide = counting(Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, i])));
+    const result = await callTool(catalog, { name: 'crm.tag', toolCallId: 'c', input: wide.value }, { meta });
+
+    expect(result.error?.message).toContain('Arguments hold more than 10000 values');
+    expect(wide.reads()).toBeLessThan(1_000);
+  });
+
+  it('long unknown keys: every key clipped in the hint (under 16 KB) and the message (under 3 KB)', async () => {
+    // Was a 26.7 KB hint and a 50-98 KB message.
+    const input: Record<string, unknown> = { tags: ['a'] };
+    for (let i = 0; i < 20; i++) input[`${'k'.repeat(5_000)}${i}`] = 1;
+    const result = await callTool(catalog, { name: 'crm.tag', toolCallId: 'c', input }, { meta });
+
+    expect(result.retryHint?.issues).toHaveLength(20);
+    expect(result.retryHint?.issues?.[0]).toMatchObject({
+      constraint: 'unknown_field',
+      path: `${'k'.repeat(100)}…`,
+    });
+    expect(JSON.stringify(result.retryHint).length).toBeLessThan(HINT_LIMIT_BYTES);
+    expect(result.error?.message.length).toBeLessThan(3_000);
+    expect(result.error?.message).toContain('and 15 more');
+  });
+});
