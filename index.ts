@@ -74,6 +74,7 @@ export {
   DEFAULT_CAPS,
   type FinalizeReason,
 } from './run/caps.ts';
+export { type FinalizeNotice, finalizeMessage, type NotMadeCall } from './run/finalize-notice.ts';
 export { type Message, MessageSchema } from './run/message.ts';
 export {
   type AwaitClarification,

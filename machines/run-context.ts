@@ -121,11 +121,12 @@ export interface FlowState {
    * Why the run is finalizing, and when it began to (epoch ms): the finalizing turn may run
    * until the later of the time budget's end and `at`, plus the runtime's grace.
    */
-  finalize: { reason: FinalizeReason; at: number } | null;
+  finalize: { reason: FinalizeReason; at: number; policy?: string; note?: string } | null;
   /** Set by the last policy consultation; read by the routing guards. */
   effects: {
     fail?: { reason: string };
-    finalize?: { reason: string };
+    /** With the policy that decided it and its note, for the finalizing turn's message. */
+    finalize?: { reason: string; policy?: string; note?: string };
     backoffUntil?: number;
     awaitClarification?: AwaitClarification;
   } | null;

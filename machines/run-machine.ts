@@ -195,7 +195,7 @@ export const runMachine = setup({
     ),
     finalizeFromPolicy: assign(({ context }) =>
       withFlow(context, {
-        finalize: { reason: context.flow.effects?.finalize?.reason ?? 'policy', at: now() },
+        finalize: { reason: 'policy', ...context.flow.effects?.finalize, at: now() },
       }),
     ),
     failFromPolicy: assign(({ context }) =>

@@ -212,7 +212,19 @@ function routedEffects(effects: PolicyEffects): FlowState['effects'] {
     if (parsed.success) awaitClarification = parsed.data;
     else fail ??= { reason: `invalid awaitClarification from policies: ${parsed.error.issues[0]?.message}` };
   }
-  return { fail, finalize: effects.finalize, awaitClarification, backoffUntil };
+  return { fail, finalize: finalizeOf(effects), awaitClarification, backoffUntil };
+}
+
+/** The effects' finalize with the policy that decided it and its note (the first decision to finalize). */
+function finalizeOf(effects: PolicyEffects): NonNullable<FlowState['effects']>['finalize'] {
+  if (!effects.finalize) return undefined;
+  const decision = effects.decisions.find((d) => d.kinds.includes('finalize'));
+  if (!decision) return effects.finalize;
+  return {
+    ...effects.finalize,
+    policy: decision.policy,
+    ...(decision.note ? { note: decision.note } : {}),
+  };
 }
 
 function appDisabled(disabled: Record<string, string>): Record<string, string> {

@@ -161,6 +161,8 @@ export function modelPlanner(given: ModelPlannerOptions): Planner {
         ...(system ? { system } : {}),
         hints: options.hints ?? 'structured',
         providerName: names.toProvider,
+        // The finalizing turn's last message: answer now, why, what was not done.
+        ...('finalize' in input && input.finalize ? { finalize: input.finalize, caps: input.caps } : {}),
       }),
       ...(tools.length > 0
         ? {

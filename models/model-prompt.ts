@@ -1,4 +1,6 @@
 import type { LanguageModelV3Message, LanguageModelV3Prompt } from '@ai-sdk/provider';
+import type { Caps } from '../run/caps.ts';
+import { type FinalizeNotice, finalizeMessage } from '../run/finalize-notice.ts';
 import type { Message } from '../run/message.ts';
 import { type HintStyle, renderToolError } from './render-hint.ts';
 
@@ -7,10 +9,21 @@ import { type HintStyle, renderToolError } from './render-hint.ts';
  * user text, assistant text with its tool calls, and each tool result paired to its call by the
  * id the model gave it (`providerToolCallId`, else the run's `toolCallId`). A failed call's
  * result is the rendered hint (`render-hint.ts`), sent as `error-text`.
+ *
+ * On a finalizing turn (`finalize`), the prompt ends with a user message saying that the model
+ * must answer now, why, and which calls were not made, with tools by their provider names
+ * (run/finalize-notice.ts; issue 24 item 2: the last thing the model read used to be the hint
+ * "Call payments__refund again", and it could claim the refund happened).
  */
 export function toModelPrompt(
   messages: readonly Message[],
-  options: { system?: string; hints: HintStyle; providerName: (id: string) => string },
+  options: {
+    system?: string;
+    hints: HintStyle;
+    providerName: (id: string) => string;
+    finalize?: FinalizeNotice;
+    caps?: Partial<Caps>;
+  },
 ): LanguageModelV3Prompt {
   const prompt: LanguageModelV3Message[] = [];
   if (options.system) prompt.push({ role: 'system', content: options.system });
@@ -57,6 +70,10 @@ export function toModelPrompt(
         break;
       }
     }
+  }
+  if (options.finalize) {
+    const text = finalizeMessage(options.finalize, { caps: options.caps, toolName: options.providerName });
+    prompt.push({ role: 'user', content: [{ type: 'text', text }] });
   }
   return prompt;
 }

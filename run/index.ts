@@ -5,6 +5,7 @@
  * plugins → runtime → integrations → cli and the eval.
  */
 export * from './caps.ts';
+export * from './finalize-notice.ts';
 export * from './message.ts';
 export * from './planner.ts';
 export * from './policy-effects.ts';

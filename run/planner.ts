@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { ToolDescriptor } from '../tools/tool-catalog.ts';
 import type { ToolResult } from '../tools/tool-result.ts';
-import type { CapsState, FinalizeReason } from './caps.ts';
+import type { CapsState } from './caps.ts';
+import type { FinalizeNotice } from './finalize-notice.ts';
 import type { Message } from './message.ts';
 
 /** A person is asked a question; the run waits in `awaiting.clarification` (docs/architecture.md). */
@@ -98,7 +99,11 @@ export interface PlanResumeInput extends PlanInput {
   toolResults: ToolResult[];
   clarification?: { id: string; answer: string };
   confirmation?: { id: string; approved: boolean; by?: string; reason?: string };
-  finalize?: { reason: FinalizeReason };
+  /**
+   * Set on the finalizing turn (`tools: []`): why the run stops, which calls of the last batch
+   * were not made, and `message`, all of it as text for a model (run/finalize-notice.ts).
+   */
+  finalize?: FinalizeNotice;
 }
 
 /** Decides the next step of a run: an LLM adapter, or code (docs/architecture.md). */

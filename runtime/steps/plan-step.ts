@@ -3,6 +3,7 @@ import type { PlanActorInput, PlanActorOutput, RunPort } from '../../machines/ru
 import { deadlineAt } from '../../machines/run-updates.ts';
 import { composeWrappers, type PlanInvocation } from '../../plugins/define-plugin.ts';
 import type { CapsState } from '../../run/caps.ts';
+import { type FinalizeNotice, finalizeMessage, type NotMadeCall } from '../../run/finalize-notice.ts';
 import type { Message } from '../../run/message.ts';
 import type { PlanInput, PlanResult, PlanResumeInput } from '../../run/planner.ts';
 import { waitUntil } from '../../run/wait-until.ts';
@@ -201,8 +202,33 @@ function buildPlanInput(
     toolResults: context.batch.lastResults.map(toolResultFromJSON),
     clarification: context.flow.answer?.clarification,
     confirmation: context.flow.answer?.confirmation,
-    finalize: kind === 'finalize' ? { reason: context.flow.finalize?.reason ?? 'policy' } : undefined,
+    finalize: kind === 'finalize' ? finalizeNotice(context) : undefined,
   });
+}
+
+/**
+ * What the finalizing turn is told (issue 24 item 2): the reason, the policy and its note when a
+ * policy decided, the calls of the last batch that were not made (refused, denied, stopped with
+ * their batch), and all of it as a message for a model.
+ */
+export function finalizeNotice(context: RunContext): FinalizeNotice {
+  const finalize = context.flow.finalize;
+  const notMade: NotMadeCall[] = [];
+  for (const result of context.batch.lastResults) {
+    if (result.executed) continue;
+    notMade.push({
+      name: result.name,
+      toolCallId: result.toolCallId,
+      ...(result.providerToolCallId === undefined ? {} : { providerToolCallId: result.providerToolCallId }),
+      ...(result.error?.message ? { why: result.error.message } : {}),
+    });
+  }
+  const notice: FinalizeNotice = { reason: finalize?.reason ?? 'policy' };
+  if (finalize?.policy !== undefined) notice.policy = finalize.policy;
+  if (finalize?.note !== undefined) notice.note = finalize.note;
+  notice.notMade = notMade;
+  notice.message = finalizeMessage(notice, { caps: context.caps });
+  return notice;
 }
 
 /**
