@@ -118,6 +118,8 @@ export {
   type DurableOptions,
   type PersistedWrite,
   type PersistenceStatus,
+  type RecoveredRuns,
+  type RecoverOptions,
   RunConflictError,
   type RunEventsOptions,
   RunPersistenceError,

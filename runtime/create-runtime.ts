@@ -4,7 +4,7 @@
  * | step                    | module               | gives                                                        |
  * |-------------------------|----------------------|--------------------------------------------------------------|
  * | 1. options              | runtime-options.ts   | agent, plugins in hook order, tool catalog, caps, `onError`   |
- * | 2. stores and durability| durable/             | the store (default in memory), leases, write-ahead, eviction  |
+ * | 2. stores and durability| durable/             | the store (default in memory), leases, write-ahead, eviction, recovery |
  * | 3. deps                 | runtime-deps.ts      | the steps' {@link RunDeps}, the provided run machine, inspection |
  * | 4. plugins              | runtime-plugins.ts   | plugin hooks, isolated; answerers get the runtime             |
  * | 5. handle               | host-run.ts, runtime-api.ts | hosting a run's actor; the object the app holds         |
@@ -15,6 +15,7 @@
 import { createActor } from 'xstate';
 import type { RunInfo } from '../plugins/define-plugin.ts';
 import { createDurableRuns } from './durable/durable-runs.ts';
+import { createRecovery } from './durable/recover-runs.ts';
 import { unpackSnapshot } from './durable/snapshot-codec.ts';
 import { createRunHost } from './host-run.ts';
 import type { RunHandle } from './run-handle.ts';
@@ -50,6 +51,14 @@ export function createRuntime(options: RuntimeOptions) {
     forget: (runId) => live.delete(runId),
     resume,
   });
+  const recovery = createRecovery({
+    store,
+    owner: durable.owner,
+    leaseMs: options.durable?.leaseMs ?? 30_000,
+    resume,
+    isLive: (runId) => live.has(runId),
+    onError,
+  });
   const deps: RunDeps = createRunDeps(options, settings, live);
   const machine = provideRunMachine(deps, durable.toolGate, settings, live);
   const inspect = inspectionObserver(options.inspect, plugins, onError);
@@ -59,6 +68,7 @@ export function createRuntime(options: RuntimeOptions) {
     settings,
     store,
     durable,
+    recovery,
     live,
     machine,
     policies: deps.policies,
@@ -68,6 +78,8 @@ export function createRuntime(options: RuntimeOptions) {
     resume,
   });
   connectAnswerers(plugins, runtime);
+  const recover = options.durable?.recover;
+  if (recover) recovery.start(recover === true ? {} : recover);
   return runtime;
 
   /**

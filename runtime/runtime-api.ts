@@ -13,6 +13,7 @@ import type { RunEvent } from '../run/run-events.ts';
 import type { JSONSchema, Tool } from '../tools/define-tool.ts';
 import { sessionTranscript } from './continue-session.ts';
 import type { DurableRuns, RunEventsOptions } from './durable/durable-runs.ts';
+import type { RecoveredRuns, RecoverOptions, Recovery } from './durable/recover-runs.ts';
 import { unpackSnapshot } from './durable/snapshot-codec.ts';
 import type { HostRun } from './host-run.ts';
 import { runAwaitingOf } from './run-awaiting.ts';
@@ -28,6 +29,7 @@ export interface RuntimeParts {
   settings: RuntimeSettings;
   store: RunStore;
   durable: DurableRuns;
+  recovery: Recovery;
   live: LiveRuns;
   machine: ProvidedRunMachine;
   policies: PolicyRunner;
@@ -68,6 +70,16 @@ export function runtimeApi(parts: RuntimeParts) {
     },
 
     resume,
+
+    /**
+     * Restores the stored runs nobody is advancing (docs/durability.md §Recovery): those this owner
+     * left running (a restart under the same `durable.owner`) and released ones; with
+     * `takeover: 'lapsed'`, also other owners' whose lease ran out. Runs awaiting an answer stay
+     * in the store (an answer by id restores them). One pass; `durable: { recover }` runs it at start.
+     */
+    recover(recoverOptions?: RecoverOptions): Promise<RecoveredRuns> {
+      return parts.recovery.recover(recoverOptions);
+    },
 
     /**
      * Answers a run's clarification by id, restoring the run from the store first when it is
@@ -130,6 +142,7 @@ export function runtimeApi(parts: RuntimeParts) {
      * stopped too, so nothing keeps the process alive.
      */
     async close(): Promise<void> {
+      parts.recovery.close();
       await durable.close(() => {
         const hosted = [...live.keys()];
         for (const handle of live.values()) handle.actor.stop();

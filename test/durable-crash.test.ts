@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +6,7 @@ import type { Message } from '../run/message.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
 import type { ChildConfig, ResumeReport } from './support/durable-child.ts';
-import { readJsonLines, waitForLine } from './support/worker-output.ts';
+import { readJsonLines, spawnWorker, waitForLine } from './support/worker-output.ts';
 
 /**
  * Crash safety (issue 7, docs/durability.md): worker processes running the same multi-step run on one
@@ -37,31 +36,7 @@ const KILL_POINTS: { label: string; killAt: ChildConfig['killAt']; storedState: 
   { label: 'mid-tool', killAt: 'mid-tool', storedState: '"executing"' },
 ];
 
-function worker(config: ChildConfig): {
-  child: ChildProcess;
-  lines: string[];
-  exited: Promise<NodeJS.Signals | number | null>;
-} {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, JSON.stringify(config)], {
-    cwd: process.cwd(),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  let stderr = '';
-  child
-    .stdout!.setEncoding('utf8')
-    .on('data', (chunk: string) => lines.push(...chunk.split('\n').filter(Boolean)));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
-    child.on('exit', (code, signal) => {
-      if (code !== 0 && signal === null) console.error(`durable-child exited ${code}:\n${stderr}`);
-      resolve(signal ?? code);
-    }),
-  );
-  return { child, lines, exited };
-}
+const worker = (config: ChildConfig) => spawnWorker(CHILD, config);
 
 interface Ledger {
   runId: string;

@@ -26,6 +26,7 @@ import type { ReadEventsOptions, RunEventRecord, RunStore, StoredRun } from '../
 import { RunLeasedError, RunNotFoundError } from '../stores/run-store-errors.ts';
 import { RunConflictError } from './durable-errors.ts';
 import { defaultOwnerName, OwnerLease } from './owner-lease.ts';
+import type { RecoverOptions } from './recover-runs.ts';
 import { type PersistedWrite, RunPersister } from './run-persister.ts';
 
 /** `createRuntime({ durable })`: how runs are kept in the store (docs/durability.md). */
@@ -48,6 +49,12 @@ export interface DurableOptions {
   retry?: { initialMs?: number; maxMs?: number };
   /** Called after each accepted write (state, version, events, duration): metrics, tests. */
   onPersisted?: (write: PersistedWrite) => void;
+  /**
+   * At start, restore the stored runs nobody is advancing (docs/durability.md §Recovery): `true` for
+   * this owner's and released runs; `{ takeover: 'lapsed' }` also other owners' once their lease
+   * ran out, looking again until `close()`. Default: off (`runtime.recover()` does one pass).
+   */
+  recover?: boolean | RecoverOptions;
 }
 
 /** What `track` needs to create a run in the store. */

@@ -7,5 +7,6 @@
 
 export { RunConflictError, RunPersistenceError } from './durable-errors.ts';
 export type { DurableOptions, RunEventsOptions } from './durable-runs.ts';
+export type { RecoveredRuns, RecoverOptions } from './recover-runs.ts';
 export type { PersistedWrite, PersistenceStatus } from './run-persister.ts';
 export { packSnapshot, unpackSnapshot } from './snapshot-codec.ts';
