@@ -76,10 +76,13 @@ export async function mcpServeCommand(options: {
   token?: string;
 }): Promise<McpGateway & { toolsets: McpToolset[] }> {
   const loaded = await loadGatewayConfig(options.config);
+  // The config's allowed hosts and origins hold whatever port and host the command line picks.
+  const configured = typeof loaded.transport === 'object' ? loaded.transport : undefined;
   const transport: ServeMcpOptions['transport'] = options.stdio
     ? 'stdio'
     : options.port !== undefined
       ? {
+          ...configured,
           port: options.port,
           ...(options.host === undefined ? {} : { host: options.host }),
           ...(options.token === undefined ? {} : { token: options.token }),

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { isLoopbackHost, isLoopbackOrigin, tokenMatches } from '../inspector/request-guard.ts';
 import { DEFAULT_CAPS } from '../run/caps.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime/create-runtime.ts';
@@ -20,11 +21,33 @@ export interface McpGatewayConfig extends Omit<RuntimeOptions, 'planner' | 'agen
 export interface ServeMcpOptions {
   /**
    * `stdio`: this process's stdin/stdout is one MCP session. `{ port, host }`: streamable HTTP on
-   * `http://host:port/mcp`, host `127.0.0.1` by default; any other host requires `token`.
+   * `http://host:port/mcp` (docs/mcp.md §Gateway security).
    */
-  transport: 'stdio' | { port: number; host?: string; token?: string };
+  transport: 'stdio' | GatewayHttpOptions;
   /** The server's name and version in `initialize`. Default `toolwarden-gateway`. */
   serverInfo?: { name: string; version: string };
+}
+
+/** The gateway over streamable HTTP (docs/mcp.md §Gateway security). */
+export interface GatewayHttpOptions {
+  /** 0 for an ephemeral port. */
+  port: number;
+  /** Bind address, `127.0.0.1` by default; anything off loopback requires `token`. */
+  host?: string;
+  /** Bearer token every request must carry (`Authorization: Bearer <token>`). */
+  token?: string;
+  /**
+   * Host names (no port) a request's `Host` may name besides the loopback ones (`localhost`,
+   * `127.0.0.1`, `[::1]`) and the bind address: a reverse proxy's name, a LAN name. A request
+   * naming any other host is refused with 421 (DNS rebinding).
+   */
+  allowedHosts?: string[];
+  /**
+   * Origins (`https://app.example`) a request's `Origin` may be besides loopback pages; a request
+   * with any other `Origin` is refused with 403. Requests without `Origin` (non-browser clients)
+   * pass.
+   */
+  allowedOrigins?: string[];
 }
 
 /** A running gateway. */
@@ -33,6 +56,8 @@ export interface McpGateway {
   url?: string;
   /** The runtime hosting one run per client session (its events, inspector, telemetry). */
   runtime: Runtime;
+  /** How many client sessions are open. */
+  sessions(): number;
   /** Ends every session (their runs complete) and stops serving. */
   close(): Promise<void>;
 }
@@ -45,8 +70,6 @@ export const GATEWAY_CAPS = {
   timeBudgetMs: 86_400_000,
 };
 
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
-
 /**
  * Serves toolwarden tools as an MCP server: a policy-enforcing, traced MCP gateway (issue 13,
  * docs/mcp.md §Gateway). Every client session is a run of the gateway's runtime whose planner is
@@ -57,6 +80,13 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
  * client cannot answer), and telemetry (a span per call with ToolCallMeta; `sessionId` is the
  * MCP session id). Tools loaded with `mcpToolset` are served the same way.
  *
+ * Over HTTP every request is checked before anything else (docs/mcp.md §Gateway security): its
+ * `Host` must name loopback, the bind address or an `allowedHosts` name (else 421), its `Origin`,
+ * when present, must be a loopback page or in `allowedOrigins` (else 403), and with a `token` its
+ * `Authorization` must carry it (else 401). The SDK's own DNS-rebinding protection of the
+ * transport is switched on as a second check when only loopback names are allowed (it compares
+ * whole Host headers, so a proxy's `allowedHosts` turn it off).
+ *
  * @throws TypeError for an HTTP bind off loopback without a `token`.
  */
 export async function serveMcp(
@@ -66,7 +96,8 @@ export async function serveMcp(
   const config: McpGatewayConfig = Array.isArray(source) ? { tools: source } : source;
   const http = options.transport === 'stdio' ? undefined : options.transport;
   const host = http?.host ?? '127.0.0.1';
-  if (http !== undefined && !LOOPBACK.has(host) && !http.token) {
+  const bracketed = host.includes(':') ? `[${host}]` : host;
+  if (http !== undefined && !isLoopbackHost(bracketed) && !http.token) {
     throw new TypeError(`serveMcp: binding ${host} (not loopback) requires a bearer token (transport.token)`);
   }
   const [{ Server }, types] = await Promise.all([
@@ -170,6 +201,7 @@ export async function serveMcp(
     await server.connect(transport);
     return {
       runtime,
+      sessions: () => sessions.size,
       close: async () => {
         ended();
         await server.close();
@@ -177,6 +209,9 @@ export async function serveMcp(
       },
     };
   }
+
+  const guard = requestGuard(http, bracketed);
+  let port = 0;
 
   const { StreamableHTTPServerTransport } = await import(
     '@modelcontextprotocol/sdk/server/streamableHttp.js'
@@ -186,12 +221,13 @@ export async function serveMcp(
     { server: Server; transport: InstanceType<typeof StreamableHTTPServerTransport>; ended: () => void }
   >();
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (new URL(req.url ?? '/', 'http://x').pathname !== '/mcp') {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('toolwarden MCP gateway: POST /mcp');
+    const refused = guard(req);
+    if (refused !== undefined) {
+      res.writeHead(refused.status, refused.headers).end(jsonRpcError(-32000, refused.message));
       return;
     }
-    if (http!.token !== undefined && req.headers.authorization !== `Bearer ${http!.token}`) {
-      res.writeHead(401, { 'www-authenticate': 'Bearer' }).end();
+    if (new URL(req.url ?? '/', 'http://x').pathname !== '/mcp') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('toolwarden MCP gateway: POST /mcp');
       return;
     }
     const id = req.headers['mcp-session-id'];
@@ -200,13 +236,16 @@ export async function serveMcp(
     if (typeof id === 'string') {
       res
         .writeHead(404, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }),
-        );
+        .end(jsonRpcError(-32001, 'Session not found'));
       return;
     }
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
+      // The SDK's own check, a second line behind `guard` on loopback: it compares whole Host
+      // headers (port included), so it is left off when a proxy's names are allowed.
+      ...(http!.allowedHosts?.length
+        ? {}
+        : { enableDnsRebindingProtection: true, allowedHosts: loopbackHostHeaders(bracketed, port) }),
       onsessioninitialized: (sessionId) => {
         live.set(sessionId, { server, transport, ended });
       },
@@ -228,10 +267,11 @@ export async function serveMcp(
     listener.once('error', reject);
     listener.listen(http.port, host, () => resolve());
   });
-  const { port } = listener.address() as AddressInfo;
+  port = (listener.address() as AddressInfo).port;
   return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/mcp`,
+    url: `http://${bracketed}:${port}/mcp`,
     runtime,
+    sessions: () => sessions.size,
     close: async () => {
       for (const { transport, ended } of live.values()) {
         ended();
@@ -243,6 +283,72 @@ export async function serveMcp(
       await runtime.close();
     },
   };
+}
+
+/** A JSON-RPC error body without an id (the request was not read). */
+function jsonRpcError(code: number, message: string): string {
+  return JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+/** Why a request is refused before it is read, or undefined when it may proceed. */
+interface Refusal {
+  status: 401 | 403 | 421;
+  message: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * The checks every HTTP request passes first (docs/mcp.md §Gateway security; the MCP transport
+ * spec: servers MUST validate `Origin`): `Host` names loopback, the bind address or an allowed
+ * name (else 421 Misdirected Request: a DNS-rebinding page reaches us under its own name), a
+ * present `Origin` is a loopback page or allowed (else 403), and the bearer token when one is set
+ * (else 401; compared in constant time).
+ */
+function requestGuard(
+  http: GatewayHttpOptions,
+  bindHost: string,
+): (req: IncomingMessage) => Refusal | undefined {
+  const names = new Set([bindHost, ...(http.allowedHosts ?? [])].map((name) => name.toLowerCase()));
+  const origins = new Set(http.allowedOrigins ?? []);
+  const json = { 'content-type': 'application/json' };
+  return (req) => {
+    const hostHeader = req.headers.host;
+    if (!isLoopbackHost(hostHeader) && !names.has(hostName(hostHeader))) {
+      return {
+        status: 421,
+        message: `Misdirected Request: Host ${String(hostHeader)} is not served here`,
+        headers: json,
+      };
+    }
+    const origin = req.headers.origin;
+    if (origin !== undefined && !isLoopbackOrigin(origin) && !origins.has(origin)) {
+      return { status: 403, message: `Forbidden: Origin ${origin} is not allowed`, headers: json };
+    }
+    const given = req.headers.authorization?.startsWith('Bearer ')
+      ? req.headers.authorization.slice(7)
+      : undefined;
+    if (http.token !== undefined && !tokenMatches(given, http.token)) {
+      return {
+        status: 401,
+        message: 'Unauthorized: a bearer token is required',
+        headers: { ...json, 'www-authenticate': 'Bearer' },
+      };
+    }
+    return undefined;
+  };
+}
+
+/** The host name of a `Host` header, lower case, without its port (`[::1]` keeps its brackets). */
+function hostName(header: string | undefined): string {
+  if (!header) return '';
+  const name = header.startsWith('[') ? header.slice(0, header.indexOf(']') + 1) : header.split(':')[0]!;
+  return name.toLowerCase();
+}
+
+/** Whole `Host` headers the SDK's check accepts: the loopback names and the bind address, bare and with the port. */
+function loopbackHostHeaders(bindHost: string, port: number): string[] {
+  const names = ['localhost', '127.0.0.1', '[::1]', bindHost];
+  return [...new Set(names.flatMap((name) => [name, `${name}:${port}`]))];
 }
 
 /** A toolwarden tool as an MCP tool: its id as the name, its model-facing schemas, its tags as annotations. */

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -200,6 +201,133 @@ describe('serveMcp over streamable HTTP, driven by the SDK client', () => {
     const good = await client.callTool({ name: 'up.search', arguments: { q: 'mcp' } });
     expect(good.isError).toBeFalsy();
     expect(upstream.log.calls.map((call) => call.arguments)).toEqual([{ q: 'mcp' }]);
+  });
+});
+
+/** A raw HTTP request, so that `Host` and `Origin` can be forged (fetch will not send a Host of our choosing). */
+function rawPost(
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...headers,
+        },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => {
+          text += chunk.toString('utf8');
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'rebinder', version: '1' } },
+};
+
+describe('serveMcp against DNS rebinding (forged Host and Origin)', () => {
+  let reads = 0;
+  const secret = defineTool({
+    id: 'fs.read_secret',
+    description: 'Reads a secret file',
+    input: z.object({}),
+    execute: () => {
+      reads += 1;
+      return 'the secret';
+    },
+  });
+
+  it('refuses a forged Host with 421 and a foreign Origin with 403 before any session opens or tool runs', async () => {
+    reads = 0;
+    const gateway = await serveMcp({ tools: [secret], telemetry: false }, { transport: { port: 0 } });
+    opened.push(gateway);
+    const port = new URL(gateway.url!).port;
+    const forgedHost = await rawPost(gateway.url!, { host: `attacker.example:${port}` }, INITIALIZE);
+    expect(forgedHost.status).toBe(421);
+    expect(forgedHost.headers['mcp-session-id']).toBeUndefined();
+    const forgedOrigin = await rawPost(gateway.url!, { origin: 'http://attacker.example' }, INITIALIZE);
+    expect(forgedOrigin.status).toBe(403);
+    expect(forgedOrigin.headers['mcp-session-id']).toBeUndefined();
+    expect(gateway.sessions()).toBe(0);
+
+    // A session opened from loopback: a request in it with a foreign Origin is refused too.
+    const ok = await rawPost(gateway.url!, { origin: `http://localhost:${port}` }, INITIALIZE);
+    expect(ok.status).toBe(200);
+    const sessionId = String(ok.headers['mcp-session-id']);
+    await rawPost(
+      gateway.url!,
+      { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' },
+      {
+        jsonrpc: '2.0',
+        method: 'notifications/initialized',
+      },
+    );
+    const call = {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'fs.read_secret', arguments: {} },
+    };
+    const session = { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' };
+    const rebound = await rawPost(gateway.url!, { ...session, origin: 'http://attacker.example' }, call);
+    expect(rebound.status).toBe(403);
+    expect(rebound.body).not.toContain('the secret');
+    const reboundHost = await rawPost(gateway.url!, { ...session, host: 'attacker.example' }, call);
+    expect(reboundHost.status).toBe(421);
+    expect(reads).toBe(0);
+    // The same call from loopback is answered: the checks are what refused the others.
+    const allowed = await rawPost(gateway.url!, session, call);
+    expect(allowed.body).toContain('the secret');
+    expect(reads).toBe(1);
+  });
+
+  it('accepts the names and origins it is told to, and a bearer token compared whole', async () => {
+    const gateway = await serveMcp(
+      { tools: [secret], telemetry: false },
+      {
+        transport: {
+          port: 0,
+          token: 's3cret',
+          allowedHosts: ['mcp.internal'],
+          allowedOrigins: ['https://app.example'],
+        },
+      },
+    );
+    opened.push(gateway);
+    const auth = { authorization: 'Bearer s3cret' };
+    expect((await rawPost(gateway.url!, { ...auth, host: 'mcp.internal:8443' }, INITIALIZE)).status).toBe(
+      200,
+    );
+    expect((await rawPost(gateway.url!, { ...auth, origin: 'https://app.example' }, INITIALIZE)).status).toBe(
+      200,
+    );
+    expect(
+      (await rawPost(gateway.url!, { ...auth, origin: 'https://app.example.evil' }, INITIALIZE)).status,
+    ).toBe(403);
+    expect((await rawPost(gateway.url!, { ...auth, host: 'mcp.internal.evil' }, INITIALIZE)).status).toBe(
+      421,
+    );
+    expect((await rawPost(gateway.url!, { authorization: 'Bearer s3cre' }, INITIALIZE)).status).toBe(401);
+    expect((await rawPost(gateway.url!, { authorization: 'Bearer s3cretX' }, INITIALIZE)).status).toBe(401);
   });
 });
 
