@@ -1,6 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { context, trace } from '@opentelemetry/api';
 import { z } from 'zod';
+import { noteToolErrorType } from '../telemetry/span-notes.ts';
 import { closestIds } from '../tools/closest-ids.ts';
 import type { Tool, ToolContext } from '../tools/define-tool.ts';
 import { toolFromJsonSchema } from '../tools/json-schema-tool.ts';
@@ -226,6 +227,8 @@ export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset
       describeCall(connection, client, ctx);
     }
     // Outside the `try`: an `isError` answer is the tool's own failure, never the connection's.
+    // MCP's name for a tool that ran and reported a failure (docs/gen-ai/mcp.md, `error.type`).
+    if (result.isError === true) noteToolErrorType('tool_error');
     return toToolOutput(options.name, name, result);
   }
 

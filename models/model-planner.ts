@@ -10,6 +10,7 @@ import {
 import { SpanKind, SpanStatusCode, type TracerProvider, trace } from '@opentelemetry/api';
 import { z } from 'zod';
 import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../run/planner.ts';
+import { inferenceUsageAttributes, recordInference } from '../telemetry/inference.ts';
 import { toModelPrompt } from './model-prompt.ts';
 import { type AnyLanguageModel, asLanguageModelV3 } from './model-v2.ts';
 import type { HintStyle } from './render-hint.ts';
@@ -370,6 +371,8 @@ async function tracedGenerate(
 ): Promise<LanguageModelV3GenerateResult> {
   const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer('toolwarden');
   const { model } = options;
+  const started = performance.now();
+  const inference = { operation: 'chat', provider: model.provider, requestModel: model.modelId };
   return tracer.startActiveSpan(`chat ${model.modelId}`, { kind: SpanKind.CLIENT }, async (span) => {
     if (span.isRecording()) {
       span.setAttributes({
@@ -390,20 +393,30 @@ async function tracedGenerate(
             },
           )
         : await generateWithRetries(options, call, signal);
+      const { usage, response, finishReason } = result;
+      // Token counts as the GenAI conventions name them (telemetry/inference.ts: the cache and
+      // reasoning breakdown only with OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental).
+      const tokens = {
+        inputTokens: usage?.inputTokens?.total,
+        outputTokens: usage?.outputTokens?.total,
+        cacheReadInputTokens: usage?.inputTokens?.cacheRead,
+        cacheWriteInputTokens: usage?.inputTokens?.cacheWrite,
+        reasoningOutputTokens: usage?.outputTokens?.reasoning,
+      };
       if (span.isRecording()) {
-        const { usage, response, finishReason } = result;
         span.setAttributes({
           'gen_ai.response.model': response?.modelId ?? model.modelId,
           ...(response?.id === undefined ? {} : { 'gen_ai.response.id': response.id }),
           'gen_ai.response.finish_reasons': [String(finishReason?.unified ?? finishReason)],
-          ...(usage?.inputTokens?.total === undefined
-            ? {}
-            : { 'gen_ai.usage.input_tokens': usage.inputTokens.total }),
-          ...(usage?.outputTokens?.total === undefined
-            ? {}
-            : { 'gen_ai.usage.output_tokens': usage.outputTokens.total }),
+          ...inferenceUsageAttributes(tokens),
         });
       }
+      recordInference({
+        ...inference,
+        responseModel: response?.modelId ?? model.modelId,
+        durationS: (performance.now() - started) / 1000,
+        usage: tokens,
+      });
       return result;
     } catch (err) {
       span.setStatus({
@@ -411,6 +424,11 @@ async function tracedGenerate(
         message: err instanceof Error ? err.message : String(err),
       });
       span.setAttribute('error.type', err instanceof Error ? err.name : '_OTHER');
+      recordInference({
+        ...inference,
+        durationS: (performance.now() - started) / 1000,
+        errorType: err instanceof Error ? err.name : '_OTHER',
+      });
       throw err;
     } finally {
       span.end();

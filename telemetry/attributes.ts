@@ -56,6 +56,32 @@ export const ATTR_GEN_AI_TOOL_TYPE = 'gen_ai.tool.type';
 export const ATTR_GEN_AI_USAGE_INPUT_TOKENS = 'gen_ai.usage.input_tokens';
 /** `gen_ai.usage.output_tokens` (int): as {@link ATTR_GEN_AI_USAGE_INPUT_TOKENS}, for output tokens. */
 export const ATTR_GEN_AI_USAGE_OUTPUT_TOKENS = 'gen_ai.usage.output_tokens';
+/**
+ * `gen_ai.usage.cache_read.input_tokens` (int): input tokens served from the provider's cache, on
+ * `chat` spans (latest GenAI conventions only).
+ */
+export const ATTR_GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS = 'gen_ai.usage.cache_read.input_tokens';
+/**
+ * `gen_ai.usage.cache_write.input_tokens` (int): input tokens written to the provider's cache, on
+ * `chat` spans (latest GenAI conventions only). semantic-conventions-genai renamed it from
+ * `gen_ai.usage.cache_creation.input_tokens` (changelog.d/440.breaking.md); toolwarden never
+ * emitted the old name.
+ */
+export const ATTR_GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS = 'gen_ai.usage.cache_write.input_tokens';
+/** `gen_ai.usage.reasoning.output_tokens` (int): output tokens spent reasoning, on `chat` spans (latest only). */
+export const ATTR_GEN_AI_USAGE_REASONING_OUTPUT_TOKENS = 'gen_ai.usage.reasoning.output_tokens';
+/** `gen_ai.provider.name`: on `chat` spans and the inference metrics (never on `invoke_agent`). */
+export const ATTR_GEN_AI_PROVIDER_NAME = 'gen_ai.provider.name';
+/** `gen_ai.request.model`, on `chat` spans and the inference metrics. */
+export const ATTR_GEN_AI_REQUEST_MODEL = 'gen_ai.request.model';
+/** `gen_ai.response.model`, on `chat` spans and the inference metrics. */
+export const ATTR_GEN_AI_RESPONSE_MODEL = 'gen_ai.response.model';
+/** `gen_ai.token.modality` on the usage counters: `unknown` here (the providers give no breakdown). */
+export const ATTR_GEN_AI_TOKEN_MODALITY = 'gen_ai.token.modality';
+/** `plan`, the value of `gen_ai.operation.name` on a planner turn's span (latest GenAI conventions only). */
+export const GEN_AI_OPERATION_NAME_VALUE_PLAN = 'plan';
+/** `chat`, the value of `gen_ai.operation.name` on a model call's span. */
+export const GEN_AI_OPERATION_NAME_VALUE_CHAT = 'chat';
 /** `execute_tool`, the value of `gen_ai.operation.name` on a tool span. */
 export const GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL = 'execute_tool';
 /** `invoke_agent`, the value of `gen_ai.operation.name` on a run's root span. */
@@ -93,6 +119,12 @@ export function executeToolSpanName(toolName: string): string {
 
 // --- toolwarden attributes ------------------------------------------------------------------------
 
+/**
+ * The agent's id (`AgentConfig.id`) on `invoke_agent` spans. The latest GenAI conventions reserve
+ * `gen_ai.agent.id` for a hosted agent resource's stable id and leave it off the in-process
+ * `invoke_agent` span; toolwarden's own id goes here, in every mode.
+ */
+export const ATTR_TOOLWARDEN_AGENT_ID = 'toolwarden.agent.id';
 /** ToolCallMeta.runId; on every span of the run. */
 export const ATTR_TOOLWARDEN_RUN_ID = 'toolwarden.run.id';
 /** Final run status on the root span: `completed` | `failed` | `canceled` | `awaiting`. */

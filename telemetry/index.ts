@@ -4,6 +4,10 @@
  * separate `toolwarden/telemetry/setup` entry.
  */
 export * from './attributes.ts';
+export * from './genai-metrics.ts';
+export * from './inference.ts';
 export * from './metrics.ts';
+export * from './semconv-opt-in.ts';
+export * from './span-notes.ts';
 export * from './telemetry-plugin.ts';
 export * from './trace-context.ts';

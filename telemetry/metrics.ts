@@ -30,6 +30,7 @@ import {
   type MetricDescriptor,
   TOOLWARDEN_METRICS,
 } from './attributes.ts';
+import { createGenAiInstruments, type GenAiInstruments } from './genai-metrics.ts';
 
 /**
  * Bucket boundaries (seconds) advised for `toolwarden.tool.duration`: the SDK's default buckets
@@ -48,6 +49,8 @@ export interface ToolwardenInstruments {
   policyDecisions: Counter;
   runs: Counter;
   runsActive: UpDownCounter;
+  /** The GenAI metrics of the latest conventions (recorded only with the opt-in: `genai-metrics.ts`). */
+  genAi: GenAiInstruments;
   /**
    * False when every instrument is `@opentelemetry/api`'s no-op (no SDK registered): callers
    * then skip building attribute objects and reading clocks for measurements nobody records.
@@ -70,7 +73,7 @@ export function createInstruments(provider: MeterProvider): ToolwardenInstrument
     const descriptor = TOOLWARDEN_METRICS[name] as MetricDescriptor;
     return { unit: descriptor.unit, description: descriptor.description };
   };
-  const instruments: Omit<ToolwardenInstruments, 'recording'> = {
+  const instruments: Omit<ToolwardenInstruments, 'recording' | 'genAi'> = {
     toolCalls: meter.createCounter(METRIC_TOOLWARDEN_TOOL_CALLS, options(METRIC_TOOLWARDEN_TOOL_CALLS)),
     toolDuration: meter.createHistogram(METRIC_TOOLWARDEN_TOOL_DURATION, {
       ...options(METRIC_TOOLWARDEN_TOOL_DURATION),
@@ -88,7 +91,7 @@ export function createInstruments(provider: MeterProvider): ToolwardenInstrument
     ),
   };
   const recording = Object.values(instruments).some((instrument) => !NOOP_INSTRUMENTS.includes(instrument));
-  return { ...instruments, recording };
+  return { ...instruments, genAi: createGenAiInstruments(meter), recording };
 }
 
 /**

@@ -43,6 +43,7 @@ import {
   type Link,
   type MeterProvider,
   type Span,
+  type SpanContext,
   SpanKind,
   SpanStatusCode,
   type TracerProvider,
@@ -67,6 +68,7 @@ import {
   ATTR_GEN_AI_TOOL_TYPE,
   ATTR_GEN_AI_USAGE_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
+  ATTR_TOOLWARDEN_AGENT_ID,
   ATTR_TOOLWARDEN_PLAN_KIND,
   ATTR_TOOLWARDEN_PLAN_RESULT_KIND,
   ATTR_TOOLWARDEN_POLICY_DECISION_DETAIL,
@@ -95,6 +97,7 @@ import {
   executeToolSpanName,
   GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
   GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
+  GEN_AI_OPERATION_NAME_VALUE_PLAN,
   GEN_AI_TOOL_TYPE_VALUE_FUNCTION,
   INSTRUMENTATION_SCOPE,
   invokeAgentSpanName,
@@ -104,6 +107,13 @@ import {
   type ToolCallOutcome,
 } from './attributes.ts';
 import { instrumentSource, type ToolwardenInstruments } from './metrics.ts';
+import { genAiLatestExperimental } from './semconv-opt-in.ts';
+import {
+  type InvokeAgentTally,
+  type ToolCallNotes,
+  withInvokeAgentTally,
+  withToolCallNotes,
+} from './span-notes.ts';
 import { spanContextFromCarrier, traceContextCarrier } from './trace-context.ts';
 
 /** The name the telemetry plugin registers under; `createRuntime` skips its default when a plugin has it. */
@@ -144,6 +154,12 @@ export interface TelemetryPluginOptions {
   captureContent?: boolean;
   /** Applied to every captured value before it is recorded. */
   redact?: RedactContent;
+  /**
+   * Emit the latest experimental GenAI conventions instead of v1.36.0's (`semconv-opt-in.ts`,
+   * docs/telemetry.md §Conventions). Default: `OTEL_SEMCONV_STABILITY_OPT_IN` lists
+   * `gen_ai_latest_experimental`.
+   */
+  latestGenAiConventions?: boolean;
 }
 
 /** `toolwarden.tool_call.outcome` of a result. */
@@ -192,7 +208,18 @@ interface Segment {
   started: boolean;
   /** Token usage of the segment's planner turns (`PlanResult.usage`), summed; undefined until one reports it. */
   usage?: { inputTokens: number; outputTokens: number };
+  /** `gen_ai.agent.name` of its metrics. */
+  agentName: string;
+  /** `performance.now()` when it opened, for `gen_ai.invoke_agent.duration`. */
+  openedAt: number;
+  /** Tool calls it ran or refused (one per `tool_result`), for `gen_ai.invoke_agent.tool_calls`. */
+  toolCalls: number;
+  /** Model calls its planner turns made (`countInferenceCall`), for `gen_ai.invoke_agent.inference_calls`. */
+  tally: InvokeAgentTally;
 }
+
+/** Most runs whose last segment this process remembers, to link the next one to it. */
+const MAX_REMEMBERED_SEGMENTS = 10_000;
 
 /**
  * Creates the telemetry plugin (docs/telemetry.md). `createRuntime` installs one by default (configured by
@@ -205,7 +232,10 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
   const capture =
     options.captureContent ??
     globalThis.process?.env?.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT?.toLowerCase() === 'true';
+  const latest = options.latestGenAiConventions ?? genAiLatestExperimental();
   const segments = new Map<string, Segment>();
+  /** runId → the span context of its last segment that ended awaiting (the next segment links it). */
+  const awaitingSegments = new Map<string, SpanContext>();
   /** Tool id → description, from advertised tools and executed calls; also "known tool ids". */
   const descriptions = new Map<string, string>();
 
@@ -213,35 +243,49 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
     const active = context.active();
     const stored = first ? undefined : spanContextFromCarrier(run.traceContext);
     let parent = active;
-    let links: Link[] | undefined;
+    const links: Link[] = [];
     if (stored) {
       parent = trace.setSpanContext(active, stored);
+      // The segment before (when this process saw it end): the run's causal chain, which the
+      // parent (always segment 1) does not show.
+      const before = awaitingSegments.get(run.runId);
+      if (before && before.spanId !== stored.spanId) links.push({ context: before });
       // The caller (e.g. the request that delivered an answer) is linked, not the parent.
       const caller = trace.getSpanContext(active);
       if (caller && isSpanContextValid(caller) && caller.traceId !== stored.traceId) {
-        links = [{ context: caller }];
+        links.push({ context: caller });
       }
     }
+    awaitingSegments.delete(run.runId);
     const attributes: Attributes = {
       [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
-      [ATTR_GEN_AI_AGENT_ID]: run.agent.id,
       [ATTR_GEN_AI_AGENT_NAME]: run.agent.name,
+      [ATTR_TOOLWARDEN_AGENT_ID]: run.agent.id,
       [ATTR_TOOLWARDEN_RUN_ID]: run.runId,
     };
+    // v1.36.0 put the agent's id on the span; the latest conventions keep gen_ai.agent.id for a
+    // hosted agent's stable id, off the in-process invoke_agent span.
+    if (!latest) attributes[ATTR_GEN_AI_AGENT_ID] = run.agent.id;
     if (run.sessionId !== undefined) attributes[ATTR_GEN_AI_CONVERSATION_ID] = run.sessionId;
     const span = tracer.startSpan(
       invokeAgentSpanName(run.agent.name),
-      { kind: SpanKind.INTERNAL, attributes, links },
+      { kind: SpanKind.INTERNAL, attributes, links: links.length > 0 ? links : undefined },
       parent,
     );
+    const tally: InvokeAgentTally = { inferenceCalls: 0 };
+    const withSpan = trace.setSpan(parent, span);
     const segment: Segment = {
       span,
-      context: trace.setSpan(parent, span),
+      context: latest ? withInvokeAgentTally(withSpan, tally) : withSpan,
       recording: span.isRecording(),
       instruments: instruments(),
       wrapped: new Set(),
       attempts: new Map(),
       started: !first,
+      agentName: run.agent.name,
+      openedAt: performance.now(),
+      toolCalls: 0,
+      tally,
     };
     segment.instruments.runsActive.add(1);
     segments.set(run.runId, segment);
@@ -252,10 +296,16 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
     return segments.get(run.runId) ?? open(run, false);
   }
 
-  function close(runId: string, status: RunSegmentStatus, annotate?: (span: Span) => void): void {
+  function close(
+    runId: string,
+    status: RunSegmentStatus,
+    annotate?: (span: Span) => void,
+    errorType?: string,
+  ): void {
     const segment = segments.get(runId);
     if (!segment) return;
     segments.delete(runId);
+    if (status === 'awaiting') remember(runId, segment.span.spanContext());
     segment.span.setAttribute(ATTR_TOOLWARDEN_RUN_STATUS, status);
     if (segment.usage) {
       segment.span.setAttribute(ATTR_GEN_AI_USAGE_INPUT_TOKENS, segment.usage.inputTokens);
@@ -266,6 +316,29 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
     segment.instruments.runsActive.add(-1);
     if (segment.instruments.recording) {
       segment.instruments.runs.add(1, { [ATTR_TOOLWARDEN_RUN_STATUS]: status });
+      if (latest) recordInvocation(segment, errorType);
+    }
+  }
+
+  /** `gen_ai.invoke_agent.*` of a segment that ended (latest conventions). */
+  function recordInvocation(segment: Segment, errorType: string | undefined): void {
+    const { genAi } = segment.instruments;
+    const agent = { [ATTR_GEN_AI_AGENT_NAME]: segment.agentName };
+    genAi.invokeAgentDuration.record(
+      (performance.now() - segment.openedAt) / 1000,
+      errorType === undefined ? agent : { ...agent, [ATTR_ERROR_TYPE]: errorType },
+    );
+    genAi.invokeAgentInferenceCalls.record(segment.tally.inferenceCalls, agent);
+    genAi.invokeAgentToolCalls.record(segment.toolCalls, agent);
+  }
+
+  function remember(runId: string, spanContext: SpanContext): void {
+    if (!isSpanContextValid(spanContext)) return;
+    awaitingSegments.delete(runId);
+    awaitingSegments.set(runId, spanContext);
+    if (awaitingSegments.size > MAX_REMEMBERED_SEGMENTS) {
+      const oldest = awaitingSegments.keys().next().value;
+      if (oldest !== undefined) awaitingSegments.delete(oldest);
     }
   }
 
@@ -292,12 +365,13 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
   function finishTool(
     span: Span,
     result: { executed: boolean; error?: { name: string; message: string }; retryHint?: RetryHint },
+    noted?: string,
   ): void {
     span.setAttribute(ATTR_TOOLWARDEN_TOOL_CALL_EXECUTED, result.executed);
     span.setAttribute(ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME, toolCallOutcome(result));
     if (result.retryHint) span.addEvent(EVENT_TOOLWARDEN_RETRY_HINT, hintAttributes(result.retryHint));
     if (result.error) {
-      span.setAttribute(ATTR_ERROR_TYPE, result.retryHint?.reason ?? (result.error.name || 'Error'));
+      span.setAttribute(ATTR_ERROR_TYPE, toolErrorType(result, { errorType: noted }) as string);
       span.setStatus({ code: SpanStatusCode.ERROR, message: result.error.message });
     }
   }
@@ -305,6 +379,7 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
   /** An instant span for a call no `wrapToolCall` saw (rejected, denied, refused, external). */
   function toolSpanFromResult(event: Extract<RunEvent, { type: 'tool_result' }>, run: RunInfo): void {
     const segment = ensure(run);
+    segment.toolCalls += 1;
     const { result } = event;
     const attempt = segment.attempts.get(result.toolCallId);
     segment.attempts.delete(result.toolCallId);
@@ -354,6 +429,13 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
       {
         kind: SpanKind.INTERNAL,
         attributes: {
+          // The latest conventions define a plan operation (gen_ai.plan.internal span).
+          ...(latest
+            ? {
+                [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_PLAN,
+                [ATTR_GEN_AI_AGENT_NAME]: plan.run.agent.name,
+              }
+            : {}),
           [ATTR_TOOLWARDEN_RUN_ID]: plan.run.runId,
           [ATTR_TOOLWARDEN_TURN_ID]: plan.input.turnId,
           [ATTR_TOOLWARDEN_PLAN_KIND]: plan.kind,
@@ -383,19 +465,33 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
   ): Promise<ToolResult> {
     const { tool, meta } = call;
     const started = performance.now();
-    const count = (outcome: ToolCallOutcome) => {
+    // What `execute` may say about its own failure (noteToolErrorType: MCP's tool_error).
+    const notes: ToolCallNotes = {};
+    const count = (outcome: ToolCallOutcome, errorType: string | undefined) => {
+      const durationS = (performance.now() - started) / 1000;
       const attributes = { [ATTR_GEN_AI_TOOL_NAME]: tool.id, [ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME]: outcome };
       segment.instruments.toolCalls.add(1, attributes);
-      segment.instruments.toolDuration.record((performance.now() - started) / 1000, attributes);
+      segment.instruments.toolDuration.record(durationS, attributes);
+      if (!latest) return;
+      const genAi: Attributes = {
+        [ATTR_GEN_AI_TOOL_NAME]: tool.id,
+        [ATTR_GEN_AI_TOOL_TYPE]: GEN_AI_TOOL_TYPE_VALUE_FUNCTION,
+        [ATTR_GEN_AI_AGENT_NAME]: segment.agentName,
+      };
+      if (errorType !== undefined) genAi[ATTR_ERROR_TYPE] = errorType;
+      segment.instruments.genAi.executeToolDuration.record(durationS, genAi);
     };
+    const inner = withToolCallNotes(segment.context, notes);
     if (!segment.recording) {
       let outcome: ToolCallOutcome = 'error';
+      let errorType: string | undefined = '_OTHER';
       try {
-        const result = await context.with(segment.context, next, undefined, call);
+        const result = await context.with(inner, next, undefined, call);
         outcome = toolCallOutcome(result);
+        errorType = toolErrorType(result, notes);
         return result;
       } finally {
-        count(outcome);
+        count(outcome, errorType);
       }
     }
     const span = tracer.startSpan(
@@ -421,22 +517,22 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
     let result: ToolResult;
     try {
       // `execute` (and what it calls) sees the tool span as the active span.
-      result = await context.with(trace.setSpan(segment.context, span), next, undefined, call);
+      result = await context.with(trace.setSpan(inner, span), next, undefined, call);
     } catch (err) {
       // An inner wrapper threw: the runtime records that as an executed call that failed.
       span.setAttribute(ATTR_TOOLWARDEN_TOOL_CALL_EXECUTED, true);
       span.setAttribute(ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME, 'error' satisfies ToolCallOutcome);
       failSpan(span, err);
       span.end();
-      count('error');
+      count('error', err instanceof Error ? err.name || 'Error' : '_OTHER');
       throw err;
     }
-    finishTool(span, result);
+    finishTool(span, result, notes.errorType);
     if (!result.error) {
       recordContent(span, ATTR_GEN_AI_TOOL_CALL_RESULT, result.result, { kind: 'result', ...info });
     }
     span.end();
-    count(toolCallOutcome(result));
+    count(toolCallOutcome(result), toolErrorType(result, notes));
     return result;
   }
 
@@ -453,10 +549,15 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
       // at its start), no `run_started` came before this microtask, and the span is closed here.
       queueMicrotask(() => {
         if (segment.started || segments.get(run.runId) !== segment) return;
-        close(run.runId, 'failed', (span) => {
-          span.setAttribute(ATTR_ERROR_TYPE, 'RunStartError');
-          span.setStatus({ code: SpanStatusCode.ERROR, message: 'The run did not start' });
-        });
+        close(
+          run.runId,
+          'failed',
+          (span) => {
+            span.setAttribute(ATTR_ERROR_TYPE, 'RunStartError');
+            span.setStatus({ code: SpanStatusCode.ERROR, message: 'The run did not start' });
+          },
+          'RunStartError',
+        );
       });
     },
 
@@ -549,10 +650,15 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
           return;
         case 'run_failed':
           ensure(run);
-          close(run.runId, 'failed', (span) => {
-            span.setAttribute(ATTR_ERROR_TYPE, event.error.name || 'Error');
-            span.setStatus({ code: SpanStatusCode.ERROR, message: event.error.message });
-          });
+          close(
+            run.runId,
+            'failed',
+            (span) => {
+              span.setAttribute(ATTR_ERROR_TYPE, event.error.name || 'Error');
+              span.setStatus({ code: SpanStatusCode.ERROR, message: event.error.message });
+            },
+            event.error.name || 'Error',
+          );
           return;
         case 'run_canceled':
           ensure(run);
@@ -596,6 +702,18 @@ function toolAttributes(fields: ToolSpanFields): Attributes {
   }
   if (fields.attempt !== undefined) attributes[ATTR_TOOLWARDEN_TOOL_CALL_ATTEMPT] = fields.attempt;
   return attributes;
+}
+
+/**
+ * `error.type` of a failed tool call: what the tool noted (`noteToolErrorType`), else the retry
+ * reason, else the error's class; `undefined` for a call that did not fail.
+ */
+function toolErrorType(
+  result: { error?: { name: string }; retryHint?: RetryHint },
+  notes: ToolCallNotes,
+): string | undefined {
+  if (!result.error) return undefined;
+  return notes.errorType ?? result.retryHint?.reason ?? (result.error.name || 'Error');
 }
 
 /**

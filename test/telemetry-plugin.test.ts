@@ -130,6 +130,7 @@ describe('telemetry plugin: the span tree of a run (docs/telemetry.md)', () => {
       'gen_ai.agent.id': 'support',
       'gen_ai.agent.name': 'Support agent',
       'gen_ai.conversation.id': 'sess-1',
+      'toolwarden.agent.id': 'support',
       'toolwarden.run.id': 'run-1',
       'toolwarden.run.status': 'completed',
     });
