@@ -24,14 +24,19 @@ export interface LogEntry {
   data: unknown;
 }
 
-/** What the page shows of a run (sent over SSE as `run` messages). */
-export interface RunView {
+/**
+ * What the runs list shows of a run: everything but its context and log, a few hundred bytes
+ * (sent over SSE in the `hello` page and as `run` messages, then as `update` deltas).
+ */
+export interface RunSummary {
   /** Unique in the store: the runId, unless two sources report the same run. */
   key: string;
   runId: string;
   source: RunSource;
   machineId: string;
   agentId?: string;
+  /** The run's labels (`run_started`), for the list's filter. */
+  labels?: Record<string, string>;
   /** `running`, `awaiting`, `completed`, `failed`, `canceled` (or `done`/`error` for other machines). */
   status: string;
   startedAt: number;
@@ -40,16 +45,50 @@ export interface RunView {
   activeStates: string[];
   /** The edges the last macrostep took, in order (several when it passed transient states). */
   lastTransition: { edgeIds: string[]; event: string; at: number } | null;
-  /** The sanitized context of the latest snapshot. */
-  context: unknown;
   logSize: number;
   /** Log entries dropped to respect `maxLog`. */
   dropped: number;
 }
 
+/** A run with its sanitized context (`InspectionStore.run`, `GET /api/runs/:key`). */
+export interface RunView extends RunSummary {
+  /** The sanitized context of the latest snapshot. */
+  context: unknown;
+}
+
+/** One page of the runs list, newest first (`InspectionStore.page`, the SSE `hello`, `GET /api/runs`). */
+export interface RunPage {
+  runs: RunSummary[];
+  /** Runs in the store. */
+  total: number;
+  /** Runs matching the query (all pages). */
+  matched: number;
+  /** Runs in the store by status. */
+  counts: Record<string, number>;
+  /** Pass as `before` for the next page; null on the last one. */
+  next: string | null;
+}
+
+/** Which page of runs: newest first, filtered by status and by text (run id, agent, labels). */
+export interface RunQuery {
+  /** Default 100, at most 500. */
+  limit?: number;
+  /** A page's `next`: the runs listed after it. */
+  before?: string | null;
+  status?: string;
+  text?: string;
+}
+
+/**
+ * What listeners get. Every listener gets `run` (a run first listed, whole), `update` (only the
+ * summary fields that changed) and `removed`; `log` and `context` only concern the listeners
+ * watching that run ({@link InspectionStore.watch}), and are made only while one does.
+ */
 export type InspectorMessage =
-  | { type: 'run'; run: RunView }
+  | { type: 'run'; run: RunSummary }
+  | { type: 'update'; key: string; changes: Partial<RunSummary> }
   | { type: 'log'; key: string; entry: LogEntry }
+  | { type: 'context'; key: string; context: unknown }
   | { type: 'removed'; key: string };
 
 export interface InspectionStoreOptions {
@@ -78,7 +117,11 @@ export interface RunFrame {
 }
 
 interface RunRecord {
-  view: Omit<RunView, 'context' | 'logSize' | 'dropped'>;
+  view: Omit<RunSummary, 'logSize' | 'dropped'>;
+  /** Creation order: ties of `startedAt` are listed newest created first. */
+  order: number;
+  /** The summary last sent to listeners: `update` messages carry what differs from it. */
+  published?: RunSummary;
   log: LogEntry[];
   dropped: number;
   context: unknown;
@@ -110,8 +153,11 @@ export class InspectionStore {
   private readonly actorKeys = new WeakMap<object, string>();
   private readonly remoteKeys = new Map<string, string>();
   private readonly listeners = new Set<(message: InspectorMessage) => void>();
+  /** Run key → listeners watching it (they get its `log` and `context` messages). */
+  private readonly watchers = new Map<string, number>();
   private seq = 0;
   private anonymous = 0;
+  private created = 0;
 
   constructor(options: InspectionStoreOptions) {
     this.graph = options.graph;
@@ -145,6 +191,7 @@ export class InspectionStore {
       this.records.get(event.runId) ?? this.create(event.runId, event.runId, 'native', this.graph.machineId);
     if (event.type === 'run_started') {
       record.view.agentId = event.agentId;
+      if (Object.keys(event.labels).length > 0) record.view.labels = event.labels;
       record.view.startedAt = Math.min(record.view.startedAt, event.at);
     } else if (agentId && !record.view.agentId) {
       record.view.agentId = agentId;
@@ -220,16 +267,70 @@ export class InspectionStore {
     }
   }
 
-  /** Every run, newest first. */
+  /** Every run with its context, newest first (sanitizes every context: prefer {@link page}). */
   runs(): RunView[] {
-    return [...this.records.values()]
-      .map((record) => this.viewOf(record))
-      .sort((a, b) => b.startedAt - a.startedAt);
+    return this.sorted().map((record) => this.viewOf(record));
   }
 
+  /** A run with its sanitized context. */
   run(key: string): RunView | undefined {
     const record = this.records.get(key);
     return record ? this.viewOf(record) : undefined;
+  }
+
+  /** A run's summary: no context, no log. */
+  summary(key: string): RunSummary | undefined {
+    const record = this.records.get(key);
+    return record ? summaryOf(record) : undefined;
+  }
+
+  /**
+   * One page of run summaries, newest first (issue 27 item 1: what the page's first message
+   * carries, so its size depends on `limit`, not on how many runs or how long their logs are).
+   */
+  page(query: RunQuery = {}): RunPage {
+    const limit = Math.min(500, Math.max(1, Math.floor(query.limit ?? 100)));
+    const counts: Record<string, number> = {};
+    for (const record of this.records.values())
+      counts[record.view.status] = (counts[record.view.status] ?? 0) + 1;
+    const text = query.text?.trim().toLowerCase() ?? '';
+    const matching = this.sorted().filter(
+      (record) =>
+        (!query.status || record.view.status === query.status) &&
+        (text === '' || searchText(record.view).includes(text)),
+    );
+    const from = query.before ? matching.findIndex((record) => cursorOf(record) === query.before) + 1 : 0;
+    const runs = matching.slice(from, from + limit);
+    const last = runs.at(-1);
+    return {
+      runs: runs.map(summaryOf),
+      total: this.records.size,
+      matched: matching.length,
+      counts,
+      next: last && from + limit < matching.length ? cursorOf(last) : null,
+    };
+  }
+
+  /**
+   * Marks a run as watched until the returned function is called: while any listener watches
+   * it, its new log entries and contexts are sanitized and sent as `log` and `context` messages.
+   */
+  watch(key: string): () => void {
+    this.watchers.set(key, (this.watchers.get(key) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.watchers.get(key) ?? 1) - 1;
+      if (left > 0) this.watchers.set(key, left);
+      else this.watchers.delete(key);
+    };
+  }
+
+  private sorted(): RunRecord[] {
+    return [...this.records.values()].sort(
+      (a, b) => b.view.startedAt - a.view.startedAt || b.order - a.order,
+    );
   }
 
   /** A run's log, oldest first (sanitized). */
@@ -281,6 +382,7 @@ export class InspectionStore {
         activeStates: [],
         lastTransition: null,
       },
+      order: ++this.created,
       log: [],
       dropped: 0,
       context: undefined,
@@ -313,6 +415,8 @@ export class InspectionStore {
     });
     if (record.frames.length > this.maxFrames) record.frames.shift();
     this.publishRun(record);
+    if (this.watchers.has(view.key))
+      this.emit({ type: 'context', key: view.key, context: this.viewOf(record).context });
   }
 
   /**
@@ -344,8 +448,8 @@ export class InspectionStore {
       record.dropped++;
     }
     record.view.updatedAt = this.now();
-    if (this.listeners.size === 0) return;
     const key = record.view.key;
+    if (this.listeners.size === 0 || !this.watchers.has(key)) return;
     this.emit({ type: 'log', key, entry: this.cleanEntry(stored) });
   }
 
@@ -373,9 +477,30 @@ export class InspectionStore {
     };
   }
 
+  /** Tells listeners a run's summary: whole the first time, then only the fields that changed. */
   private publishRun(record: RunRecord): void {
+    // Kept while nobody listens too (a shallow copy), so a page that connects later gets deltas.
+    const summary = summaryOf(record);
+    const before = record.published;
+    record.published = summary;
     if (this.listeners.size === 0) return;
-    this.emit({ type: 'run', run: this.viewOf(record) });
+    if (!before) {
+      this.emit({ type: 'run', run: summary });
+      return;
+    }
+    const changes: Partial<RunSummary> = {};
+    let changed = false;
+    for (const field of Object.keys(summary) as (keyof RunSummary)[]) {
+      if (field === 'updatedAt' || field === 'logSize') continue;
+      if (!sameValue(summary[field], before[field])) {
+        (changes as Record<string, unknown>)[field] = summary[field];
+        changed = true;
+      }
+    }
+    if (!changed) return;
+    changes.updatedAt = summary.updatedAt;
+    changes.logSize = summary.logSize;
+    this.emit({ type: 'update', key: summary.key, changes });
   }
 
   private emit(message: InspectorMessage): void {
@@ -393,9 +518,31 @@ export class InspectionStore {
       const all = [...this.records.values()].sort((a, b) => a.view.startedAt - b.view.startedAt);
       const victim = all.find((record) => FINAL_STATUSES.has(record.view.status)) ?? all[0]!;
       this.records.delete(victim.view.key);
+      this.watchers.delete(victim.view.key);
       this.emit({ type: 'removed', key: victim.view.key });
     }
   }
+}
+
+function summaryOf(record: RunRecord): RunSummary {
+  return { ...record.view, logSize: record.log.length, dropped: record.dropped };
+}
+
+/** A page cursor: the run's start and creation order (stable while the run is kept). */
+function cursorOf(record: RunRecord): string {
+  return `${record.view.startedAt}.${record.order}`;
+}
+
+function searchText(view: RunRecord['view']): string {
+  const labels = view.labels ? Object.entries(view.labels).map(([k, v]) => `${k}=${v}`) : [];
+  return [view.runId, view.agentId ?? '', ...labels].join(' ').toLowerCase();
+}
+
+/** Equality for summary fields: primitives, arrays of strings, small JSON objects. */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  return JSON.stringify(a) === JSON.stringify(b);
 }
 
 function runIdOf(context: unknown): string | undefined {

@@ -10,8 +10,15 @@ export const PAGE_SCRIPT = String.raw`
   const config = JSON.parse(document.getElementById('inspector-config').textContent);
   const MAX_RUN_ROWS = 200;
   const LOG_WINDOW = 500;
+  // Summaries of the runs loaded (the hello's page and the pages after it), newest first; the
+  // context and log of the one run open (fetched when it is opened, then kept live by the stream).
   const runs = new Map();
   const logs = new Map();
+  let listing = { total: 0, matched: 0, next: null };
+  let openContext = null;
+  let opening = null; // { key, buffered: [] } while the opened run's log is on its way
+  let streamId = null;
+  const clientId = Math.random().toString(36).slice(2, 12);
   let selected = null;
   let travel = null; // { seq, frame } while looking at the past
   let logShown = LOG_WINDOW;
@@ -45,16 +52,16 @@ export const PAGE_SCRIPT = String.raw`
     if (status && run.status !== status) return false;
     const text = $('run-filter').value.trim().toLowerCase();
     if (!text) return true;
-    const labels = run.context && run.context.labels ? Object.entries(run.context.labels).map(([k, v]) => k + '=' + v).join(' ') : '';
+    const labels = run.labels ? Object.entries(run.labels).map(([k, v]) => k + '=' + v).join(' ') : '';
     return (run.runId + ' ' + (run.agentId || '') + ' ' + labels).toLowerCase().includes(text);
   }
   function renderRuns() {
     const list = $('run-list');
     list.replaceChildren();
-    const all = Array.from(runs.values()).sort((a, b) => b.startedAt - a.startedAt);
-    const shown = all.filter(matches);
-    $('run-count').textContent = shown.length === all.length ? '(' + all.length + ')' : '(' + shown.length + ' of ' + all.length + ')';
-    if (shown.length === 0) list.append(el('li', 'empty', all.length === 0 ? 'No runs yet.' : 'No run matches.'));
+    const shown = Array.from(runs.values()).filter(matches).sort((a, b) => b.startedAt - a.startedAt);
+    const filtered = $('status-filter').value || $('run-filter').value.trim();
+    $('run-count').textContent = filtered ? '(' + listing.matched + ' of ' + listing.total + ')' : '(' + listing.total + ')';
+    if (shown.length === 0) list.append(el('li', 'empty', listing.total === 0 ? 'No runs yet.' : 'No run matches.'));
     for (const run of shown.slice(0, MAX_RUN_ROWS)) {
       const item = el('li', run.key === selected ? 'selected' : '');
       item.tabIndex = 0;
@@ -62,7 +69,8 @@ export const PAGE_SCRIPT = String.raw`
       item.dataset.status = run.status;
       const badge = el('span', 'badge', run.status);
       badge.dataset.status = run.status;
-      item.append(badge, el('span', 'run-id', run.runId));
+      const id = el('span', 'run-id', run.runId);
+      item.append(badge, id);
       const meta = el('span', 'run-meta', [run.agentId, leaf(run.activeStates || [])].filter(Boolean).join(' · '));
       if (run.source !== 'native') meta.append(' ', el('span', 'source', 'via ' + run.source));
       item.append(meta);
@@ -76,6 +84,31 @@ export const PAGE_SCRIPT = String.raw`
       list.append(item);
     }
     if (shown.length > MAX_RUN_ROWS) list.append(el('li', 'more', (shown.length - MAX_RUN_ROWS) + ' more: narrow the filter'));
+    else if (listing.next) {
+      const more = el('li', 'more');
+      const button = el('button', '', 'load older runs');
+      button.type = 'button';
+      button.id = 'load-more';
+      button.addEventListener('click', () => loadPage(listing.next));
+      more.append(button);
+      list.append(more);
+    }
+  }
+  // A page of summaries from the server, for the filter shown (or the page after 'before').
+  let pageRequest = 0;
+  function loadPage(before) {
+    const ask = ++pageRequest;
+    const params = new URLSearchParams({ token, limit: '100' });
+    if (before) params.set('before', before);
+    if ($('status-filter').value) params.set('status', $('status-filter').value);
+    if ($('run-filter').value.trim()) params.set('q', $('run-filter').value.trim());
+    return fetch('/api/runs?' + params).then((response) => response.json()).then((page) => {
+      if (ask !== pageRequest) return;
+      if (!before) for (const key of Array.from(runs.keys())) if (key !== selected) runs.delete(key);
+      for (const run of page.runs) runs.set(run.key, run);
+      listing = { total: page.total, matched: page.matched, next: page.next };
+      renderRuns();
+    });
   }
 
   // ---- chart: highlight, views, zoom and pan ----------------------------------------------
@@ -109,7 +142,8 @@ export const PAGE_SCRIPT = String.raw`
     const transition = shown && shown.lastTransition;
     last.textContent = transition ? 'took ' + transition.edgeIds.map(edgeText).join(' → ') : '';
     last.title = transition ? transition.edgeIds.join('\n') : '';
-    $('context').textContent = shown ? JSON.stringify(shown.context, null, 2) : '–';
+    const context = travel ? travel.frame.context : openContext;
+    $('context').textContent = run && context !== null && context !== undefined ? JSON.stringify(context, null, 2) : '–';
     $('context-when').textContent = travel ? '(as of event #' + travel.seq + ')' : '';
     $('travel').hidden = !travel;
     $('travel-text').textContent = travel ? 'viewing the run as of event #' + travel.seq : '';
@@ -294,7 +328,7 @@ export const PAGE_SCRIPT = String.raw`
 
   // ---- timeline: tool calls by turn ----------------------------------------------------------
   function traceLink(run) {
-    const tc = run && run.context && run.context.traceContext;
+    const tc = openContext && openContext.traceContext;
     const parent = tc && typeof tc.traceparent === 'string' ? tc.traceparent.split('-')[1] : null;
     if (!config.jaegerUrl || !run) return null;
     const base = config.jaegerUrl.replace(/\/$/, '');
@@ -435,13 +469,34 @@ export const PAGE_SCRIPT = String.raw`
   }
   $('travel-live').addEventListener('click', () => { travel = null; renderChart(); renderLog(); });
 
+  // Opening a run: its context and log from the server; from then on the stream sends its new
+  // log entries and contexts (held back here until the log arrives, then merged by seq).
   function select(key) {
-    if (key !== selected) { travel = null; logShown = LOG_WINDOW; }
+    if (key !== selected) { travel = null; logShown = LOG_WINDOW; logs.clear(); openContext = null; }
     selected = key;
     renderRuns();
     renderChart();
     renderTimeline();
     renderLog();
+    if (!key || !streamId) return;
+    const pending = { key, buffered: [] };
+    opening = pending;
+    fetch('/api/runs/' + encodeURIComponent(key) + '?stream=' + encodeURIComponent(streamId) + '&token=' + encodeURIComponent(token))
+      .then((response) => response.ok ? response.json() : null)
+      .then((detail) => {
+        if (opening !== pending) return;
+        opening = null;
+        if (!detail || selected !== key) return;
+        const last = detail.log.length ? detail.log[detail.log.length - 1].seq : 0;
+        logs.set(key, detail.log.concat(pending.buffered.filter((entry) => entry.seq > last)));
+        if (pending.context !== undefined) openContext = pending.context;
+        else openContext = detail.context;
+        runs.set(key, Object.assign(runs.get(key) || {}, detail.run));
+        renderChart();
+        renderTimeline();
+        renderLog();
+        document.body.dataset.opened = key;
+      });
   }
   function maybeFollow(run) {
     if (!selected || (follow() && run.key !== selected && run.startedAt >= (runs.get(selected) || { startedAt: 0 }).startedAt)) {
@@ -450,8 +505,9 @@ export const PAGE_SCRIPT = String.raw`
     }
     return false;
   }
-  $('run-filter').addEventListener('input', renderRuns);
-  $('status-filter').addEventListener('change', renderRuns);
+  let filterTimer = null;
+  $('run-filter').addEventListener('input', () => { clearTimeout(filterTimer); filterTimer = setTimeout(() => loadPage(null), 150); });
+  $('status-filter').addEventListener('change', () => loadPage(null));
 
   // ---- the live stream -------------------------------------------------------------------------
   let pendingRuns = false;
@@ -460,53 +516,99 @@ export const PAGE_SCRIPT = String.raw`
     pendingRuns = true;
     requestAnimationFrame(() => { pendingRuns = false; renderRuns(); });
   };
-  const source = new EventSource('/events?token=' + encodeURIComponent(token));
   const connection = $('connection');
-  source.addEventListener('open', () => { connection.dataset.state = 'open'; connection.textContent = 'live'; });
-  source.addEventListener('error', () => { connection.dataset.state = 'closed'; connection.textContent = 'reconnecting…'; });
-  source.addEventListener('hello', (message) => {
-    const data = JSON.parse(message.data);
-    runs.clear();
-    logs.clear();
-    for (const run of data.runs) runs.set(run.key, run);
-    for (const key of Object.keys(data.logs)) logs.set(key, data.logs[key]);
-    const first = newest();
-    if (selected && !runs.has(selected)) selected = null;
-    select(selected || (first ? first.key : null));
-    fit();
-  });
-  source.addEventListener('run', (message) => {
-    const run = JSON.parse(message.data).run;
-    const isNew = !runs.has(run.key);
-    runs.set(run.key, run);
-    if (isNew && !logs.has(run.key)) logs.set(run.key, []);
-    if (!maybeFollow(run)) {
+  let source = null;
+  let retry = null;
+  function showDropped(reason) {
+    const notice = $('dropped');
+    notice.hidden = false;
+    $('dropped-reason').textContent = reason;
+  }
+  function connect() {
+    if (retry) { clearTimeout(retry); retry = null; }
+    if (source) source.close();
+    source = new EventSource('/events?token=' + encodeURIComponent(token) + '&client=' + clientId);
+    source.addEventListener('open', () => { connection.dataset.state = 'open'; connection.textContent = 'live'; });
+    // The list stays as it was while the browser reconnects: it is replaced by the next hello.
+    source.addEventListener('error', () => {
+      if (connection.dataset.state === 'dropped') return;
+      connection.dataset.state = 'closed';
+      connection.textContent = 'reconnecting…';
+    });
+    source.addEventListener('dropped', (message) => {
+      // The server ended this stream and says why: say so, keep what is shown, reconnect later.
+      source.close();
+      connection.dataset.state = 'dropped';
+      connection.textContent = 'disconnected';
+      showDropped(JSON.parse(message.data).reason + ' — reconnecting in 5 s');
+      retry = setTimeout(connect, 5000);
+    });
+    source.addEventListener('hello', (message) => {
+      const data = JSON.parse(message.data);
+      streamId = data.stream;
+      if (data.droppedBefore) showDropped('reconnected after: ' + data.droppedBefore);
+      else $('dropped').hidden = true;
+      if ($('status-filter').value || $('run-filter').value.trim()) { loadPage(null); }
+      else {
+        runs.clear();
+        for (const run of data.runs) runs.set(run.key, run);
+        listing = { total: data.total, matched: data.matched, next: data.next };
+      }
+      const first = newest();
+      const keep = selected;
+      selected = null;
+      select(keep || (first ? first.key : null));
+      fit();
+    });
+    source.addEventListener('run', (message) => {
+      const run = JSON.parse(message.data).run;
+      if (runs.has(run.key)) { runs.set(run.key, run); renderRunsSoon(); return; }
+      listing.total++;
+      if (!matches(run)) { renderRunsSoon(); return; }
+      listing.matched++;
+      runs.set(run.key, run);
+      if (!maybeFollow(run)) renderRunsSoon();
+    });
+    source.addEventListener('update', (message) => {
+      const data = JSON.parse(message.data);
+      const run = runs.get(data.key);
+      if (!run) return; // not on a page loaded here
+      Object.assign(run, data.changes);
       renderRunsSoon();
-      if (run.key === selected && !travel) renderChart();
-    }
-  });
-  source.addEventListener('log', (message) => {
-    const data = JSON.parse(message.data);
-    const entries = logs.get(data.key) || [];
-    entries.push(data.entry);
-    logs.set(data.key, entries);
-    if (data.key === selected) {
+      if (data.key === selected && !travel) renderChart();
+    });
+    source.addEventListener('context', (message) => {
+      const data = JSON.parse(message.data);
+      if (data.key !== selected) return;
+      if (opening && opening.key === data.key) { opening.context = data.context; return; }
+      openContext = data.context;
+      if (!travel) renderChart();
+    });
+    source.addEventListener('log', (message) => {
+      const data = JSON.parse(message.data);
+      if (data.key !== selected) return;
+      if (opening && opening.key === data.key) { opening.buffered.push(data.entry); return; }
+      const entries = logs.get(data.key) || [];
+      entries.push(data.entry);
+      logs.set(data.key, entries);
       $('event-log').append(logItem(data.entry, runs.get(data.key)));
       const run = runs.get(data.key);
       $('log-count').textContent = '(' + entries.length + (run && run.dropped ? ', ' + run.dropped + ' dropped' : '') + ')';
       if (data.entry.type.startsWith('await_') || data.entry.type.startsWith('tool_') || data.entry.type === 'policy_decision') renderTimeline();
       if (data.entry.type.startsWith('await_')) renderAwait();
-    }
-  });
-  source.addEventListener('removed', (message) => {
-    const key = JSON.parse(message.data).key;
-    runs.delete(key);
-    logs.delete(key);
-    if (selected === key) {
-      const first = newest();
-      select(first ? first.key : null);
-    } else renderRunsSoon();
-  });
+    });
+    source.addEventListener('removed', (message) => {
+      const key = JSON.parse(message.data).key;
+      listing.total = Math.max(0, listing.total - 1);
+      if (runs.delete(key)) listing.matched = Math.max(0, listing.matched - 1);
+      if (selected === key) {
+        const first = newest();
+        select(first ? first.key : null);
+      } else renderRunsSoon();
+    });
+  }
+  $('dropped-reconnect').addEventListener('click', connect);
+  connect();
   $('follow').addEventListener('change', () => { if (follow()) { const first = newest(); if (first) select(first.key); } });
   fit();
 })();

@@ -96,6 +96,8 @@ button[aria-pressed="true"] { background: var(--sel); border-color: var(--accent
 #await-body textarea { width: 100%; min-height: 60px; font-family: ui-monospace, "DejaVu Sans Mono", monospace; }
 #await-body .actions { display: flex; gap: 6px; margin-top: 6px; align-items: center; }
 #await-body .note { color: var(--muted); font-size: 12px; }
+.dropped { margin: 0 8px 8px; padding: 6px 8px; border-radius: 6px; background: #fee2e2; color: #991b1b; font-size: 12px; }
+.connection[data-state="dropped"] { background: #991b1b; color: #fee2e2; }
 .error { color: #b91c1c; margin: 6px 12px; white-space: pre-wrap; }
 .sent { color: #15803d; }
 `;

@@ -20,11 +20,12 @@ export interface InspectorPageOptions {
 /**
  * The inspector's single page (issue 8 §3, issue 15; docs/inspection.md §Page): self-contained
  * HTML, CSS and JS, no external request (the CSP the server sends forbids them). The script reads
- * `location.search`'s token, opens `/events` (Server-Sent Events: `hello`, `run`, `log`,
- * `removed`) and shows:
+ * `location.search`'s token, opens `/events` (Server-Sent Events: `hello` with a page of run
+ * summaries, then `run`, `update`, `removed`, and the opened run's `log` and `context`; `dropped`
+ * when the server ends the stream, shown with its reason) and shows:
  *
- * - the runs, filtered by status and text (run id, agent, labels), newest first; at most 200
- *   rows drawn at once;
+ * - the runs, newest first, a page at a time (older pages on request), filtered by status and
+ *   text (run id, agent, labels) on the server;
  * - the chart, simple view by default (the full chart a toggle away), with zoom (wheel, buttons,
  *   fit) and pan (drag), the active state and the last transition highlighted;
  * - what a waiting run awaits, with a form to answer it (when allowed), errors inline;
@@ -72,7 +73,8 @@ export function inspectorPage(options: InspectorPageOptions): string {
       </select>
     </div>
     <label class="follow"><input type="checkbox" id="follow" checked> follow newest</label>
-    <ul id="run-list"><li class="empty">No runs yet.</li></ul>
+    <div id="dropped" class="dropped" role="alert" hidden><span id="dropped-reason"></span> <button type="button" id="dropped-reconnect">reconnect now</button></div>
+    <ul id="run-list"><li class="empty">Loading runs…</li></ul>
   </aside>
   <section id="chart-panel" aria-label="State chart">
     <div class="toolbar">

@@ -10,7 +10,17 @@ const charts = new Map<string, Promise<string>>();
 
 /** What `inspectorPlugin` and the runtime's `inspector: { … }` option take. */
 export interface InspectorPluginOptions
-  extends Pick<InspectorServerOptions, 'port' | 'host' | 'token' | 'readOnly' | 'jaegerUrl'> {
+  extends Pick<
+    InspectorServerOptions,
+    | 'port'
+    | 'host'
+    | 'token'
+    | 'readOnly'
+    | 'jaegerUrl'
+    | 'maxSseClients'
+    | 'maxSseBufferedBytes'
+    | 'pageSize'
+  > {
   /** The machine the page draws. Default: the run machine. */
   machine?: AnyStateMachine;
   /** Applied to contexts and event payloads before they are shown. Default: `defaultSanitize`. */
@@ -125,6 +135,9 @@ export function inspectorPlugin(options: InspectorPluginOptions = {}): Inspector
         port: options.port,
         host: options.host,
         token: options.token,
+        maxSseClients: options.maxSseClients,
+        maxSseBufferedBytes: options.maxSseBufferedBytes,
+        pageSize: options.pageSize,
       });
       if (closed) {
         await server.close();

@@ -6,7 +6,7 @@ import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { ProvidedToolResult } from '../runtime/run-handle.ts';
-import type { InspectionStore, InspectorMessage } from './inspection-store.ts';
+import type { InspectionStore, InspectorMessage, RunQuery } from './inspection-store.ts';
 import { inspectorPage } from './inspector-page.ts';
 import { isLoopbackHost, isLoopbackOrigin, tokenMatches } from './request-guard.ts';
 
@@ -52,9 +52,12 @@ export interface InspectorServerOptions {
   maxSseClients?: number;
   /**
    * Bytes queued for one `/events` client that has not read them yet; past this the client is
-   * dropped (it reconnects and gets a fresh `hello`). Default 8 MiB.
+   * dropped: it is sent a `dropped` message saying why (the page shows it and offers to
+   * reconnect) and the stream ends. Default 8 MiB.
    */
   maxSseBufferedBytes?: number;
+  /** Run summaries in the `hello` page (and the default page of `GET /api/runs`). Default 100. */
+  pageSize?: number;
 }
 
 export interface InspectorServer {
@@ -81,8 +84,10 @@ export class InspectorHostError extends Error {
  * | path           | what                                                                 |
  * |----------------|----------------------------------------------------------------------|
  * | `/`            | the page (HTML/CSS/JS inline, CSP: nothing loads from elsewhere)      |
- * | `/events`      | Server-Sent Events: `hello` (all runs and logs), then `run`, `log`, `removed` |
- * | `/api/runs`    | the runs as JSON; `/api/runs/:key/log` one run's log                  |
+ * | `/events`      | Server-Sent Events: `hello` (a page of run summaries), then `run`, `update` (deltas), `removed`; `log` and `context` of the run the stream opened; `dropped` (why the server ended it) |
+ * | `/api/runs`    | a page of run summaries (`?limit`, `before`, `status`, `q`)          |
+ * | `/api/runs/:key` | a run opened: its summary, context and log (`?stream=` the `hello`'s id: that stream then gets its `log` and `context` messages) |
+ * | `/api/runs/:key/log` | one run's log                                                   |
  * | `/api/graph`   | the chart's graph model (JSON)                                        |
  * | `/api/runs/:key/frame?seq=N` | the run as it was at log entry N (time travel)          |
  * | `POST /api/runs/:key/answer` | answers what the run awaits (same origin, {@link ANSWER_HEADER}; not when read-only) |
@@ -200,9 +205,13 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
 
   // Issue 12 defect 6: 1,000 clients blocked the process for 137 s sending 3.3 GB, and a client
   // that never read made the server buffer without limit. Each message is serialized once for
-  // every client, clients are capped, and a client too far behind is dropped.
+  // every client, clients are capped, and a client too far behind is dropped, told why.
+  // Issue 27 item 1: the first message carries a page of run summaries only (it carried every
+  // run's context and log, ~7 MB at 100 runs, past the limit: dropped, reconnected, dropped);
+  // a run's context and log come when it is opened, and then only to the stream that opened it.
   const maxClients = options.maxSseClients ?? 16;
   const maxBuffered = options.maxSseBufferedBytes ?? 8 * 1024 * 1024;
+  const pageSize = options.pageSize ?? 100;
   const serialized = new WeakMap<object, string>();
   const serialize = (data: unknown): string => {
     if (data === null || typeof data !== 'object') return JSON.stringify(data);
@@ -213,63 +222,130 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
     }
     return text;
   };
+  /** Open streams by id: which run each one has open. */
+  const streams = new Map<string, { open: (key: string | null) => void }>();
+  /** Why a page's earlier stream was dropped, by the page's `client` id: its next `hello` says so. */
+  const droppedClients = new Map<string, string>();
   let clients = 0;
   app.get('/events', (c) => {
     if (clients >= maxClients) {
       return c.text(`Too many live inspector streams (at most ${maxClients}); close another page\n`, 503);
     }
     clients++;
+    const client = (c.req.query('client') ?? '').slice(0, 64);
     // Bytes Node holds for this response, unsent: where a client that does not read piles up.
     const outgoing = (c.env as { outgoing?: { writableLength?: number } } | undefined)?.outgoing;
     return streamSSE(c, async (stream) => {
-      let chain = Promise.resolve();
-      let buffered = 0;
-      let dropped = false;
+      const id = randomBytes(9).toString('base64url');
+      const queue: { event: string; text: string }[] = [];
+      let queued = 0;
+      let writing: Promise<void> | null = null;
+      let dropped: string | null = null;
+      let stuck = false;
+      let ended = false;
       let stop: () => void = () => {};
+      let watched = null as { key: string; release: () => void } | null;
+      // One write at a time, in order; resolves when the queue is empty.
+      const pump = (): Promise<void> => {
+        writing ??= (async () => {
+          while (queue.length > 0 && !ended) {
+            const next = queue.shift()!;
+            queued -= next.text.length;
+            await stream.writeSSE({ event: next.event, data: next.text }).catch(() => undefined);
+          }
+          writing = null;
+        })();
+        return writing;
+      };
       const send = (event: string, data: unknown) => {
-        if (dropped) return;
+        if (dropped || ended) return;
         const text = serialize(data);
-        buffered += text.length;
-        if (buffered + (outgoing?.writableLength ?? 0) > maxBuffered) {
-          // Too far behind: drop the client rather than buffer for it without limit.
-          dropped = true;
-          stop();
+        queued += text.length;
+        if (queued + (outgoing?.writableLength ?? 0) > maxBuffered) {
+          // Too far behind: forget what it has not been sent, tell it why, end the stream.
+          dropped = `this page fell more than ${Math.round(maxBuffered / 1024)} KiB of updates behind and was disconnected (maxSseBufferedBytes)`;
+          if (client) {
+            droppedClients.set(client, dropped);
+            if (droppedClients.size > 256) droppedClients.delete(droppedClients.keys().next().value!);
+          }
+          queue.length = 0;
+          queued = 0;
+          queue.push({ event: 'dropped', text: JSON.stringify({ reason: dropped }) });
+          void pump().then(() => stop());
+          // A client that reads nothing at all never takes even that: cut it off.
+          setTimeout(() => {
+            stuck = true;
+            stop();
+          }, 5000).unref();
           return;
         }
-        chain = chain
-          .then(() => stream.writeSSE({ event, data: text }))
-          .catch(() => undefined)
-          .then(() => {
-            buffered -= text.length;
-          });
+        queue.push({ event, text });
+        void pump();
       };
+      streams.set(id, {
+        open(key) {
+          watched?.release();
+          watched = key === null ? null : { key, release: store.watch(key) };
+        },
+      });
       // Subscribe and take the hello in the same tick: nothing can fall between them.
-      const unsubscribe = store.subscribe((message: InspectorMessage) => send(message.type, message));
-      const runs = store.runs();
-      send('hello', { runs, logs: Object.fromEntries(runs.map((run) => [run.key, store.log(run.key)])) });
+      const unsubscribe = store.subscribe((message: InspectorMessage) => {
+        if ((message.type === 'log' || message.type === 'context') && message.key !== watched?.key) return;
+        send(message.type, message);
+      });
+      const earlier = client ? droppedClients.get(client) : undefined;
+      if (client) droppedClients.delete(client);
+      // The first page, smaller when its summaries are large (long labels): it must fit the limit.
+      let hello: Record<string, unknown>;
+      for (let limit = pageSize; ; limit = Math.floor(limit / 2)) {
+        hello = {
+          stream: id,
+          ...store.page({ limit: Math.max(1, limit) }),
+          ...(earlier === undefined ? {} : { droppedBefore: earlier }),
+        };
+        if (limit <= 1 || JSON.stringify(hello).length <= maxBuffered / 2) break;
+      }
+      send('hello', hello);
       const heartbeat = setInterval(() => {
-        chain = chain
-          .then(() => stream.write(': ping\n\n'))
-          .then(
-            () => undefined,
-            () => undefined,
-          );
+        if (queue.length === 0 && writing === null) void stream.write(': ping\n\n').catch(() => undefined);
       }, heartbeatMs);
       await new Promise<void>((resolve) => {
         stop = resolve;
-        if (dropped) resolve();
         stream.onAbort(resolve);
         closers.add(resolve);
       });
+      ended = true;
       clients--;
       clearInterval(heartbeat);
       unsubscribe();
-      if (dropped) stream.abort();
-      else await chain;
+      watched?.release();
+      streams.delete(id);
+      if (stuck) stream.abort();
     });
   });
 
-  app.get('/api/runs', (c) => c.json({ runs: store.runs() }));
+  app.get('/api/runs', (c) => {
+    const query: RunQuery = {
+      limit: Number(c.req.query('limit') ?? pageSize) || pageSize,
+      before: c.req.query('before') ?? null,
+    };
+    const status = c.req.query('status');
+    const text = c.req.query('q');
+    if (status) query.status = status;
+    if (text) query.text = text;
+    return c.json(store.page(query));
+  });
+  // Opening a run: its context and log, and (with `stream`) its live `log` and `context`
+  // messages on that stream from now on. Entries recorded between the two carry higher seqs.
+  app.get('/api/runs/:key', (c) => {
+    const key = c.req.param('key');
+    const run = store.run(key);
+    if (!run) return c.json({ error: 'no such run (evicted past maxRuns?)' }, 404);
+    const stream = streams.get(c.req.query('stream') ?? '');
+    stream?.open(key);
+    const { context, ...summary } = run;
+    return c.json({ run: summary, context, log: store.log(key) });
+  });
   app.get('/api/runs/:key/log', (c) => {
     const key = c.req.param('key');
     return store.run(key) ? c.json({ key, log: store.log(key) }) : c.json({ error: 'no such run' }, 404);

@@ -118,9 +118,10 @@ describe('inspector server access rules', () => {
 });
 
 describe('inspector server data', () => {
-  it('streams a hello, then every change, over Server-Sent Events', async () => {
+  it('streams a hello of run summaries, then deltas; an opened run’s log and context go to the stream that opened it', async () => {
     const { store, server } = await start();
-    store.recordRunEvent({ type: 'run_started', runId: 'r1', at: 1, agentId: 'a', labels: {} });
+    store.recordRunEvent({ type: 'run_started', runId: 'r1', at: 1, agentId: 'a', labels: { team: 'x' } });
+    store.recordRunEvent({ type: 'run_started', runId: 'r2', at: 2, agentId: 'a', labels: {} });
     const response = await fetch(`${server.origin}/events?token=test-token`);
     expect(response.headers.get('content-type')).toContain('text/event-stream');
     const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
@@ -131,12 +132,87 @@ describe('inspector server data', () => {
     await readUntil('event: hello');
     await readUntil('\n\n');
     const hello = JSON.parse(/event: hello\ndata: (.*)\n/.exec(text)![1]!);
-    expect(hello.runs.map((run: { runId: string }) => run.runId)).toEqual(['r1']);
-    expect(hello.logs.r1.map((entry: { type: string }) => entry.type)).toEqual(['run_started']);
-    store.recordRunEvent({ type: 'planner_note', runId: 'r1', at: 2, turnId: 't', note: 'thinking' });
+    // Newest first, summaries only: no context, no log.
+    expect(hello.runs.map((run: { runId: string }) => run.runId)).toEqual(['r2', 'r1']);
+    expect(hello.runs[1]).toMatchObject({ labels: { team: 'x' }, logSize: 1 });
+    expect(hello.runs[0]).not.toHaveProperty('context');
+    expect(hello).not.toHaveProperty('logs');
+    expect(hello).toMatchObject({ total: 2, matched: 2, next: null, counts: { running: 2 } });
+    // Not opened: r1's entries are not sent.
+    store.recordRunEvent({ type: 'planner_note', runId: 'r1', at: 2, turnId: 't', note: 'unseen' });
+    const opened = await (
+      await fetch(`${server.origin}/api/runs/r1?stream=${hello.stream}&token=test-token`)
+    ).json();
+    expect(opened.log.map((entry: { type: string }) => entry.type)).toEqual(['run_started', 'planner_note']);
+    store.recordRunEvent({ type: 'planner_note', runId: 'r2', at: 3, turnId: 't', note: 'other run' });
+    store.recordRunEvent({ type: 'planner_note', runId: 'r1', at: 3, turnId: 't', note: 'thinking' });
+    store.recordRunEvent({ type: 'run_canceled', runId: 'r1', at: 4, reason: 'enough' });
+    await readUntil('event: update');
     await readUntil('"note":"thinking"');
     expect(text).toContain('event: log');
+    expect(text).not.toContain('unseen');
+    expect(text).not.toContain('other run');
+    const update = JSON.parse(/event: update\ndata: (.*)\n/.exec(text)![1]!);
+    expect(update).toMatchObject({ key: 'r1', changes: { status: 'canceled' } });
+    expect(Object.keys(update.changes).sort()).toEqual(['logSize', 'status', 'updatedAt']);
     await reader.cancel();
+  });
+
+  it('pages the runs newest first, filtered by status and text', async () => {
+    const { store, server } = await start();
+    for (let i = 0; i < 5; i++)
+      store.recordRunEvent({
+        type: 'run_started',
+        runId: `r${i}`,
+        at: i,
+        agentId: 'a',
+        labels: { n: `${i}` },
+      });
+    store.recordRunEvent({ type: 'run_canceled', runId: 'r3', at: 9 });
+    const get = async (query: string) =>
+      (await fetch(`${server.origin}/api/runs?token=test-token&${query}`)).json();
+    const first = await get('limit=2');
+    expect(first.runs.map((run: { runId: string }) => run.runId)).toEqual(['r4', 'r3']);
+    const second = await get(`limit=2&before=${encodeURIComponent(first.next)}`);
+    expect(second.runs.map((run: { runId: string }) => run.runId)).toEqual(['r2', 'r1']);
+    expect((await get('status=canceled')).runs.map((run: { runId: string }) => run.runId)).toEqual(['r3']);
+    expect((await get('q=n%3D1')).runs.map((run: { runId: string }) => run.runId)).toEqual(['r1']);
+  });
+
+  it('drops a client that stops reading, tells it why, and its next hello says so again', async () => {
+    const store = new InspectionStore({ graph, maxRuns: 100_000 });
+    server = await startInspectorServer({ store, svg: SVG, token: 't', maxSseBufferedBytes: 64 * 1024 });
+    // A page that stops reading: a raw socket, paused after the request.
+    const socket = connect(server.port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(`GET /events?token=t&client=slow-page HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n\r\n`);
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk) => {
+      text += chunk;
+    });
+    while (!text.includes('event: hello')) await new Promise((resolve) => setTimeout(resolve, 5));
+    socket.pause();
+    const filler = 'x'.repeat(2000);
+    for (let i = 0; i < 20_000 && server; i++) {
+      store.recordRunEvent({ type: 'run_started', runId: `r${i}`, at: i, agentId: 'a', labels: { filler } });
+      if (i % 500 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    socket.resume();
+    const end = Date.now() + 10_000;
+    while (!text.includes('event: dropped') && Date.now() < end)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    socket.destroy();
+    expect(text).toMatch(
+      /event: dropped\ndata: \{"reason":"this page fell more than 64 KiB of updates behind/,
+    );
+    // The page reconnects (EventSource does, with the same client id): its hello says why.
+    const again = await fetch(`${server.origin}/events?token=t&client=slow-page&x=1`);
+    const reader = again.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let hello = '';
+    while (!hello.includes('\n\n')) hello += (await reader.read()).value ?? '';
+    await reader.cancel();
+    expect(hello).toContain('"droppedBefore":"this page fell more than 64 KiB');
   });
 
   it('serves the runs and the graph as JSON', async () => {
