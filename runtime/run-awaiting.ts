@@ -11,6 +11,10 @@ import type { AwaitState, RunContext } from '../machines/run-context.ts';
  * | `external_tools` | `provideToolResults(runId, [{ toolCallId, result }])` per call |
  * | `confirmation`   | `confirm(runId, { id, approved })`                           |
  * | `backoff`        | nothing: the run wakes by itself at `until` (epoch ms)       |
+ *
+ * Answers are checked where they enter (`run-answers.ts`): strings where strings are due, a
+ * clarification answer or confirmation reason of at most 65,536 characters, results JSON of at
+ * most 16 MiB, error messages kept to 4,096 characters; a refused answer changes nothing.
  */
 export type RunAwaiting =
   | {

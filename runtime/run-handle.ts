@@ -12,12 +12,18 @@ import type { RunActorRef, RunMachine } from '../machines/run-machine.ts';
 import type { CapsState } from '../run/caps.ts';
 import type { Message } from '../run/message.ts';
 import type { RunEvent, RunStatus } from '../run/run-events.ts';
-import { MAX_TOOL_RESULT_BYTES } from '../tools/call-tool.ts';
-import { toJsonValue } from '../tools/parse-arguments.ts';
+import { clipText, displayPath } from '../tools/preview-value.ts';
 import type { ToolCatalog } from '../tools/tool-catalog.ts';
 import type { ToolErrorJSON } from '../tools/tool-error.ts';
 import { type ToolResult, type ToolResultJSON, toolResultFromJSON } from '../tools/tool-result.ts';
 import type { PersistenceStatus } from './durable/run-persister.ts';
+import {
+  AnswerProblem,
+  type CheckedToolResult,
+  checkedClarification,
+  checkedConfirmation,
+  checkedToolResults,
+} from './run-answers.ts';
 import { type RunAwaiting, runAwaitingOf } from './run-awaiting.ts';
 import { capsState } from './steps/plan-step.ts';
 
@@ -211,31 +217,36 @@ export class RunHandle {
     return this.storageOf?.status ?? { state: 'saved' };
   }
 
-  /** @throws RunAnswerError when the run is not awaiting this clarification. */
+  /**
+   * Answers an `await_clarification`.
+   *
+   * @throws RunAnswerError when the run is not awaiting this clarification, or the answer is not
+   *   a non-empty string of at most 65,536 characters (`run-answers.ts`); nothing is sent then.
+   */
   async provideClarification(answer: { id: string; answer: string }): Promise<void> {
+    const checked = this.checked(() => checkedClarification(answer));
     await this.revive?.();
     const awaiting = this.awaitingFor('clarification');
-    if (awaiting.kind !== 'clarification' || awaiting.clarification.id !== answer.id) {
+    if (awaiting.kind !== 'clarification' || awaiting.clarification.id !== checked.id) {
       throw new RunAnswerError(
         this.runId,
-        `no clarification "${answer.id}" is awaited (awaiting ${describeAwait(this.context)})`,
+        `no clarification "${clipText(checked.id, 100)}" is awaited (awaiting ${describeAwait(this.context)})`,
       );
     }
-    if (typeof answer.answer !== 'string' || answer.answer.length === 0) {
-      throw new RunAnswerError(this.runId, 'a clarification answer must be a non-empty string');
-    }
-    this.actor.send({ type: 'provide.clarification', id: answer.id, answer: answer.answer });
+    this.actor.send({ type: 'provide.clarification', id: checked.id, answer: checked.answer });
   }
 
   /**
    * Answers an `await_external_tools`: exactly one result per awaited call, each passing the
-   * tool's output schema when the tool is known and has one.
+   * tool's output schema when the tool is known and has one. An error's message is kept to its
+   * first 4,096 characters.
    *
    * @throws RunAnswerError for a wrong state, an unknown, missing or duplicate `toolCallId`, a
-   *   result JSON cannot carry (a BigInt, a cycle, a function), or a result that fails the
-   *   output schema; nothing is sent then.
+   *   result JSON cannot carry (a BigInt, a cycle, a function) or over 16 MiB, an error whose
+   *   `message` is not a string, or a result that fails the output schema; nothing is sent then.
    */
   async provideToolResults(results: ProvidedToolResult[]): Promise<void> {
+    const provided = this.checked(() => checkedToolResults(results));
     await this.revive?.();
     const awaiting = this.awaitingFor('external_tools');
     if (awaiting.kind !== 'external_tools')
@@ -244,22 +255,15 @@ export class RunHandle {
     const expected = new Map(calls.map((call) => [call.toolCallId, call]));
     const seen = new Set<string>();
     const converted: ToolResultJSON[] = [];
-    for (const provided of results) {
-      const call = expected.get(provided.toolCallId);
-      if (!call) throw new RunAnswerError(this.runId, `unknown toolCallId "${provided.toolCallId}"`);
-      if (seen.has(provided.toolCallId)) {
-        throw new RunAnswerError(this.runId, `duplicate result for toolCallId "${provided.toolCallId}"`);
+    for (const result of provided) {
+      const id = clipText(result.toolCallId, 100);
+      const call = expected.get(result.toolCallId);
+      if (!call) throw new RunAnswerError(this.runId, `unknown toolCallId "${id}"`);
+      if (seen.has(result.toolCallId)) {
+        throw new RunAnswerError(this.runId, `duplicate result for toolCallId "${id}"`);
       }
-      seen.add(provided.toolCallId);
-      // Refused here, where the value enters: a store could never write it (issue 12, defect 3).
-      const json = toJsonValue(provided.result, { subject: 'Tool result', maxBytes: MAX_TOOL_RESULT_BYTES });
-      if (!json.ok) {
-        throw new RunAnswerError(
-          this.runId,
-          `the result for toolCallId "${provided.toolCallId}" is not JSON: ${json.message}`,
-        );
-      }
-      converted.push(this.convertProvided(call.name, { ...provided, result: json.value }));
+      seen.add(result.toolCallId);
+      converted.push(this.convertProvided(call.name, result));
     }
     const missing = calls.filter((call) => !seen.has(call.toolCallId)).map((call) => call.toolCallId);
     if (missing.length > 0)
@@ -267,19 +271,25 @@ export class RunHandle {
     this.actor.send({ type: 'provide.toolResults', id: awaiting.externalTools.id, results: converted });
   }
 
-  /** Approves or denies what the run awaits confirmation for. @throws RunAnswerError on a mismatch. */
+  /**
+   * Approves or denies what the run awaits confirmation for. Only `id`, `approved`, `by` and
+   * `reason` are read from `answer`.
+   *
+   * @throws RunAnswerError on a mismatch, an `approved` that is not a boolean, a `by` or `reason`
+   *   that is not a string, or over 256 / 65,536 characters; nothing is sent then.
+   */
   async confirm(answer: { id: string; approved: boolean; by?: string; reason?: string }): Promise<void> {
+    const checked = this.checked(() => checkedConfirmation(answer));
     await this.revive?.();
     const awaiting = this.awaitingFor('confirmation');
-    if (awaiting.kind !== 'confirmation' || awaiting.confirmation.id !== answer.id) {
+    if (awaiting.kind !== 'confirmation' || awaiting.confirmation.id !== checked.id) {
       throw new RunAnswerError(
         this.runId,
-        `no confirmation "${answer.id}" is awaited (awaiting ${describeAwait(this.context)})`,
+        `no confirmation "${clipText(checked.id, 100)}" is awaited (awaiting ${describeAwait(this.context)})`,
       );
     }
-    if (typeof answer.approved !== 'boolean')
-      throw new RunAnswerError(this.runId, '`approved` must be a boolean');
-    this.actor.send({ type: 'confirm', ...answer });
+    // The checked copy, never the app's object: its `type` or other members must not reach the run.
+    this.actor.send({ type: 'confirm', ...checked });
   }
 
   /** The persisted snapshot (JSON), as stores save it. */
@@ -372,15 +382,25 @@ export class RunHandle {
     return awaiting;
   }
 
-  private convertProvided(toolName: string, provided: ProvidedToolResult): ToolResultJSON {
+  /** Runs an answer's check; its problem becomes this run's RunAnswerError. */
+  private checked<T>(check: () => T): T {
+    try {
+      return check();
+    } catch (err) {
+      if (err instanceof AnswerProblem) throw new RunAnswerError(this.runId, err.message);
+      throw err;
+    }
+  }
+
+  private convertProvided(toolName: string, provided: CheckedToolResult): ToolResultJSON {
     const base = { name: toolName, toolCallId: provided.toolCallId, executed: true };
-    if (provided.error) {
+    if ('error' in provided) {
       return {
         ...base,
         error: {
           name: 'ToolError',
           message: provided.error.message,
-          recoverable: provided.error.recoverable ?? false,
+          recoverable: provided.error.recoverable,
         },
       };
     }
@@ -390,8 +410,9 @@ export class RunHandle {
       if (!parsed.success) {
         throw new RunAnswerError(
           this.runId,
-          `result for "${provided.toolCallId}" does not match ${toolName}'s output schema: ${parsed.error.issues
-            .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`)
+          `result for "${clipText(provided.toolCallId, 100)}" does not match ${toolName}'s output schema: ${parsed.error.issues
+            .slice(0, 5)
+            .map((issue) => `${displayPath(issue.path) || '(root)'}: ${clipText(issue.message, 300)}`)
             .join('; ')}`,
         );
       }
