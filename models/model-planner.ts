@@ -11,7 +11,9 @@ import { SpanKind, SpanStatusCode, type TracerProvider, trace } from '@opentelem
 import { z } from 'zod';
 import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../run/planner.ts';
 import { inferenceUsageAttributes, recordInference } from '../telemetry/inference.ts';
+import type { JSONSchema } from '../tools/define-tool.ts';
 import { toModelPrompt } from './model-prompt.ts';
+import { modelToolSchema } from './model-tool-schema.ts';
 import { type AnyLanguageModel, asLanguageModelV3 } from './model-v2.ts';
 import type { HintStyle } from './render-hint.ts';
 import { collectStream, type StreamDelta } from './stream-result.ts';
@@ -139,7 +141,9 @@ export class ModelPlannerError extends Error {
  */
 export function modelPlanner(given: ModelPlannerOptions): Planner {
   const options: ResolvedOptions = { ...given, model: asLanguageModelV3(given.model) };
-  const outputSchema = options.output ? z.toJSONSchema(options.output) : undefined;
+  const outputSchema = options.output
+    ? modelToolSchema(z.toJSONSchema(options.output) as JSONSchema)
+    : undefined;
   const turn = async (input: PlanInput | PlanResumeInput): Promise<PlanResult> => {
     const ids = new Set(input.tools.map((tool) => tool.name));
     for (const message of input.messages) {
@@ -151,7 +155,7 @@ export function modelPlanner(given: ModelPlannerOptions): Planner {
       type: 'function',
       name: names.toProvider(tool.name),
       description: tool.description,
-      inputSchema: tool.inputSchema as LanguageModelV3FunctionTool['inputSchema'],
+      inputSchema: modelToolSchema(tool.inputSchema) as LanguageModelV3FunctionTool['inputSchema'],
     }));
     if (options.askUser && tools.length > 0 && !restricted(input)) tools.push(askUserTool);
     const system = [options.system, outputSchema && outputInstruction(outputSchema)]
