@@ -19,6 +19,21 @@ export interface RunInfo {
   traceContext: Record<string, string> | null;
 }
 
+/** What {@link Plugin.onStateChange} is told: the state delta of one step boundary. */
+export interface RunStateChange {
+  /**
+   * The run context's top-level keys the step changed (names of the run machine's context, such
+   * as `messages`, `batch`, `caps`), found by identity: the machine's assigns replace what they
+   * change and keep the rest.
+   */
+  changedKeys: readonly string[];
+  /**
+   * The run's version in its store once the snapshot holding this change is written (the write
+   * may carry later steps too). Rejects when it never will be (another owner took the run).
+   */
+  version(): Promise<number>;
+}
+
 /** One tool call on its way to `execute`, as `wrapToolCall` sees it. */
 export interface ToolInvocation {
   tool: Tool;
@@ -61,6 +76,12 @@ export interface Plugin {
   onRunStart?(run: RunInfo, how: 'start' | 'resume'): void;
   /** Every RunEvent of every run, in order. */
   onEvent?(event: RunEvent, run: RunInfo): void;
+  /**
+   * A step boundary changed the run's state (its context), called before the snapshot is
+   * written; never for a restore, nor for a step that changed nothing (docs/telemetry.md:
+   * `gen_ai.execution.state.changed`).
+   */
+  onStateChange?(change: RunStateChange, run: RunInfo): void;
   /** An XState inspection observer that receives every actor's inspection events. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
 }
@@ -70,7 +91,7 @@ export class PluginDefinitionError extends TypeError {
   override readonly name = 'PluginDefinitionError';
 }
 
-const HOOKS = ['wrapToolCall', 'wrapPlan', 'onRunStart', 'onEvent'] as const;
+const HOOKS = ['wrapToolCall', 'wrapPlan', 'onRunStart', 'onEvent', 'onStateChange'] as const;
 
 /**
  * Checks and types a plugin (docs/policies.md `definePlugin`): a bundle of policies, tools and hooks an

@@ -86,6 +86,8 @@ export function createRunHost({ agent, catalog, live, durable, hooks, onError }:
     });
     // A restored run already logged the state it is in: only a change is a new state_changed.
     let previous: string | undefined = how === 'resume' ? stateName(actor.getSnapshot()) : undefined;
+    // The context of the last snapshot written (a restored one counts: a restore changes nothing).
+    let written: object | undefined = how === 'resume' ? actor.getSnapshot().context : undefined;
     // Persisted at every step boundary (a new state), and whenever a step emitted events without
     // changing state (a tool result while the rest of the batch runs): nothing emitted is only in memory.
     const observe = () => {
@@ -103,6 +105,8 @@ export function createRunHost({ agent, catalog, live, durable, hooks, onError }:
         return;
       }
       emitted = false;
+      const changedKeys = hooks.has('onStateChange') ? changedKeysOf(written, snapshot.context) : [];
+      written = snapshot.context;
       persist.snapshot({
         status: runStatusOf(snapshot),
         state,
@@ -110,6 +114,12 @@ export function createRunHost({ agent, catalog, live, durable, hooks, onError }:
         labels: snapshot.context.labels,
         toolCallIds: snapshot.context.batch.pending.map((call) => call.toolCallId),
       });
+      if (changedKeys.length > 0) {
+        // Queued above: the version is that of the write that holds this snapshot.
+        const change = { changedKeys, version: () => versionOnceWritten(persist) };
+        const info = runInfo(snapshot.context);
+        hooks.eachPlugin('onStateChange', (plugin) => plugin.onStateChange?.(change, info));
+      }
       durable.observed(handle, state, snapshot.status !== 'active');
       if (snapshot.status !== 'active') {
         live.delete(runId);
@@ -153,6 +163,28 @@ export function createRunHost({ agent, catalog, live, durable, hooks, onError }:
     observe();
     return handle;
   };
+}
+
+/** Top-level keys whose value is not the same object as before (all of them for a new run). */
+function changedKeysOf(before: object | undefined, after: object): string[] {
+  if (before === undefined) return Object.keys(after);
+  const was = before as Record<string, unknown>;
+  const now = after as Record<string, unknown>;
+  const changed = Object.keys(now).filter((key) => now[key] !== was[key]);
+  for (const key of Object.keys(was)) if (!(key in now)) changed.push(key);
+  return changed;
+}
+
+/**
+ * The store version once everything queued so far is written: `caughtUp` settles right after the
+ * write that holds it, before the next write can start, so the version read then is that write's.
+ */
+function versionOnceWritten(persist: ReturnType<DurableRuns['track']>): Promise<number> {
+  return persist.caughtUp().then(() => {
+    const { version } = persist.status;
+    if (version === undefined) throw new Error('the run was never written');
+    return version;
+  });
 }
 
 /** The `run_failed` error of an actor error: its name and message, never recoverable. */

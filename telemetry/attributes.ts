@@ -82,6 +82,20 @@ export const ATTR_GEN_AI_TOKEN_MODALITY = 'gen_ai.token.modality';
 export const GEN_AI_OPERATION_NAME_VALUE_PLAN = 'plan';
 /** `chat`, the value of `gen_ai.operation.name` on a model call's span. */
 export const GEN_AI_OPERATION_NAME_VALUE_CHAT = 'chat';
+/**
+ * `gen_ai.execution.state.changed`: a span event on the run segment's `invoke_agent` span for each
+ * step boundary that changed the run's state (latest GenAI conventions only;
+ * semantic-conventions-genai docs/gen-ai/gen-ai-execution.md). Never for a restore (replay) nor an
+ * unchanged snapshot; it carries no state values.
+ */
+export const EVENT_GEN_AI_EXECUTION_STATE_CHANGED = 'gen_ai.execution.state.changed';
+/** `gen_ai.execution.state.changed_key.count` (int): run-context keys the step changed. */
+export const ATTR_GEN_AI_EXECUTION_STATE_CHANGED_KEY_COUNT = 'gen_ai.execution.state.changed_key.count';
+/**
+ * `gen_ai.execution.state.version` (string): the run's version in its store after the write that
+ * holds the change (the runtime's own version, never synthesized; high-cardinality: not on metrics).
+ */
+export const ATTR_GEN_AI_EXECUTION_STATE_VERSION = 'gen_ai.execution.state.version';
 /** `execute_tool`, the value of `gen_ai.operation.name` on a tool span. */
 export const GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL = 'execute_tool';
 /** `invoke_agent`, the value of `gen_ai.operation.name` on a run's root span. */

@@ -49,7 +49,13 @@ import {
   type TracerProvider,
   trace,
 } from '@opentelemetry/api';
-import type { PlanInvocation, Plugin, RunInfo, ToolInvocation } from '../plugins/define-plugin.ts';
+import type {
+  PlanInvocation,
+  Plugin,
+  RunInfo,
+  RunStateChange,
+  ToolInvocation,
+} from '../plugins/define-plugin.ts';
 import type { PlanResult } from '../run/planner.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import type { RetryHint } from '../tools/retry-hint.ts';
@@ -59,6 +65,8 @@ import {
   ATTR_GEN_AI_AGENT_ID,
   ATTR_GEN_AI_AGENT_NAME,
   ATTR_GEN_AI_CONVERSATION_ID,
+  ATTR_GEN_AI_EXECUTION_STATE_CHANGED_KEY_COUNT,
+  ATTR_GEN_AI_EXECUTION_STATE_VERSION,
   ATTR_GEN_AI_OPERATION_NAME,
   ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
   ATTR_GEN_AI_TOOL_CALL_ID,
@@ -92,6 +100,7 @@ import {
   ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME,
   ATTR_TOOLWARDEN_TOOL_CALL_PARENT_ID,
   ATTR_TOOLWARDEN_TURN_ID,
+  EVENT_GEN_AI_EXECUTION_STATE_CHANGED,
   EVENT_TOOLWARDEN_POLICY_DECISION,
   EVENT_TOOLWARDEN_RETRY_HINT,
   executeToolSpanName,
@@ -216,7 +225,14 @@ interface Segment {
   toolCalls: number;
   /** Model calls its planner turns made (`countInferenceCall`), for `gen_ai.invoke_agent.inference_calls`. */
   tally: InvokeAgentTally;
+  /** State changes whose store version is not known yet: the span ends once they are recorded. */
+  pendingStates: number;
+  /** When the segment ended, if its span waits for {@link pendingStates}. */
+  endedAt?: number;
 }
+
+/** Longest a segment's span waits past its end for the store versions of its state changes, ms. */
+const STATE_VERSION_WAIT_MS = 5_000;
 
 /** Most runs whose last segment this process remembers, to link the next one to it. */
 const MAX_REMEMBERED_SEGMENTS = 10_000;
@@ -236,6 +252,8 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
   const segments = new Map<string, Segment>();
   /** runId → the span context of its last segment that ended awaiting (the next segment links it). */
   const awaitingSegments = new Map<string, SpanContext>();
+  /** Segments ended in the current step, until its state change is reported (a microtask). */
+  const closing = new Map<string, Segment>();
   /** Tool id → description, from advertised tools and executed calls; also "known tool ids". */
   const descriptions = new Map<string, string>();
 
@@ -286,6 +304,7 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
       openedAt: performance.now(),
       toolCalls: 0,
       tally,
+      pendingStates: 0,
     };
     segment.instruments.runsActive.add(1);
     segments.set(run.runId, segment);
@@ -312,12 +331,54 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
       segment.span.setAttribute(ATTR_GEN_AI_USAGE_OUTPUT_TOKENS, segment.usage.outputTokens);
     }
     annotate?.(segment.span);
-    segment.span.end();
+    endSpan(segment, runId);
     segment.instruments.runsActive.add(-1);
     if (segment.instruments.recording) {
       segment.instruments.runs.add(1, { [ATTR_TOOLWARDEN_RUN_STATUS]: status });
       if (latest) recordInvocation(segment, errorType);
     }
+  }
+
+  /**
+   * Ends a segment's span, or, while store versions of its state changes are on their way, marks
+   * when it ended and lets the last of them end it (at that time), or a timer.
+   */
+  function endSpan(segment: Segment, runId: string): void {
+    if (!latest || !segment.recording) {
+      segment.span.end();
+      return;
+    }
+    // The step that ended the segment reports its state change right after (same call stack).
+    segment.endedAt = Date.now();
+    closing.set(runId, segment);
+    queueMicrotask(() => {
+      if (closing.get(runId) === segment) closing.delete(runId);
+      if (segment.pendingStates === 0) {
+        segment.span.end(segment.endedAt);
+        return;
+      }
+      setTimeout(() => {
+        if (segment.pendingStates === 0) return;
+        segment.pendingStates = 0;
+        segment.span.end(segment.endedAt);
+      }, STATE_VERSION_WAIT_MS).unref?.();
+    });
+  }
+
+  /** A `gen_ai.execution.state.changed` event on the open segment, once the store version is known. */
+  function stateChanged(segment: Segment, change: RunStateChange): void {
+    const at = Date.now();
+    const count = change.changedKeys.length;
+    segment.pendingStates += 1;
+    const record = (version: number | undefined) => {
+      if (segment.pendingStates === 0) return; // the timer ended the span
+      const attributes: Attributes = { [ATTR_GEN_AI_EXECUTION_STATE_CHANGED_KEY_COUNT]: count };
+      if (version !== undefined) attributes[ATTR_GEN_AI_EXECUTION_STATE_VERSION] = String(version);
+      segment.span.addEvent(EVENT_GEN_AI_EXECUTION_STATE_CHANGED, attributes, at);
+      segment.pendingStates -= 1;
+      if (segment.pendingStates === 0 && segment.endedAt !== undefined) segment.span.end(segment.endedAt);
+    };
+    change.version().then(record, () => record(undefined));
   }
 
   /** `gen_ai.invoke_agent.*` of a segment that ended (latest conventions). */
@@ -581,6 +642,13 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
         return promised(() => context.with(segment.context, next, undefined, call));
       }
       return traceToolCall(segment, call, next);
+    },
+
+    onStateChange(change, run) {
+      if (!latest) return;
+      // Only a segment that is open observes it: a restore (replay) opens none and changes nothing.
+      const segment = segments.get(run.runId) ?? closing.get(run.runId);
+      if (segment?.recording) stateChanged(segment, change);
     },
 
     onEvent(event, run) {

@@ -41,11 +41,15 @@ describe('telemetry names (docs/telemetry.md)', () => {
     const written = Object.keys(ours).filter((key) => key.includes('GEN_AI') || key === 'ATTR_ERROR_TYPE');
     expect(written.length).toBeGreaterThan(10);
     for (const key of written) expect([key, ours[key]]).toEqual([key, conventions[key] ?? ours[key]]);
-    // Newer than the package (1.45): semantic-conventions-genai's cache_write rename
-    // (changelog.d/440.breaking.md), gen_ai.token.modality (PR #374) and the plan operation (PR #97).
-    expect(written.filter((key) => conventions[key] === undefined)).toEqual([
-      'ATTR_GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS',
+    // Newer than the package (1.45): semantic-conventions-genai's execution state event
+    // (docs/gen-ai/gen-ai-execution.md), the cache_write rename (changelog.d/440.breaking.md),
+    // gen_ai.token.modality (PR #374) and the plan operation (PR #97).
+    expect(written.filter((key) => conventions[key] === undefined).sort()).toEqual([
+      'ATTR_GEN_AI_EXECUTION_STATE_CHANGED_KEY_COUNT',
+      'ATTR_GEN_AI_EXECUTION_STATE_VERSION',
       'ATTR_GEN_AI_TOKEN_MODALITY',
+      'ATTR_GEN_AI_USAGE_CACHE_WRITE_INPUT_TOKENS',
+      'EVENT_GEN_AI_EXECUTION_STATE_CHANGED',
       'GEN_AI_OPERATION_NAME_VALUE_PLAN',
       'GEN_AI_TOOL_TYPE_VALUE_FUNCTION',
     ]);

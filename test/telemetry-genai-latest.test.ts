@@ -21,12 +21,13 @@ import { mcpToolset } from '../mcp/mcp-toolset.ts';
 import { modelPlanner } from '../models/model-planner.ts';
 import { type ScriptedStep, scriptedPlanner } from '../run/planner.ts';
 import { createRuntime, type RuntimeOptions } from '../runtime/create-runtime.ts';
+import { memoryStore } from '../runtime/stores/memory-store.ts';
 import { genAiLatestExperimental } from '../telemetry/semconv-opt-in.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { inMemoryTracing } from './support/in-memory-tracing.ts';
 import { startTestMcpServer } from './support/mcp-test-server.ts';
 import { restrictOnHint } from './support/restrict-on-hint.ts';
-import { until } from './support/wait.ts';
+import { storedAs, until } from './support/wait.ts';
 
 const { exporter, provider } = inMemoryTracing();
 beforeEach(() => exporter.reset());
@@ -161,6 +162,74 @@ describe('span links between segments', () => {
     // Segment 2's parent already is segment 1: only segment 3 needs a link, to segment 2.
     expect(second?.links).toEqual([]);
     expect(third?.links.map((link) => link.context.spanId)).toEqual([idOf(second!)]);
+  });
+});
+
+describe('gen_ai.execution.state.changed (opt-in)', () => {
+  const clarifyScript: ScriptedStep[] = [
+    { await: { clarification: { id: 'q1', question: 'Free or pro?', missingFields: ['plan'] } } },
+    {
+      toolCalls: [
+        { name: 'crm.upsert_profile', toolCallId: 'call-9', input: { email: 'a@b.co', plan: 'pro' } },
+      ],
+    },
+    { finalResponse: { text: 'done' } },
+  ];
+  const stateEvents = (span: ReadableSpan | undefined) =>
+    (span?.events ?? []).filter((event) => event.name === 'gen_ai.execution.state.changed');
+  const ended = (count: number) => () => spansNamed('invoke_agent Support agent').length === count;
+
+  it('records each state delta with its key count and the store version, never the restore of a resumed run', async () => {
+    optIn();
+    const store = memoryStore();
+    const first = runtimeWith(clarifyScript.slice(0, 1), { store });
+    const run = first.start({ runId: 'run-state', messages: prompt });
+    await until(() => run.status === 'awaiting');
+    await until(ended(1));
+    await first.close();
+
+    await storedAs(store, 'run-state', 'awaiting');
+    const beforeRestore = (await store.load('run-state'))!.version;
+    const second = runtimeWith(clarifyScript.slice(1), { store });
+    const resumed = await second.resume('run-state');
+    // The restore writes once (its run_resumed event).
+    let restoredAt = beforeRestore;
+    while (restoredAt === beforeRestore) {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      restoredAt = (await store.load('run-state'))!.version;
+    }
+    await resumed.provideClarification({ id: 'q1', answer: 'pro' });
+    expect((await resumed.result()).status).toBe('completed');
+    await until(ended(2));
+    await storedAs(store, 'run-state', 'completed');
+    const finalVersion = (await store.load('run-state'))!.version;
+
+    const [segment1, segment2] = spansNamed('invoke_agent Support agent');
+    const versions = (span: ReadableSpan | undefined) =>
+      stateEvents(span).map((event) => Number(event.attributes?.['gen_ai.execution.state.version']));
+    for (const event of [...stateEvents(segment1), ...stateEvents(segment2)]) {
+      expect(event.attributes?.['gen_ai.execution.state.changed_key.count']).toBeGreaterThan(0);
+      expect(typeof event.attributes?.['gen_ai.execution.state.version']).toBe('string');
+      // The delta's size only: no state values, no key names (opt-in in the conventions).
+      expect(Object.keys(event.attributes ?? {}).sort()).toEqual([
+        'gen_ai.execution.state.changed_key.count',
+        'gen_ai.execution.state.version',
+      ]);
+    }
+    expect(versions(segment1).length).toBeGreaterThan(0);
+    expect(versions(segment2).length).toBeGreaterThan(0);
+    // In order, each a version the store reached, up to the final one.
+    const all = [...versions(segment1), ...versions(segment2)];
+    expect([...all].sort((a, b) => a - b)).toEqual(all);
+    expect(all.at(-1)).toBe(finalVersion);
+    // The restore wrote a version of its own (run_resumed): no state change is reported for it.
+    expect(versions(segment2).every((version) => version > restoredAt)).toBe(true);
+    expect(versions(segment1).every((version) => version < restoredAt)).toBe(true);
+  });
+
+  it('records none without the opt-in', async () => {
+    await runtimeWith(repairScript).start({ runId: 'run-no-state', messages: prompt }).result();
+    expect(stateEvents(spansNamed('invoke_agent Support agent')[0])).toEqual([]);
   });
 });
 
