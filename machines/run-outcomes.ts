@@ -10,7 +10,7 @@
 import type { RunEvent } from '../run/run-events.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
 import { doneOutput, parsedPlan } from './plan-output.ts';
-import { type PendingCall, type RunContext, turnId } from './run-context.ts';
+import { type FlowState, type PendingCall, type RunContext, turnId } from './run-context.ts';
 import type { RunMachineEvent } from './run-machine.ts';
 import type { ExecuteToolInput, ExecuteToolOutput } from './run-ports.ts';
 import {
@@ -31,17 +31,26 @@ export interface RunOutcome {
 
 const NOTHING: RunOutcome = { events: [] };
 
-/** `addUsage`: on leaving a planner turn, its tokens added to the run's (`PlanResult.usage`). */
+/**
+ * `addUsage`: on leaving a planner turn, its tokens added to the run's (`PlanResult.usage`), and the
+ * time the host lost before it answered (`PlanActorOutput.hostLostMs`) to `flow.awaitedMs`.
+ */
 export function usageOutcome(context: RunContext, event: RunMachineEvent): RunOutcome {
   if (event.type !== 'plan.done') return NOTHING;
   const usage = parsedPlan(event)?.usage;
-  if (!usage) return NOTHING;
-  const total = context.flow.usage ?? { inputTokens: 0, outputTokens: 0 };
-  const sum = {
-    inputTokens: total.inputTokens + usage.inputTokens,
-    outputTokens: total.outputTokens + usage.outputTokens,
-  };
-  return { update: withFlow(context, { usage: sum }), events: [] };
+  // Time the host lost (a retried activity) is not the run's: it moves the deadline as a wait does.
+  const lost = event.output.hostLostMs;
+  if (!usage && !lost) return NOTHING;
+  const flow: Partial<FlowState> = {};
+  if (usage) {
+    const total = context.flow.usage ?? { inputTokens: 0, outputTokens: 0 };
+    flow.usage = {
+      inputTokens: total.inputTokens + usage.inputTokens,
+      outputTokens: total.outputTokens + usage.outputTokens,
+    };
+  }
+  if (lost) flow.awaitedMs = (context.flow.awaitedMs ?? 0) + lost;
+  return { update: withFlow(context, flow), events: [] };
 }
 
 /** `emitNotes`: a `planner_note` per note of the plan. */
@@ -133,6 +142,10 @@ export function toolResultOutcome(context: RunContext, event: RunMachineEvent): 
         results,
         newHints: hints.length > 0 ? [...context.batch.newHints, ...hints] : context.batch.newHints,
       },
+      // Time the host lost (a retried activity) is not the run's, as for a planner turn.
+      ...(output.hostLostMs
+        ? withFlow(context, { awaitedMs: (context.flow.awaitedMs ?? 0) + output.hostLostMs })
+        : {}),
     },
     events: [toolResultEvent(context, result), ...hintEvents(context, hints)],
   };

@@ -35,6 +35,11 @@ export interface PlanActorOutput {
   result?: PlanResult;
   /** The time budget ran out before the planner answered. */
   timedOut?: boolean;
+  /**
+   * Time the host lost to a failure of its own before this answer, ms (a Temporal activity retried
+   * after its worker died): added to `flow.awaitedMs`, so it is not the run's budget to spend.
+   */
+  hostLostMs?: number;
 }
 
 export interface ValidateBatchInput {
@@ -57,6 +62,8 @@ export interface ExecuteToolOutput {
   index: number;
   result: ToolResultJSON;
   hint?: PolicyRetryHint;
+  /** As `PlanActorOutput.hostLostMs`: time a retried call lost, added to `flow.awaitedMs`. */
+  hostLostMs?: number;
 }
 
 /** The batch to review is `context.batch.newResults`, its hints `context.batch.newHints`. */

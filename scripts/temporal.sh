@@ -2,7 +2,11 @@
 # The Temporal CLI's dev server as a local test peer for toolwarden/temporal (docs/temporal.md).
 #
 #   bash scripts/temporal.sh install       build the Temporal CLI with Go from the module proxy (cached)
-#   bash scripts/temporal.sh start         start `temporal server start-dev` on 127.0.0.1; wait until it answers
+#   bash scripts/temporal.sh start [--ui] [--ui-port N] [--db-filename FILE]
+#                                          start `temporal server start-dev` on 127.0.0.1; wait until it answers.
+#                                          --ui: serve the Web UI (http://127.0.0.1:$TEMPORAL_UI_PORT);
+#                                          --db-filename: keep runs in that SQLite file across restarts
+#                                          (default: in memory, gone at stop)
 #   bash scripts/temporal.sh stop          stop it
 #   bash scripts/temporal.sh status        exit 0 when its frontend port accepts connections
 #
@@ -16,8 +20,16 @@
 #   TEMPORAL_BIN      binary path                 default $HOME/go/bin/temporal
 #   TEMPORAL_DIR      state dir (pid, log, HOME)  default $TMPDIR/toolwarden-temporal
 #   TEMPORAL_PORT     frontend gRPC port          default 7233
-#   TEMPORAL_UI_PORT  UI port (headless: unused)  default 8233
+#   TEMPORAL_UI       1: serve the Web UI          default 0 (headless); same as --ui
+#   TEMPORAL_UI_PORT  Web UI port                 default 8233; same as --ui-port (implies --ui)
+#   TEMPORAL_DB       SQLite file for the state   default none (in memory); same as --db-filename
 #   TEMPORAL_START_TIMEOUT  seconds               default 60
+#
+# toolwarden's search attributes are registered at every start (what Temporal
+# shows): ToolwardenStatus (Keyword: running, awaiting, completed, failed, canceled) and
+# ToolwardenAwaiting (Keyword: clarification, confirmation, external_tools, backoff), so
+#   temporal workflow list --query "ToolwardenAwaiting = 'clarification'"
+# finds the runs waiting for a person's answer.
 set -euo pipefail
 
 readonly VERSION=v1.5.1
@@ -27,6 +39,11 @@ TEMPORAL_BIN=${TEMPORAL_BIN:-$HOME/go/bin/temporal}
 STATE=${TEMPORAL_DIR:-${TMPDIR:-/tmp}/toolwarden-temporal}
 PORT=${TEMPORAL_PORT:-7233}
 UI_PORT=${TEMPORAL_UI_PORT:-8233}
+UI=${TEMPORAL_UI:-0}
+[[ -n ${TEMPORAL_UI_PORT:-} ]] && UI=1
+DB=${TEMPORAL_DB:-}
+# Registered by `start` (workflow-types.ts SEARCH_ATTRIBUTES must match).
+readonly SEARCH_ATTRIBUTES=(ToolwardenStatus=Keyword ToolwardenAwaiting=Keyword)
 START_TIMEOUT=${TEMPORAL_START_TIMEOUT:-60}
 
 log() { printf 'temporal.sh: %s\n' "$*" >&2; }
@@ -55,19 +72,37 @@ listening() {
 }
 
 start() {
+  while (($#)); do
+    case $1 in
+      --ui) UI=1 ;;
+      --ui-port) UI=1 UI_PORT=${2:?--ui-port needs a port} && shift ;;
+      --db-filename) DB=${2:?--db-filename needs a file} && shift ;;
+      *) die "start: unknown option $1 (--ui, --ui-port N, --db-filename FILE)" ;;
+    esac
+    shift
+  done
   installed || die "no Temporal CLI at $TEMPORAL_BIN: run bash scripts/temporal.sh install"
   if listening; then
     log "already answering on $HOST:$PORT"
     return
   fi
   mkdir -p "$STATE/home"
+  local args=(server start-dev --ip "$HOST" --port "$PORT" --ui-port "$UI_PORT" --log-level warn)
+  if [[ $UI == 1 ]]; then args+=(--ui-ip "$HOST"); else args+=(--headless); fi
+  if [[ -n $DB ]]; then
+    mkdir -p "$(dirname "$DB")"
+    args+=(--db-filename "$DB")
+  fi
+  local attribute
+  for attribute in "${SEARCH_ATTRIBUTES[@]}"; do args+=(--search-attribute "$attribute"); done
   # HOME points at a temp folder: the dev server keeps no state of ours in the user's home.
-  HOME="$STATE/home" nohup "$TEMPORAL_BIN" server start-dev --headless --ip "$HOST" --port "$PORT" \
-    --ui-port "$UI_PORT" --log-level warn >"$STATE/server.log" 2>&1 &
+  HOME="$STATE/home" nohup "$TEMPORAL_BIN" "${args[@]}" >"$STATE/server.log" 2>&1 &
   echo $! >"$STATE/pid"
   for ((i = 0; i < START_TIMEOUT * 4; i++)); do
     if listening; then
       log "Temporal dev server on $HOST:$PORT (pid $(cat "$STATE/pid"), log $STATE/server.log)"
+      [[ $UI == 1 ]] && log "Web UI: http://$HOST:$UI_PORT"
+      [[ -n $DB ]] && log "state kept in $DB"
       return
     fi
     kill -0 "$(cat "$STATE/pid")" 2>/dev/null || { cat "$STATE/server.log" >&2; die "the dev server exited"; }
@@ -88,8 +123,8 @@ stop() {
 
 case ${1:-} in
   install) install ;;
-  start) start ;;
+  start) start "${@:2}" ;;
   stop) stop ;;
   status) listening ;;
-  *) die "usage: bash scripts/temporal.sh install|start|stop|status" ;;
+  *) die "usage: bash scripts/temporal.sh install|start [--ui] [--ui-port N] [--db-filename FILE]|stop|status" ;;
 esac

@@ -1,4 +1,5 @@
 import type { TracerProvider } from '@opentelemetry/api';
+import type { RunContext } from '../machines/run-context.ts';
 import type {
   ExecuteToolOutput,
   PlanActorInput,
@@ -73,24 +74,35 @@ export function createActivities(
   );
   const reviewResults = createReviewResultsPort(deps);
   return {
-    plan: async (input) => {
-      const full = await withTranscript(input);
-      return tracedPlan(tracerProvider, full, () => step(plan, full));
-    },
+    plan: (input) =>
+      heartbeating(async (lostMs) => {
+        const full = await withTranscript(input);
+        // A retried turn gets its deadline moved by the time lost; the workflow then books it.
+        if (lostMs > 0) full.context = lostTimeCredited(full.context, lostMs);
+        const output = await tracedPlan(tracerProvider, full, () => step(plan, full));
+        return lostMs > 0 ? { ...output, hostLostMs: lostMs } : output;
+      }),
     validateBatch: (input) => step(validateBatch, input),
-    executeTool: (input: TracedExecuteToolInput) => {
-      infos.set(input.meta.runId, {
-        runId: input.meta.runId,
-        agent: { id: input.meta.agentId, name: input.meta.agentId },
-        ...(input.meta.sessionId === undefined ? {} : { sessionId: input.meta.sessionId }),
-        labels: input.labels,
-        traceContext: input.traceContext ?? null,
-      });
-      const { traceContext: _trace, ...machineInput } = input;
-      return tracedToolCall(tracerProvider, input, () => step(executeTool, machineInput));
-    },
+    executeTool: (input: TracedExecuteToolInput) =>
+      heartbeating(async (lostMs) => {
+        infos.set(input.meta.runId, {
+          runId: input.meta.runId,
+          agent: { id: input.meta.agentId, name: input.meta.agentId },
+          ...(input.meta.sessionId === undefined ? {} : { sessionId: input.meta.sessionId }),
+          labels: input.labels,
+          traceContext: input.traceContext ?? null,
+        });
+        const { traceContext: _trace, ...machineInput } = input;
+        const output = await tracedToolCall(tracerProvider, input, () => step(executeTool, machineInput));
+        return lostMs > 0 ? { ...output, hostLostMs: lostMs } : output;
+      }),
     reviewResults: (input) => step(reviewResults, input),
   };
+}
+
+/** The context with `lostMs` more of `flow.awaitedMs` (not the run's time: `deadlineAt`). */
+function lostTimeCredited(context: RunContext, lostMs: number): RunContext {
+  return { ...context, flow: { ...context.flow, awaitedMs: (context.flow.awaitedMs ?? 0) + lostMs } };
 }
 
 let activityModule: Promise<typeof import('@temporalio/activity')> | undefined;
@@ -108,19 +120,51 @@ async function transcriptReader(runId: string): Promise<ReadTranscript> {
       .query<TranscriptPage, [number, number]>('transcript', from, to);
 }
 
-/** Runs one port to its output; the activity's cancellation aborts the port's controller. */
-async function step<I, O>(port: RunPort<I, O>, input: I): Promise<O> {
+/**
+ * How often a running activity heartbeats, ms. The worker sends at most one heartbeat per
+ * throttle interval (`createTemporalWorker` sets `maxHeartbeatThrottleInterval` to 1 s), and a
+ * cancel reaches the activity with the answer to a heartbeat: the tool's or planner's signal
+ * aborts within about a second of the workflow's cancel (docs/temporal.md §Crashes and cancel).
+ */
+export const HEARTBEAT_INTERVAL_MS = 500;
+
+async function activityContext() {
   // Loaded on first use: importing toolwarden/temporal needs no Temporal package.
   activityModule ??= import('@temporalio/activity');
   const { Context } = await activityModule;
-  let signal: AbortSignal | undefined;
   try {
-    signal = Context.current().cancellationSignal;
+    return Context.current();
   } catch {
-    // Not inside an activity (a unit test): nothing cancels it.
+    return undefined; // Not inside an activity (a unit test): nothing heartbeats or cancels it.
   }
+}
+
+/**
+ * Runs an activity's work while it heartbeats every {@link HEARTBEAT_INTERVAL_MS}: a worker that
+ * dies is noticed by the server at the heartbeat timeout (seconds), not at the start-to-close
+ * backstop, and a cancel is delivered. `work` gets the time this attempt's retries lost: from the
+ * first attempt's schedule to this attempt's start (0 on a first attempt).
+ */
+async function heartbeating<T>(work: (lostMs: number) => Promise<T>): Promise<T> {
+  const context = await activityContext();
+  if (!context || context.info.isLocal) return work(0);
+  const { info } = context;
+  const lostMs = info.attempt > 1 ? Math.max(0, Date.now() - info.scheduledTimestampMs) : 0;
+  context.heartbeat();
+  const timer = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
+  try {
+    return await work(lostMs);
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** Runs one port to its output; the activity's cancellation aborts the port's controller. */
+async function step<I, O>(port: RunPort<I, O>, input: I): Promise<O> {
+  const signal = (await activityContext())?.cancellationSignal;
   const controller = new AbortController();
   const stop = () => controller.abort();
+  if (signal?.aborted) stop();
   signal?.addEventListener('abort', stop);
   try {
     return await port({ input, controller });

@@ -6,7 +6,13 @@
  *
  * @module
  */
-export { createActivities, type PlanStepInput, type ToolwardenActivities } from './activities.ts';
+export {
+  createActivities,
+  HEARTBEAT_INTERVAL_MS,
+  type PlanStepInput,
+  type ToolwardenActivities,
+} from './activities.ts';
+export { writeWorkflowBundle } from './bundle.ts';
 export {
   TemporalRunAnswerError,
   type TemporalRunHandle,
@@ -17,9 +23,15 @@ export {
 } from './temporal-runtime.ts';
 export { TranscriptCache, TranscriptMismatchError } from './transcript-cache.ts';
 export type { TranscriptPage, TranscriptRef } from './transcript-ref.ts';
-export { createTemporalWorker, type TemporalWorkerOptions, WORKFLOWS_PATH } from './worker.ts';
+export {
+  createTemporalWorker,
+  type TemporalWorkerOptions,
+  WORKER_DEFAULTS,
+  WORKFLOWS_PATH,
+} from './worker.ts';
 export {
   type ContinuedRun,
+  DEFAULT_HEARTBEAT_TIMEOUT_MS,
   RUN_WORKFLOW,
   type RunEventsPage,
   type RunWorkflowInput,

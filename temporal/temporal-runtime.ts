@@ -36,6 +36,11 @@ export interface TemporalRuntimeOptions {
   /** The tools, for their `timeoutMs` (each call's activity timeout); their code runs in workers. */
   tools?: Pick<Tool, 'id' | 'timeoutMs'>[];
   defaultToolTimeoutMs?: number;
+  /**
+   * Heartbeat timeout of each planner turn and tool call activity, ms: a worker that dies is
+   * noticed this long after its last heartbeat (docs/temporal.md §Crashes and cancel). Default 5 000.
+   */
+  heartbeatTimeoutMs?: number;
   /** How often `events$` asks the workflow for new events, ms. Default 200. */
   eventPollMs?: number;
   /**
@@ -204,6 +209,9 @@ export function temporalRuntime(options: TemporalRuntimeOptions) {
               run,
               toolTimeoutsMs,
               ...(options.history === undefined ? {} : { history: options.history }),
+              ...(options.heartbeatTimeoutMs === undefined
+                ? {}
+                : { heartbeatTimeoutMs: options.heartbeatTimeoutMs }),
               ...(options.defaultToolTimeoutMs === undefined
                 ? {}
                 : { defaultToolTimeoutMs: options.defaultToolTimeoutMs }),

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { TracerProvider } from '@opentelemetry/api';
-import type { NativeConnection, Worker } from '@temporalio/worker';
+import type { NativeConnection, Worker, WorkerOptions } from '@temporalio/worker';
 import type { Plugin } from '../plugins/define-plugin.ts';
 import type { Policy } from '../policies/define-policy.ts';
 import { createPolicyEngine } from '../policies/policy-engine.ts';
@@ -34,7 +34,23 @@ export interface TemporalWorkerOptions {
    * A turn of a run not kept reads its transcript from the workflow by query. Default 256.
    */
   transcriptCacheRuns?: number;
+  /**
+   * Options handed to `Worker.create` as they are: concurrency (`maxConcurrentActivityTaskExecutions`,
+   * `maxCachedWorkflows`, …), `identity`, `interceptors`, a prebuilt `workflowBundle`
+   * (`toolwarden temporal bundle`, docs/temporal.md §Worker: no webpack at start), `shutdownGraceTime`.
+   * What toolwarden sets itself (connection, namespace, task queue, activities) is not overridden.
+   * Defaults that differ from the SDK's: `maxHeartbeatThrottleInterval` 1 s (a cancel reaches a
+   * running step within about a second) and `stickyQueueScheduleToStartTimeout` 3 s (a run whose
+   * worker died moves to another worker sooner: docs/temporal.md §Crashes and cancel).
+   */
+  worker?: Omit<Partial<WorkerOptions>, 'connection' | 'namespace' | 'taskQueue' | 'activities'>;
 }
+
+/** The Worker options `createTemporalWorker` sets unless `worker` sets them (see `TemporalWorkerOptions.worker`). */
+export const WORKER_DEFAULTS = {
+  maxHeartbeatThrottleInterval: '1 second',
+  stickyQueueScheduleToStartTimeout: '3 seconds',
+} as const satisfies Partial<WorkerOptions>;
 
 /**
  * The workflow module the worker bundles: `temporal/workflows.ts` in a checkout,
@@ -76,11 +92,15 @@ export async function createTemporalWorker(options: TemporalWorkerOptions): Prom
     options.tracerProvider,
     new TranscriptCache(options.transcriptCacheRuns),
   );
+  const extra = options.worker ?? {};
   return Worker.create({
+    ...WORKER_DEFAULTS,
+    // A prebuilt bundle replaces the path (the SDK takes one or the other).
+    ...(extra.workflowBundle ? {} : { workflowsPath: WORKFLOWS_PATH }),
+    ...extra,
     connection: options.connection,
     namespace: options.namespace ?? 'default',
     taskQueue: options.taskQueue,
-    workflowsPath: WORKFLOWS_PATH,
     activities,
   });
 }

@@ -5,6 +5,9 @@ import type { ToolResultJSON } from '../tools/tool-result.ts';
 /** The workflow's name, as workers register it and clients start it. */
 export const RUN_WORKFLOW = 'toolwardenRun';
 
+/** An activity not heard from for this long is retried on another worker (a dead worker), ms. */
+export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 5_000;
+
 /** What `temporalRuntime().start` starts a workflow with. */
 export interface RunWorkflowInput {
   run: RunInput;
@@ -12,6 +15,11 @@ export interface RunWorkflowInput {
   toolTimeoutsMs?: Record<string, number>;
   /** For tools without one. Default 60 000. */
   defaultToolTimeoutMs?: number;
+  /**
+   * Heartbeat timeout of the planner turn and tool call activities, ms: a worker that dies is
+   * noticed this long after its last heartbeat. Default 5 000 (docs/temporal.md §Crashes and cancel).
+   */
+  heartbeatTimeoutMs?: number;
   /**
    * When the workflow continues as new (docs/temporal.md §History): at an idle point (before a
    * planner turn, or while it awaits an answer) once Temporal suggests it, or once this

@@ -9,6 +9,7 @@
  */
 import {
   ActivityFailure,
+  type ActivityOptions,
   ApplicationFailure,
   CancellationScope,
   condition,
@@ -26,19 +27,20 @@ import {
 } from '@temporalio/workflow';
 import { createActor } from 'xstate';
 import { runMachine } from '../machines/run-machine.ts';
-import type { PlanActorInput } from '../machines/run-ports.ts';
+import type { ExecuteToolInput, PlanActorInput } from '../machines/run-ports.ts';
 import { runSteps } from '../machines/run-steps.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import { withStepsActor } from '../runtime/durable/snapshot-codec.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
 import type { ToolwardenActivities } from './activities.ts';
 import { PrefixDigests, type TranscriptPage, transcriptPage } from './transcript-ref.ts';
-import type {
-  ContinuedRun,
-  RunEventsPage,
-  RunWorkflowInput,
-  RunWorkflowResult,
-  RunWorkflowStatus,
+import {
+  type ContinuedRun,
+  DEFAULT_HEARTBEAT_TIMEOUT_MS,
+  type RunEventsPage,
+  type RunWorkflowInput,
+  type RunWorkflowResult,
+  type RunWorkflowStatus,
 } from './workflow-types.ts';
 
 export const clarificationSignal = defineSignal<[{ id: string; answer: string }]>('provide.clarification');
@@ -85,32 +87,33 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
   // The machine copies the app's messages with structuredClone, which the sandbox lacks; they
   // are JSON (workflow input), so a JSON copy is the same.
   globalThis.structuredClone ??= <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
-  const steps = proxyActivities<ToolwardenActivities>({
+  // Every activity heartbeats (activities.ts): a lost worker is noticed at the heartbeat timeout,
+  // seconds, and a cancel reaches the running step. The start-to-close timeouts are backstops.
+  const heartbeatTimeout = input.heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS;
+  // Only infrastructure failures retry here (a lost worker): tool failures, hints and
+  // validation come back as results for the planner to repair, never as activity errors.
+  const retry = { maximumAttempts: 5, initialInterval: '1 second' };
+  const planOptions: ActivityOptions = {
     // The plan step bounds itself by the run's time budget; this is a backstop.
     startToCloseTimeout: input.run.caps.timeBudgetMs + 60_000,
-    // Only infrastructure failures retry here (a lost worker): tool failures, hints and
-    // validation come back as results for the planner to repair, never as activity errors.
-    retry: { maximumAttempts: 5, initialInterval: '1 second' },
-  });
+    heartbeatTimeout,
+    retry,
+  };
+  const steps = proxyActivities<ToolwardenActivities>(planOptions);
   // The boundary check and the policy review are short, CPU-only steps: local activities, run by
   // the worker that runs the workflow task, recorded as markers, no round trip to the server.
   const checks = proxyLocalActivities<ToolwardenActivities>({
     startToCloseTimeout: 60_000,
-    retry: { maximumAttempts: 5, initialInterval: '1 second' },
+    retry,
   });
-  const toolProxies = new Map<number, ToolwardenActivities>();
-  const toolSteps = (name: string): ToolwardenActivities => {
-    const timeout = (input.toolTimeoutsMs?.[name] ?? input.defaultToolTimeoutMs ?? 60_000) + 5_000;
-    let proxy = toolProxies.get(timeout);
-    if (!proxy) {
-      proxy = proxyActivities<ToolwardenActivities>({
-        startToCloseTimeout: timeout,
-        retry: { maximumAttempts: 5, initialInterval: '1 second' },
-      });
-      toolProxies.set(timeout, proxy);
-    }
-    return proxy;
-  };
+  const toolOptions = (step: ExecuteToolInput): ActivityOptions => ({
+    startToCloseTimeout:
+      (input.toolTimeoutsMs?.[step.call.name] ?? input.defaultToolTimeoutMs ?? 60_000) + 5_000,
+    heartbeatTimeout,
+    retry,
+    // What the Web UI and `temporal workflow show` name the activity with.
+    summary: `${step.call.name} · ${step.meta.toolCallId.slice(input.run.runId.length + 1)}`,
+  });
   const machine = runMachine.provide({
     actors: {
       runSteps: runSteps({
@@ -121,7 +124,10 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
             return new Promise<never>(() => {});
           }
           plannedHere += 1;
-          return cancellable(controller.signal, () => steps.plan(planInput(step)));
+          const summary = `turn ${step.context.turn} · ${step.kind === 'finalize' ? 'finalize' : 'plan'}`;
+          return cancellable(controller.signal, () =>
+            steps.plan.executeWithOptions({ ...planOptions, summary }, [planInput(step)]),
+          );
         },
         // Policies never read the transcript: it stays out of the local activities' inputs.
         validateBatch: ({ input: step, controller }) =>
@@ -130,11 +136,10 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
           ),
         executeTool: ({ input: step, controller }) =>
           cancellable(controller.signal, () =>
-            // The run's trace context rides along, so the call's span joins the run's trace.
-            toolSteps(step.call.name).executeTool({
-              ...step,
-              traceContext: actor.getSnapshot().context.traceContext,
-            }),
+            steps.executeTool.executeWithOptions(toolOptions(step), [
+              // The run's trace context rides along, so the call's span joins the run's trace.
+              { ...step, traceContext: actor.getSnapshot().context.traceContext },
+            ]),
           ),
         reviewResults: ({ input: step, controller }) =>
           cancellable(controller.signal, () =>

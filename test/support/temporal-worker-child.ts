@@ -6,7 +6,11 @@
 // alone, so any worker can take the run over. With `serviceName` and `otlpEndpoint`, its spans go
 // to that OTLP receiver (Jaeger) under that service name, exported as they end (the test sets
 // OTEL_BSP_SCHEDULE_DELAY) so a SIGKILL loses only spans still open.
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+// With `freezeIn` ('plan' or 'tool') and `amounts`, the planner books each amount in turn, one call
+// a turn; the first worker of any to reach the second planner turn (`plan`) or the first tool call
+// (`tool`) claims <dir>/frozen, prints `FROZEN <pid>` and hangs there, heartbeating (issue 26: the
+// test kills that worker and another one finishes the run).
+import { appendFileSync, closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import { z } from 'zod';
@@ -19,7 +23,11 @@ const config = JSON.parse(process.argv[2]!) as {
   taskQueue: string;
   dir: string;
   freeze?: boolean;
+  freezeIn?: 'plan' | 'tool';
+  amounts?: number[];
   address?: string;
+  /** A prebuilt workflow bundle (`writeWorkflowBundle`): no webpack at start. */
+  bundlePath?: string;
   serviceName?: string;
   otlpEndpoint?: string;
 };
@@ -36,6 +44,19 @@ const lines = (path: string) =>
         .map((line) => JSON.parse(line))
     : [];
 
+/** Whether this worker is the one to freeze: the first to claim the marker file. */
+const claimFreeze = (where: 'plan' | 'tool') => {
+  if (config.freezeIn !== where) return false;
+  try {
+    closeSync(openSync(join(config.dir, 'frozen'), 'wx'));
+  } catch {
+    return false; // another worker froze already
+  }
+  process.stdout.write(`FROZEN ${process.pid}\n`);
+  return true;
+};
+const hang = () => new Promise<never>(() => {});
+
 const book = defineTool({
   id: 'ledger.book',
   description: 'Books an amount (idempotent by toolCallId)',
@@ -48,23 +69,38 @@ const book = defineTool({
     }
     if (config.freeze) {
       process.stdout.write('IN_TOOL\n');
-      await new Promise(() => {});
+      await hang();
     }
+    if (claimFreeze('tool')) await hang();
     return { booked: amount };
   },
 });
-const planner: Planner = {
-  planStart: async () => ({ toolCalls: [{ name: 'ledger.book', input: { amount: 40 } }] }),
-  planResume: async (input) => ({
-    finalResponse: { text: `booked ${input.toolResults.length > 0 ? 40 : 0}` },
-  }),
-};
+const amounts = config.amounts;
+const planner: Planner = amounts
+  ? {
+      // One call a turn, decided from the transcript alone: any worker can take any turn.
+      planStart: async () => ({ toolCalls: [{ name: 'ledger.book', input: { amount: amounts[0] } }] }),
+      planResume: async (input) => {
+        const done = input.messages.filter((message) => message.role === 'tool').length;
+        if (done === 1 && claimFreeze('plan')) await hang();
+        return done < amounts.length
+          ? { toolCalls: [{ name: 'ledger.book', input: { amount: amounts[done] } }] }
+          : { finalResponse: { text: `booked ${done} calls` } };
+      },
+    }
+  : {
+      planStart: async () => ({ toolCalls: [{ name: 'ledger.book', input: { amount: 40 } }] }),
+      planResume: async (input) => ({
+        finalResponse: { text: `booked ${input.toolResults.length > 0 ? 40 : 0}` },
+      }),
+    };
 const connection = await NativeConnection.connect({ address: config.address ?? '127.0.0.1:7233' });
 const worker = await createTemporalWorker({
   connection,
   taskQueue: config.taskQueue,
   tools: [book],
   planner,
+  ...(config.bundlePath ? { worker: { workflowBundle: { codePath: config.bundlePath } } } : {}),
 });
 process.stdout.write('READY\n');
 await worker.run();
