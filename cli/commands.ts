@@ -1,5 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { INSPECT_HELP } from '../inspector/inspect-command.ts';
+import { portOption } from './cli-checks.ts';
 import type { EvalBfclOptions } from './eval-bfcl.ts';
 
 /** Parses a non-negative integer option (ports, counts, milliseconds). */
@@ -37,7 +38,7 @@ export function registerCommands(program: Command): void {
   program
     .command('inspect')
     .description('Serve the live state-chart inspector on 127.0.0.1 (with a demo agent)')
-    .option('-p, --port <port>', 'port to listen on (0: any free port)', integerOption, 0)
+    .option('-p, --port <port>', 'port to listen on (0: any free port)', portOption, 0)
     .option('--no-demo', 'serve the chart without the demo agent')
     .option('--answer-after <ms>', 'the demo answers its clarification after this long', integerOption, 4000)
     .option('--every <ms>', 'start a new demo run this often', integerOption, 15_000)
@@ -131,7 +132,7 @@ Examples:
       'config module: export default { tools, mcpServers, policies, caps, ... }',
     )
     .option('--stdio', 'serve one session on stdin/stdout')
-    .option('-p, --port <port>', 'streamable HTTP port (0: any free port)', integerOption)
+    .option('-p, --port <port>', 'streamable HTTP port (0: any free port)', portOption)
     .option('--host <host>', 'HTTP bind address (default 127.0.0.1; off loopback requires --token)')
     .option('--token <token>', 'bearer token HTTP clients must send')
     .action(

@@ -7,6 +7,7 @@ import { defaultReportPath, EvalOptionError, writeReport } from '../bfcl/eval/ru
 import { filesForCategory, resolveDataDir } from '../bfcl/index.ts';
 import { llamaCppFetch } from '../models/llama-cpp-fetch.ts';
 import type { HintStyle } from '../models/render-hint.ts';
+import { checkModelServer, checkReportFolder } from './cli-checks.ts';
 
 /** The options of `toolwarden eval bfcl --model`, as commander parses them. */
 export interface EvalBfclModelOptions {
@@ -44,6 +45,8 @@ export async function evalBfclModelCommand(
       `--model takes an OpenAI-compatible base URL (http://127.0.0.1:8765/v1), not "${options.model}"`,
     );
   }
+  checkReportFolder(options.json);
+  await checkModelServer(baseURL);
   const categories = (options.category ?? 'simple_python,live_simple')
     .split(',')
     .map((c) => c.trim())

@@ -11,6 +11,7 @@ import {
 } from '../bfcl/eval/run-eval.ts';
 import { filesForCategory, resolveDataDir } from '../bfcl/index.ts';
 import { MISTAKE_KINDS, type MistakeKind } from '../bfcl/mistake-model.ts';
+import { checkReportFolder } from './cli-checks.ts';
 
 /** The options of `toolwarden eval bfcl`, as commander parses them. */
 export interface EvalBfclOptions {
@@ -40,6 +41,7 @@ export async function evalBfclCommand(
   if (categories.length === 0)
     throw new EvalOptionError(`--category names no category: "${options.category}"`);
   const limit = parseLimit(options.limit);
+  checkReportFolder(options.json);
   const kinds = options.mistakes ? parseKinds(options.mistakes) : undefined;
   const resolved = await resolveDataDir({
     dir: options.data,
@@ -83,6 +85,7 @@ export async function evalBfclCommand(
   const { total, withoutQuirks } = report.summary;
   const gt = report.groundTruth;
   const lines = [
+    PLANNED_BY,
     formatTable(report.summary.rows),
     `ground truth: ${gt.accepted} of ${gt.calls} calls accepted by the boundary as they are, with no hint; ` +
       `${gt.quirks.length} rejected, each a data quirk listed in GROUND_TRUTH_QUIRKS; ${gt.unexplained.length} unexplained`,
@@ -100,6 +103,15 @@ export async function evalBfclCommand(
   const exitCode = dataFailure || total.unfinished > 0 || gt.unexplained.length > 0 ? 1 : 0;
   return { reportPath, exitCode };
 }
+
+/**
+ * What plans these runs, said before the numbers (issue 28 item 8): no model is involved, so
+ * "correct" is the tool boundary's and the repair's, never a model's accuracy.
+ */
+export const PLANNED_BY =
+  'planner: no model. Each run replays the BFCL ground-truth calls with injected mistakes (--mistakes), and a ' +
+  'rule-based planner repairs them from the RetryHints; "correct" measures the tool boundary and that repair, ' +
+  'not a model. A real model: toolwarden eval bfcl --model <OpenAI-compatible URL>';
 
 /** Share of a category's entries that may be dropped as unreadable before the eval fails. */
 export const MAX_DROPPED_SHARE = 0.05;

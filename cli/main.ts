@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { packageVersion } from './cli-checks.ts';
 import { registerCommands } from './commands.ts';
 
 /**
@@ -7,6 +8,7 @@ import { registerCommands } from './commands.ts';
  */
 const program = new Command('toolwarden')
   .description('Tool-using LLM agents as XState actors: evaluate, draw and inspect runs')
+  .version(packageVersion(), '-V, --version', 'print the version')
   .showHelpAfterError();
 
 registerCommands(program);

@@ -40,6 +40,9 @@ describe.skipIf(!dataDir)(SUITE, () => {
     const file = join(mkdtempSync(join(tmpdir(), 'toolwarden-eval-')), 'report.json');
     const { stdout } = await toolwarden(['eval', 'bfcl', '--limit', '5', '--json', file]);
 
+    // What plans the runs is said before the numbers (issue 28 item 8).
+    expect(stdout.split('\n')[0]).toContain('planner: no model');
+    expect(stdout).toContain('toolwarden eval bfcl --model');
     expect(stdout).toMatch(/category\s+mistake\s+runs\s+completed\s+1st retry\s+clarified\s+capped\s+failed/);
     expect(stdout).toMatch(/^live_simple\s+all\s+5\s/m);
     expect(stdout).toMatch(/^live_multiple\s+all\s+5\s/m);
