@@ -42,12 +42,18 @@ export {
 export { type CircuitBreakerOptions, circuitBreaker } from './policies/builtins/circuit-breaker.ts';
 export { type RateLimitBackoffOptions, rateLimitBackoff } from './policies/builtins/rate-limit-backoff.ts';
 export {
+  type RepeatedInvalidCallOptions,
+  repeatedInvalidCall,
+} from './policies/builtins/repeated-invalid-call.ts';
+export {
   type RestrictOnInvalidArgumentsOptions,
   restrictOnInvalidArguments,
 } from './policies/builtins/restrict-on-invalid-arguments.ts';
 export { type TimeBudgetOptions, timeBudget } from './policies/builtins/time-budget.ts';
 export { type ToolListOptions, toolAllowlist, toolDenylist } from './policies/builtins/tool-allowlist.ts';
+export { callFingerprint } from './policies/call-fingerprint.ts';
 export { clarificationFromHint } from './policies/clarification-from-hint.ts';
+export { defaultPolicies } from './policies/default-policies.ts';
 export {
   definePolicy,
   type Policy,

@@ -77,7 +77,10 @@ const machine = runMachine.provide({
     }),
   },
   actions: { validateCalls: validateCallsAction((context) => validateCalls(deps, context, NO_EFFECTS)) },
-  guards: { consultsPolicies: ({ context }) => context.labels.policies === 'on' },
+  guards: {
+    consultsPolicies: ({ context }) => context.labels.policies === 'on',
+    reviewsResults: ({ context }) => context.labels.policies === 'on',
+  },
 });
 type Snapshot = SnapshotFrom<typeof machine>;
 

@@ -89,8 +89,13 @@ export const runMachine = setup({
   },
   actors: { runSteps: runSteps() },
   guards: {
-    /** Whether the host has policies to consult; the runtime provides it (default: consult). */
+    /** Whether the host has batch policies to consult (`validating`); the runtime provides it (default: consult). */
     consultsPolicies: () => true,
+    /**
+     * Whether the batch just folded (or an answer) needs the policies' review (`resuming`); the
+     * runtime provides it from the hooks its policies have (default: review).
+     */
+    reviewsResults: () => true,
     planTimedOut: ({ event }) => planOutput(event).timedOut === true,
     planInvalid: ({ event }) => parsedPlan(event) === undefined,
     planHasToolCalls: ({ event }) => (parsedPlan(event)?.toolCalls?.length ?? 0) > 0,
@@ -536,7 +541,7 @@ export const runMachine = setup({
         /** Transient. */
         checking: {
           always: [
-            { guard: 'consultsPolicies', target: 'policies' },
+            { guard: 'reviewsResults', target: 'policies' },
             { target: '#run.routing', actions: 'skipReview' },
           ],
         },

@@ -22,10 +22,11 @@ import type { PendingCall, RunContext } from './run-context.ts';
  * | `reviewResults` | resuming.policies    | `onToolResult` / `onRetryHint` on `batch.newResults`, `batch.newHints` | `review.done` / `review.error` |
  * | `sleepUntil`    | awaiting.backoff     | waits until a stored deadline (restorable)           | `sleep.done` |
  *
- * Two more ports are not asynchronous. The guard `consultsPolicies` says whether the runtime has
- * policies; when it has none, `validating` and `resuming` request nothing and the action
- * `validateCalls` checks the batch synchronously instead. Both paths give the same results; only
- * the states a snapshot can be taken in differ.
+ * Three more ports are not asynchronous. The guard `consultsPolicies` says whether the runtime has
+ * batch policies (`onToolBatch`); when it has none, `validating` requests nothing and the action
+ * `validateCalls` checks the batch synchronously instead. The guard `reviewsResults` says whether
+ * the batch just folded needs the policies' review; when not, `resuming` requests nothing. Both
+ * paths give the same results; only the states a snapshot can be taken in differ.
  */
 export interface PlanActorInput {
   kind: 'start' | 'resume' | 'finalize';

@@ -48,6 +48,12 @@ export interface PolicyDecision {
   /** Why; shown in `policy_decision` events and spans. */
   note?: string;
   /**
+   * The fingerprint of the call the decision is about (`callFingerprint(tool, input)`, policies/call-fingerprint.ts),
+   * shown on the `policy_decision` event (`decision.fingerprint`) and its span event
+   * (`toolwarden.tool_call.fingerprint`).
+   */
+  fingerprint?: string;
+  /**
    * This policy's new memory (JSON), handed back as `ctx.state` next time and persisted in the
    * run's snapshot. Absent: unchanged. A decision that only sets `state` is not an event.
    */
@@ -67,6 +73,7 @@ export const PolicyDecisionSchema = z
     fail: z.object({ reason: z.string().min(1) }),
     labels: z.record(z.string(), z.string()),
     note: z.string(),
+    fingerprint: z.string().min(1).max(128),
     state: z.unknown(),
   })
   .partial()

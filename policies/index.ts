@@ -7,10 +7,13 @@ export * from '../run/policy-effects.ts';
 export * from './builtins/ask-on-missing-fields.ts';
 export * from './builtins/circuit-breaker.ts';
 export * from './builtins/rate-limit-backoff.ts';
+export * from './builtins/repeated-invalid-call.ts';
 export * from './builtins/restrict-on-invalid-arguments.ts';
 export * from './builtins/time-budget.ts';
 export * from './builtins/tool-allowlist.ts';
+export * from './call-fingerprint.ts';
 export * from './clarification-from-hint.ts';
+export * from './default-policies.ts';
 export * from './define-policy.ts';
 export type {
   ConsultationRun,

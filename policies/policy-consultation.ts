@@ -291,6 +291,7 @@ export class Consultation {
     if (kinds.length === 0 && note === '') return;
     const { state: _memory, ...shown } = decision;
     this.record(name, hook, kinds, structuredClone(shown) as Record<string, unknown>, subject, note);
+    if (decision.fingerprint !== undefined) this.decisions.at(-1)!.fingerprint = decision.fingerprint;
   }
 
   /**

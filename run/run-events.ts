@@ -21,6 +21,8 @@ export const PolicyDecisionRecordSchema = z.object({
   toolCallId: z.string().optional(),
   tool: z.string().optional(),
   note: z.string().optional(),
+  /** The fingerprint of the call the decision is about (tool and input), when the policy gave one. */
+  fingerprint: z.string().optional(),
 });
 /** A policy decision as recorded on `policy_decision` events: the policy, the hook, the decision (docs/policies.md). */
 export type PolicyDecisionRecord = z.infer<typeof PolicyDecisionRecordSchema>;

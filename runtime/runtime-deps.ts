@@ -6,10 +6,12 @@
  */
 
 import type { InspectionEvent } from 'xstate';
+import type { RunContext } from '../machines/run-context.ts';
 import { runMachine, validateCallsAction } from '../machines/run-machine.ts';
 import { runSteps } from '../machines/run-steps.ts';
 import type { Plugin, RunInfo } from '../plugins/define-plugin.ts';
-import { createPolicyEngine } from '../policies/policy-engine.ts';
+import { defaultPolicies } from '../policies/default-policies.ts';
+import { createPolicyEngine, type PolicyEngine } from '../policies/policy-engine.ts';
 import { noPolicies, type PolicyRunner } from '../policies/policy-runner.ts';
 import { NO_EFFECTS } from '../run/policy-effects.ts';
 import type { ToolCatalog } from '../tools/tool-catalog.ts';
@@ -56,6 +58,7 @@ export function provideRunMachine(
   live: LiveRuns,
 ) {
   const { agent, plugins } = settings;
+  const consults = consultationsOf(deps.policies);
   const infoOf = (runId: string): RunInfo => {
     const context = live.get(runId)?.context;
     return {
@@ -76,8 +79,11 @@ export function provideRunMachine(
       }),
     },
     actions: { validateCalls: validateCallsAction((context) => validateCalls(deps, context, NO_EFFECTS)) },
-    // Without policies, validating and resuming request nothing of `steps` (see run-ports.ts).
-    guards: { consultsPolicies: () => deps.policies !== noPolicies },
+    // Without policies (with the hook), validating and resuming request nothing of `steps` (see run-ports.ts).
+    guards: {
+      consultsPolicies: () => consults.batch,
+      reviewsResults: ({ context }) => consults.review(context.batch),
+    },
   });
 }
 
@@ -109,9 +115,40 @@ export function inspectionObserver(
   };
 }
 
-/** The runtime's policy port: its own runner, or the engine over its and its plugins' policies. */
+/**
+ * When the run needs its policy steps: a batch is checked by `onToolBatch` policies (`validating`),
+ * a folded batch reviewed when a policy has a hook for what it brought (`resuming`). A runner of
+ * the app's own is always consulted. Runs of a runtime whose policies have no hook for a step skip
+ * it (the `steps` round trip and its state), as a runtime without policies does: the default
+ * policies (`onRetryHint` only) cost a review only for a batch with hints.
+ */
+function consultationsOf(runner: PolicyRunner): {
+  batch: boolean;
+  review: (batch: Pick<RunContext['batch'], 'newResults' | 'newHints'>) => boolean;
+} {
+  if (runner === noPolicies) return { batch: false, review: () => false };
+  const policies = (runner as Partial<PolicyEngine>).policies;
+  if (!Array.isArray(policies)) return { batch: true, review: () => true };
+  const has = (hook: 'onToolBatch' | 'onToolResult' | 'onRetryHint') =>
+    policies.some((policy) => typeof policy[hook] === 'function');
+  const batch = has('onToolBatch');
+  const onResult = has('onToolResult');
+  const onHint = has('onRetryHint');
+  return {
+    batch,
+    // With `onToolBatch` policies, what they deferred to the review (a backoff, a question) is carried.
+    review: ({ newResults, newHints }) =>
+      batch || (onResult && newResults.length > 0) || (onHint && newHints.length > 0),
+  };
+}
+
+/**
+ * The runtime's policy port: its own runner, or the engine over its and its plugins' policies.
+ * No `policies` (and no runner): {@link defaultPolicies}.
+ */
 function policyRunnerOf(options: RuntimeOptions, plugins: Plugin[], catalog: ToolCatalog): PolicyRunner {
-  const policies = [...(options.policies ?? []), ...plugins.flatMap((plugin) => plugin.policies ?? [])];
+  const own = options.policies ?? (options.policyRunner ? [] : defaultPolicies());
+  const policies = [...own, ...plugins.flatMap((plugin) => plugin.policies ?? [])];
   if (options.policyRunner) {
     if (policies.length > 0)
       throw new TypeError(

@@ -43,7 +43,8 @@ export interface RuntimeOptions {
   /** Configured ceilings; each run may lower them, policies may only tighten them. */
   caps?: Partial<Caps>;
   /**
-   * Policies (docs/policies.md), consulted in this order, then each plugin's in plugin order. Built into the
+   * Policies (docs/policies.md), consulted in this order, then each plugin's in plugin order.
+   * Default (none given, no `policyRunner`): `defaultPolicies()`; `[]` for none. Built into the
    * policy engine (`createPolicyEngine`) over this runtime's tools.
    */
   policies?: Policy[];

@@ -159,6 +159,8 @@ export const ATTR_TOOLWARDEN_PLAN_RESULT_KIND = 'toolwarden.plan.result_kind';
  * (`providerToolCallId`) when the planner gave one, else the same value.
  */
 export const ATTR_TOOLWARDEN_TOOL_CALL_ID = 'toolwarden.tool_call.id';
+/** The fingerprint (tool and input) of the call a policy decision is about, on `toolwarden.policy_decision` (issue 24 item 5). */
+export const ATTR_TOOLWARDEN_TOOL_CALL_FINGERPRINT = 'toolwarden.tool_call.fingerprint';
 /** ToolCallMeta.parentToolCallId, for calls of a child run (agent-as-tool). */
 export const ATTR_TOOLWARDEN_TOOL_CALL_PARENT_ID = 'toolwarden.tool_call.parent_id';
 /** ToolCallMeta.attempt: 1 for the first call in a repair chain, 2 after one repair, ... (int). */

@@ -96,6 +96,7 @@ import {
   ATTR_TOOLWARDEN_SESSION_ID,
   ATTR_TOOLWARDEN_TOOL_CALL_ATTEMPT,
   ATTR_TOOLWARDEN_TOOL_CALL_EXECUTED,
+  ATTR_TOOLWARDEN_TOOL_CALL_FINGERPRINT,
   ATTR_TOOLWARDEN_TOOL_CALL_ID,
   ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME,
   ATTR_TOOLWARDEN_TOOL_CALL_PARENT_ID,
@@ -701,6 +702,8 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
             [ATTR_TOOLWARDEN_POLICY_DECISION_DETAIL]: toJson(decision.decision),
             [ATTR_TOOLWARDEN_TURN_ID]: event.turnId,
           };
+          if (decision.fingerprint !== undefined)
+            attributes[ATTR_TOOLWARDEN_TOOL_CALL_FINGERPRINT] = decision.fingerprint;
           if (decision.toolCallId !== undefined)
             attributes[ATTR_TOOLWARDEN_TOOL_CALL_ID] = decision.toolCallId;
           if (decision.tool !== undefined) attributes[ATTR_GEN_AI_TOOL_NAME] = decision.tool;

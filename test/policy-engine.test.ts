@@ -8,6 +8,7 @@ import {
 import { createPolicyEngine } from '../policies/policy-engine.ts';
 import { PolicyError } from '../policies/policy-error.ts';
 import { policyHarness } from '../policies/testing.ts';
+import { DEFAULT_CAPS } from '../run/caps.ts';
 
 /**
  * docs/policies.md §Merge rules, one test each, through the policy harness (which drives the engine the
@@ -80,6 +81,8 @@ describe('policy engine merge rules (docs/policies.md)', () => {
       maxConsecutiveFailedToolCalls: 5,
       maxRetriesPerTool: 2,
       timeBudgetMs: 30_000,
+      maxTurns: DEFAULT_CAPS.maxTurns,
+      maxAwaits: DEFAULT_CAPS.maxAwaits,
     });
   });
 
@@ -90,7 +93,7 @@ describe('policy engine merge rules (docs/policies.md)', () => {
       policies: [deciding('generous', { caps: { maxToolCalls: 1_000, timeBudgetMs: 3_600_000 } })],
     });
     await h.hint(invalid);
-    expect(h.caps).toEqual(caps);
+    expect(h.caps).toEqual({ ...DEFAULT_CAPS, ...caps });
     expect(h.decisions[0]?.note).toContain('caps.maxToolCalls 1000 is not below 20');
 
     const tightenThenLoosen = policyHarness({

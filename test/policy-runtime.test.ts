@@ -232,6 +232,8 @@ describe('policies in a run', () => {
       planner: stubbornPlanner(),
       tools,
       caps: { maxToolCalls: 4, maxConsecutiveFailedToolCalls: 100, maxRetriesPerTool: 100 },
+      // No policies at all (not even the defaults, whose repeatedInvalidCall would stop it first).
+      policies: [],
     });
     const outcome = await runtime.start({ messages }).result();
     expect(outcome).toMatchObject({ status: 'completed', finalizeReason: 'tool_cap' });
