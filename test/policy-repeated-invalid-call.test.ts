@@ -96,7 +96,7 @@ describe('repeatedInvalidCall (on by default)', () => {
     expect(decisionsOf(await allEvents(run))).toEqual([]);
   });
 
-  it('then: ask — the third identical refusal asks a person, question from the hint', async () => {
+  it('escalate: ask — the third identical refusal asks a person, question from the hint', async () => {
     const h = policyHarness({
       tools: [{ id: 'payments.refund', tags: [] }],
       caps: {
@@ -105,7 +105,7 @@ describe('repeatedInvalidCall (on by default)', () => {
         maxRetriesPerTool: 10,
         timeBudgetMs: 60_000,
       },
-      policies: [repeatedInvalidCall({ then: 'ask' })],
+      policies: [repeatedInvalidCall({ escalate: 'ask' })],
     });
     const hint = {
       reason: 'invalid_arguments' as const,

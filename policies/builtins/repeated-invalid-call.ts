@@ -8,12 +8,12 @@ export interface RepeatedInvalidCallOptions {
   /** The refusal of the same call (tool and input) that escalates. Default 2 (the first repeat). */
   after?: number;
   /**
-   * What the refusal after that does: ask a person (`ask`: the run waits in
+   * What the refusal after the restriction does: ask a person (`ask`: the run waits in
    * `awaiting.clarification`, question from the hint) or finalize (`finalize`, reason
    * `repeated_invalid_call`). Default `finalize`: on by default, it must not leave a run waiting
    * in an app that answers nobody.
    */
-  then?: 'ask' | 'finalize';
+  escalate?: 'ask' | 'finalize';
   /** Reasons that count as a refusal. Default `invalid_arguments`, `missing_fields`, `tool_unavailable`. */
   reasons?: RetryReason[];
   /** The tools it watches (ids or tags). Default: every tool. */
@@ -37,22 +37,22 @@ const REMEMBERED = 64;
  * |---------------------------|---------------------------------------------------------------|
  * | 1 … `after` − 1           | none (the hint is the planner's to act on)                    |
  * | `after` (default 2)       | `restrictToTool`: the next turn sees only that tool; the hint it reads carries the tool's example (`exampleInput`) |
- * | `after` + 1 and on        | `then`: ask a person (`awaitClarification`) or `finalize` (`repeated_invalid_call`) |
+ * | `after` + 1 and on        | `escalate`: ask a person (`awaitClarification`) or `finalize` (`repeated_invalid_call`) |
  *
  * A refused call of an unknown or disabled tool (`tool_unavailable`) has nothing to restrict to:
- * its `after`-th refusal goes straight to `then`. Every decision carries the call's
+ * its `after`-th refusal goes straight to `escalate`. Every decision carries the call's
  * `fingerprint` (on the `policy_decision` event and its span event). In `defaultPolicies()`.
  * State: refusals per fingerprint.
  */
 export function repeatedInvalidCall(options: RepeatedInvalidCallOptions = {}): Policy {
   const after = Math.max(1, options.after ?? 2);
-  const then = options.then ?? 'finalize';
+  const escalate = options.escalate ?? 'finalize';
   const reasons = new Set<RetryReason>(
     options.reasons ?? ['invalid_arguments', 'missing_fields', 'tool_unavailable'],
   );
   return definePolicy({
     name: options.name ?? 'repeated-invalid-call',
-    description: `Escalate the ${after}th identical refused call: restrict to its tool, then ${then}`,
+    description: `Escalate the ${after}th identical refused call: restrict to its tool, then ${escalate}`,
     onRetryHint(hint, ctx) {
       if (!reasons.has(hint.reason) || !matchesTool(options.tools, ctx.tool(hint.tool))) return;
       const fingerprint = callFingerprint(hint.tool, hint.priorInput);
@@ -74,7 +74,7 @@ export function repeatedInvalidCall(options: RepeatedInvalidCallOptions = {}): P
           state: memory,
         };
       }
-      return then === 'ask'
+      return escalate === 'ask'
         ? { awaitClarification: true, fingerprint, note: `${same}; asking a person`, state: memory }
         : {
             finalize: { reason: 'repeated_invalid_call' },
