@@ -436,10 +436,15 @@ export const PAGE_SCRIPT = String.raw`
     const head = el('div', 'head');
     const offset = run ? (entry.at - run.startedAt) / 1000 : 0;
     head.append(el('time', '', '+' + offset.toFixed(3) + 's'), el('span', 'type', entry.type), el('span', 'summary', summary(entry)));
-    const choose = () => { item.classList.toggle('open'); timeTravel(entry.seq); };
+    // The payload is drawn when the entry is first opened: a run's log opens without it.
+    const choose = () => {
+      if (!item.querySelector('pre')) item.append(el('pre', '', JSON.stringify(entry.data, null, 2)));
+      item.classList.toggle('open');
+      timeTravel(entry.seq);
+    };
     head.addEventListener('click', choose);
     item.addEventListener('keydown', (event) => { if (event.key === 'Enter') choose(); });
-    item.append(head, el('pre', '', JSON.stringify(entry.data, null, 2)));
+    item.append(head);
     return item;
   }
   function renderLog() {
@@ -473,8 +478,10 @@ export const PAGE_SCRIPT = String.raw`
   // log entries and contexts (held back here until the log arrives, then merged by seq).
   function select(key) {
     if (key !== selected) { travel = null; logShown = LOG_WINDOW; logs.clear(); openContext = null; }
+    const changed = key !== selected;
     selected = key;
-    renderRuns();
+    for (const row of document.querySelectorAll('#run-list li[data-key]')) row.classList.toggle('selected', row.dataset.key === key);
+    if (!changed && key) return;
     renderChart();
     renderTimeline();
     renderLog();
@@ -554,6 +561,7 @@ export const PAGE_SCRIPT = String.raw`
         for (const run of data.runs) runs.set(run.key, run);
         listing = { total: data.total, matched: data.matched, next: data.next };
       }
+      renderRuns();
       const first = newest();
       const keep = selected;
       selected = null;
@@ -567,7 +575,8 @@ export const PAGE_SCRIPT = String.raw`
       if (!matches(run)) { renderRunsSoon(); return; }
       listing.matched++;
       runs.set(run.key, run);
-      if (!maybeFollow(run)) renderRunsSoon();
+      maybeFollow(run);
+      renderRunsSoon();
     });
     source.addEventListener('update', (message) => {
       const data = JSON.parse(message.data);
@@ -604,7 +613,8 @@ export const PAGE_SCRIPT = String.raw`
       if (selected === key) {
         const first = newest();
         select(first ? first.key : null);
-      } else renderRunsSoon();
+      }
+      renderRunsSoon();
     });
   }
   $('dropped-reconnect').addEventListener('click', connect);

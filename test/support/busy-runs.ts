@@ -45,19 +45,27 @@ export function busyPlanner(turns: number, calls: number): Planner {
   };
 }
 
-/** Runs `count` busy runs to completion, `parallel` at a time; resolves with their ids, oldest first. */
-export async function runBusyRuns(runtime: Runtime, count: number, parallel = 8): Promise<string[]> {
+/**
+ * Runs `count` busy runs to completion, `parallel` at a time, numbered from `from`; resolves with
+ * their ids, oldest first.
+ */
+export async function runBusyRuns(
+  runtime: Runtime,
+  count: number,
+  parallel = 8,
+  from = 0,
+): Promise<string[]> {
   const ids: string[] = [];
   let next = 0;
   const worker = async () => {
     while (next < count) {
-      const n = next++;
+      const n = from + next++;
       const run = runtime.start({
         runId: `busy-${String(n).padStart(5, '0')}`,
         messages: [{ role: 'user', content: `check the customers (${n})` }],
         labels: { batch: String(Math.floor(n / 100)) },
       });
-      ids[n] = run.runId;
+      ids[n - from] = run.runId;
       const out = await run.result();
       if (out.status !== 'completed') throw new Error(`busy run ${run.runId} ended ${out.status}`);
     }
