@@ -17,6 +17,7 @@ import { modelToolSchema } from './model-tool-schema.ts';
 import { type AnyLanguageModel, asLanguageModelV3 } from './model-v2.ts';
 import type { HintStyle } from './render-hint.ts';
 import { collectStream, type StreamDelta } from './stream-result.ts';
+import { withKnownUsage } from './token-usage.ts';
 import { toolNameMap } from './tool-names.ts';
 
 export interface ModelPlannerOptions {
@@ -390,13 +391,15 @@ async function tracedGenerate(
       });
     }
     try {
-      const result = options.stream
-        ? await collectStream(await streamWithRetries(options, call, signal), onDelta ?? (() => {})).catch(
-            (err: unknown) => {
-              throw signal?.aborted ? (signal.reason ?? err) : providerError(options.model, err, 1);
-            },
-          )
+      const answer = options.stream
+        ? await collectStream(await streamWithRetries(options, call, signal), onDelta ?? (() => {}), {
+            signal,
+          }).catch((err: unknown) => {
+            throw signal?.aborted ? (signal.reason ?? err) : providerError(options.model, err, 1);
+          })
         : await generateWithRetries(options, call, signal);
+      // A count that is not a number of tokens (NaN, -1) is unknown, not a failed run.
+      const result = withKnownUsage(answer);
       const { usage, response, finishReason } = result;
       // Token counts as the GenAI conventions name them (telemetry/inference.ts: the cache and
       // reasoning breakdown only with OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental).
