@@ -16,6 +16,7 @@ export { writeWorkflowBundle } from './bundle.ts';
 export {
   TemporalRunAnswerError,
   type TemporalRunHandle,
+  TemporalRunIdInUseError,
   type TemporalRuntime,
   type TemporalRuntimeOptions,
   type TemporalStartOptions,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { SpanStatusCode, type TracerProvider, trace } from '@opentelemetry/api';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { Observable } from 'rxjs';
@@ -66,6 +67,15 @@ export interface TemporalStartOptions {
   caps?: Partial<Caps>;
 }
 
+/**
+ * Thrown by `start` for a run id a workflow already has, running or closed (docs/temporal.md
+ * §Run ids): a run's toolCallIds are made of its id, so a second run under it would present the
+ * first one's idempotency keys, and a tool that deduplicates by them would skip its effects.
+ */
+export class TemporalRunIdInUseError extends Error {
+  override readonly name = 'TemporalRunIdInUseError';
+}
+
 /** Thrown for an answer that does not fit what the run awaits (checked before it is sent). */
 export class TemporalRunAnswerError extends Error {
   override readonly name = 'TemporalRunAnswerError';
@@ -111,7 +121,6 @@ export function temporalRuntime(options: TemporalRuntimeOptions) {
       .filter((tool) => tool.timeoutMs !== undefined)
       .map((tool) => [tool.id, tool.timeoutMs!]),
   );
-  let counter = 0;
   const handleOf = (workflow: WorkflowHandle, runId: string): TemporalRunHandle => {
     const status = () => workflow.query<RunWorkflowStatus>('status');
     const events = (from = 0) => workflow.query<RunEventsPage, [number]>('events', from);
@@ -177,7 +186,8 @@ export function temporalRuntime(options: TemporalRuntimeOptions) {
     taskQueue: options.taskQueue,
     /** Starts a run as a workflow whose id is the run id. */
     async start(start: TemporalStartOptions): Promise<TemporalRunHandle> {
-      const runId = start.runId ?? `run-${Date.now().toString(36)}-${(++counter).toString(36)}`;
+      // Random, as in process: ids made of the clock and a counter collided across client processes.
+      const runId = start.runId ?? randomUUID();
       const run: RunInput = {
         runId,
         agent: options.agent,
@@ -204,6 +214,9 @@ export function temporalRuntime(options: TemporalRuntimeOptions) {
         const workflow = await options.client.workflow.start(RUN_WORKFLOW, {
           taskQueue: options.taskQueue,
           workflowId: runId,
+          // A run id names one run: refused while a workflow with it runs or is retained closed.
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          workflowIdConflictPolicy: 'FAIL',
           args: [
             {
               run,
@@ -219,7 +232,14 @@ export function temporalRuntime(options: TemporalRuntimeOptions) {
           ],
         });
         return handleOf(workflow, runId);
-      } catch (error) {
+      } catch (caught) {
+        const error =
+          (caught as Error)?.name === 'WorkflowExecutionAlreadyStartedError'
+            ? new TemporalRunIdInUseError(
+                `Run id "${runId}" is taken: a workflow with this id runs or has run (its toolCallIds would repeat the first run's idempotency keys). Start with a new run id, or read the first run with get("${runId}").`,
+                { cause: caught },
+              )
+            : caught;
         span.setStatus({
           code: SpanStatusCode.ERROR,
           message: error instanceof Error ? error.message : String(error),
