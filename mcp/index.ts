@@ -15,7 +15,14 @@ export {
 } from './mcp-command.ts';
 export type { McpTransport } from './mcp-connection.ts';
 export { MAX_MCP_DESCRIPTION, MAX_MCP_TOOL_NAME } from './mcp-names.ts';
-export { type McpToolset, type McpToolsetOptions, mcpToolset, TOOL_CALL_META_KEY } from './mcp-toolset.ts';
+export {
+  MAX_MCP_LIST_PAGES,
+  MAX_MCP_TOOLS,
+  type McpToolset,
+  type McpToolsetOptions,
+  mcpToolset,
+  TOOL_CALL_META_KEY,
+} from './mcp-toolset.ts';
 export {
   GATEWAY_CAPS,
   type McpGateway,

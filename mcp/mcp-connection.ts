@@ -1,6 +1,8 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { MAX_TOOL_RESULT_BYTES } from '../tools/call-tool.ts';
 import { ToolUnavailableError } from '../tools/tool-error.ts';
+import { StdioReadBuffer } from './stdio-read-buffer.ts';
 
 /**
  * How to reach an MCP server (docs/mcp.md §Client): a command run over stdio, a streamable HTTP
@@ -43,6 +45,13 @@ interface Wire {
 
 /** Request ids remembered per connection before the oldest are dropped (each is read once, at once). */
 const MAX_REMEMBERED_REQUESTS = 1_000;
+
+/**
+ * Largest message read from a stdio server: a result of `MAX_TOOL_RESULT_BYTES` (16 MiB, the
+ * documented limit) with its JSON-RPC envelope (the SDK's default is 10 MiB). A bigger message is
+ * skipped unread and its call answered with an error; the process is kept ({@link StdioReadBuffer}).
+ */
+export const MAX_STDIO_MESSAGE_BYTES = MAX_TOOL_RESULT_BYTES + 1024 * 1024;
 
 /** Lines of a stdio server's stderr kept to explain a failure. */
 const STDERR_LINES = 20;
@@ -172,6 +181,14 @@ export class McpConnection {
       ...(transport.cwd === undefined ? {} : { cwd: transport.cwd }),
       stderr: 'pipe',
     });
+    // The SDK's reader is quadratic in a message's size and kills the process over its limit.
+    if ('_readBuffer' in stdio) {
+      const { deserializeMessage } = await import('@modelcontextprotocol/sdk/shared/stdio.js');
+      (stdio as unknown as { _readBuffer: StdioReadBuffer })._readBuffer = new StdioReadBuffer(
+        MAX_STDIO_MESSAGE_BYTES,
+        deserializeMessage,
+      );
+    }
     stdio.stderr?.on('data', (chunk: Buffer) => {
       for (const line of chunk.toString('utf8').split('\n')) {
         if (line.trim() === '') continue;

@@ -6,6 +6,7 @@ import {
   ToolUnavailableError,
 } from '../tools/tool-error.ts';
 import type { Artifact } from '../tools/tool-result.ts';
+import { MESSAGE_TOO_LARGE } from './stdio-read-buffer.ts';
 
 // JSON-RPC error codes the SDK uses (its `ErrorCode`), kept here so that importing this module
 // does not load the optional peer.
@@ -89,6 +90,7 @@ export function toToolOutput(server: string, tool: string, result: McpCallResult
  * | JSON-RPC -32601 method not found | ToolUnavailableError | `tool_unavailable` | no |
  * | any other JSON-RPC error (-32603 internal, a server's own code) | ToolError with the server's message, recoverable | none | no |
  * | a result that is not a `CallToolResult` | ToolError naming the server | none | no |
+ * | a stdio answer over `MAX_STDIO_MESSAGE_BYTES` (skipped unread, answered {@link MESSAGE_TOO_LARGE}) | ToolError, not recoverable | none | no |
  * | JSON-RPC -32000 connection closed, not connected, a closed pipe, an HTTP failure | ToolUnavailableError | `tool_unavailable` | yes |
  *
  * (An `isError: true` result is not a failure of the call: {@link toToolOutput} reads it.)
@@ -108,6 +110,9 @@ export function toToolFailure(
   const message = error instanceof Error ? error.message : String(error);
   if (code !== undefined && code !== CONNECTION_CLOSED) {
     if (code === REQUEST_TIMEOUT) return new ToolTimeoutError(toolId, timeoutMs);
+    if (code === MESSAGE_TOO_LARGE) {
+      return new ToolError(`MCP server "${server}" answered too much: ${message}`, { cause: error });
+    }
     if (code === INVALID_PARAMS) return new ToolArgumentsRejectedError(message);
     if (code === METHOD_NOT_FOUND) {
       return new ToolUnavailableError(`MCP server "${server}" does not answer this call: ${message}`, {

@@ -4,7 +4,9 @@ import { z } from 'zod';
 import { noteToolErrorType } from '../telemetry/span-notes.ts';
 import { closestIds } from '../tools/closest-ids.ts';
 import type { Tool, ToolContext } from '../tools/define-tool.ts';
+import { measureSchema } from '../tools/json-schema-budget.ts';
 import { toolFromJsonSchema } from '../tools/json-schema-tool.ts';
+import { withLinearPatterns } from '../tools/linear-pattern.ts';
 import { ToolUnavailableError } from '../tools/tool-error.ts';
 import { McpConnection, type McpTransport, TOOL_CALL_META_KEY } from './mcp-connection.ts';
 import { cleanDescription, printable, toolSegment } from './mcp-names.ts';
@@ -25,6 +27,10 @@ export interface McpToolsetOptions {
   onWarning?: (message: string) => void;
   /** How the client introduces itself. Default `{ name: 'toolwarden', version: '0' }`. */
   clientInfo?: { name: string; version: string };
+  /** Tools kept from a listing; the rest are dropped with a warning. Default {@link MAX_MCP_TOOLS}. */
+  maxTools?: number;
+  /** `tools/list` pages read at most; a server that pages on is cut off with a warning. Default {@link MAX_MCP_LIST_PAGES}. */
+  maxListPages?: number;
 }
 
 /** An MCP server's tools as toolwarden tools (docs/mcp.md §Client). */
@@ -42,8 +48,19 @@ export interface McpToolset {
   close(): Promise<void>;
 }
 
-/** Listing pages read at most: a server that pages forever is cut off with a warning. */
-const MAX_LIST_PAGES = 100;
+/** Listing pages read at most by default: a server that pages forever is cut off with a warning. */
+export const MAX_MCP_LIST_PAGES = 100;
+/** Tools kept from one server's listing by default (issue 25 item 6: 100,000 tools stalled the process 13 s; 500 keep a listing's GC pauses near 50 ms). */
+export const MAX_MCP_TOOLS = 500;
+
+/** A `tools/list` page as read before each tool is checked on its own: one malformed entry must not refuse the page. */
+const ToolListPageSchema = z.looseObject({
+  tools: z.array(z.unknown()).optional(),
+  nextCursor: z.string().optional(),
+});
+
+/** Lets other work run between tools while a listing is converted (each conversion is bounded, their sum is not). */
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 interface McpToolDefinition {
   name: string;
@@ -123,23 +140,38 @@ export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset
 
   async function list(): Promise<void> {
     const client = await connection.client();
-    const definitions: McpToolDefinition[] = [];
+    const maxTools = options.maxTools ?? MAX_MCP_TOOLS;
+    const maxPages = options.maxListPages ?? MAX_MCP_LIST_PAGES;
+    const definitions: unknown[] = [];
     let cursor: string | undefined;
     for (let page = 0; ; page++) {
-      if (page >= MAX_LIST_PAGES) {
-        warning(`server "${options.name}" kept paging tools/list; read the first ${MAX_LIST_PAGES} pages`);
+      if (page >= maxPages) {
+        warning(`server "${options.name}" kept paging tools/list; read the first ${maxPages} pages`);
         break;
       }
-      const result = await client.listTools(cursor === undefined ? {} : { cursor });
-      definitions.push(...(result.tools as McpToolDefinition[]));
+      const result = await client.request(
+        { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
+        ToolListPageSchema,
+      );
+      const listed = result.tools ?? [];
+      const room = maxTools - definitions.length;
+      definitions.push(...listed.slice(0, room));
       cursor = result.nextCursor;
+      if (listed.length > room || (cursor !== undefined && definitions.length >= maxTools)) {
+        warning(`server "${options.name}" lists more than ${maxTools} tools; kept the first ${maxTools}`);
+        break;
+      }
       if (cursor === undefined) break;
     }
     const next = new Map<string, Tool>();
     const taken = new Set<string>();
-    for (const definition of definitions) {
-      if (typeof definition?.name !== 'string' || next.has(definition.name)) {
-        warning(`server "${options.name}" listed a tool without a name, or one name twice; skipped`);
+    for (const [index, entry] of definitions.entries()) {
+      if (index > 0) await yieldToLoop();
+      const definition = readDefinition(entry);
+      if (definition === undefined || next.has(definition.name)) {
+        warning(
+          `server "${options.name}" listed a tool without a name or an object inputSchema, or one name twice; skipped`,
+        );
         continue;
       }
       const kept = offered.get(definition.name);
@@ -153,8 +185,18 @@ export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset
     toolset.onToolsChanged?.(tools);
   }
 
+  /** The tool for one listed definition, or undefined (skipped, with a warning naming why). Never throws. */
   function toTool(definition: McpToolDefinition, segment: string): Tool | undefined {
     const id = `${options.name}.${segment}`;
+    try {
+      return buildTool(definition, segment, id);
+    } catch (error) {
+      warning(`tool ${id} skipped: ${(error as Error).message}`);
+      return undefined;
+    }
+  }
+
+  function buildTool(definition: McpToolDefinition, segment: string, id: string): Tool | undefined {
     if (segment !== definition.name) {
       warning(`tool "${printable(definition.name)}" of "${options.name}" is offered as "${id}"`);
     }
@@ -174,28 +216,28 @@ export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset
     let output: z.ZodType | undefined;
     if (definition.outputSchema !== undefined) {
       try {
-        output = z.fromJSONSchema(definition.outputSchema as Parameters<typeof z.fromJSONSchema>[0]);
+        const refused = measureSchema(definition.outputSchema).refused;
+        if (refused !== undefined) throw new Error(refused);
+        output = withLinearPatterns(() =>
+          z.fromJSONSchema(definition.outputSchema as Parameters<typeof z.fromJSONSchema>[0]),
+        ).value;
       } catch (error) {
         warning(
           `outputSchema of ${id} cannot be read (${(error as Error).message}); results are not checked`,
         );
       }
     }
-    try {
-      return toolFromJsonSchema(
-        { name: id, description: description.text, parameters: definition.inputSchema ?? { type: 'object' } },
-        {
-          tags,
-          ...(output === undefined ? {} : { output }),
-          ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
-          ...(options.confirmDestructive && destructive ? { requiresConfirmation: true } : {}),
-          execute: (input, ctx) => call(definition.name, id, input, ctx),
-        },
-      );
-    } catch (error) {
-      warning(`tool ${id} skipped: ${(error as Error).message}`);
-      return undefined;
-    }
+    return toolFromJsonSchema(
+      { name: id, description: description.text, parameters: definition.inputSchema ?? { type: 'object' } },
+      {
+        onWarning: warning,
+        tags,
+        ...(output === undefined ? {} : { output }),
+        ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+        ...(options.confirmDestructive && destructive ? { requiresConfirmation: true } : {}),
+        execute: (input, ctx) => call(definition.name, id, input, ctx),
+      },
+    );
   }
 
   async function call(name: string, id: string, input: unknown, ctx: ToolContext): Promise<unknown> {
@@ -281,4 +323,23 @@ function requestMeta(ctx: ToolContext): Record<string, unknown> {
     if (span.traceState !== undefined) meta.tracestate = span.traceState.serialize();
   }
   return meta;
+}
+
+/** A listed tool as far as it can be read: a string name and an object `inputSchema`; a non-string description or non-object annotations are dropped. */
+function readDefinition(entry: unknown): McpToolDefinition | undefined {
+  if (entry === null || typeof entry !== 'object') return undefined;
+  const raw = entry as Record<string, unknown>;
+  const isObject = (value: unknown): value is Record<string, unknown> =>
+    value !== null && typeof value === 'object' && !Array.isArray(value);
+  if (typeof raw.name !== 'string' || (raw.inputSchema !== undefined && !isObject(raw.inputSchema)))
+    return undefined;
+  return {
+    name: raw.name,
+    ...(typeof raw.description === 'string' ? { description: raw.description } : {}),
+    ...(isObject(raw.inputSchema) ? { inputSchema: raw.inputSchema } : {}),
+    ...(isObject(raw.outputSchema) ? { outputSchema: raw.outputSchema } : {}),
+    ...(isObject(raw.annotations)
+      ? { annotations: raw.annotations as McpToolDefinition['annotations'] }
+      : {}),
+  };
 }

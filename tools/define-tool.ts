@@ -78,6 +78,11 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.Zod
   unknownFields?: 'reject' | 'passthrough';
   /** The tool must return `toolOutput(result, { bounds })`; a bare result is `malformed_response`. */
   bounded?: boolean;
+  /**
+   * The model-facing JSON Schema, when it must not be written back from `input` (a schema from
+   * outside whose `$ref`s would multiply when inlined: `toolFromJsonSchema`). Used as given.
+   */
+  inputSchema?: JSONSchema;
 }
 
 /** A defined tool: its definition plus the model-facing JSON Schema. */
@@ -141,7 +146,7 @@ export function defineTool<I extends z.ZodType, O extends z.ZodType = z.ZodType>
       );
     }
   });
-  const inputSchema = toJSONSchema(definition.id, modelInput, 'input');
+  const inputSchema = definition.inputSchema ?? toJSONSchema(definition.id, modelInput, 'input');
   refuseForbiddenFields(definition.id, inputSchema);
   return {
     ...definition,

@@ -7,8 +7,17 @@ import type { JSONSchema } from './define-tool.ts';
  * result against the real schema, since patterns and refinements cannot be synthesized.
  */
 export function synthesizeExample(schema: JSONSchema): unknown {
+  visited = 0;
   return synth(schema, schema, 0);
 }
+
+/**
+ * Schema nodes visited per example at most, and items per array: a schema from outside whose
+ * `$ref`s name the previous level three times would otherwise be 3^16 nodes (issue 25 item 6).
+ */
+const MAX_SYNTH_NODES = 2_000;
+const MAX_SYNTH_ITEMS = 16;
+let visited = 0;
 
 const FORMAT_SAMPLES: Record<string, string> = {
   email: 'user@example.com',
@@ -25,7 +34,7 @@ const FORMAT_SAMPLES: Record<string, string> = {
 };
 
 function synth(root: JSONSchema, node: JSONSchema, depth: number): unknown {
-  if (depth > 16) return null;
+  if (depth > 16 || ++visited > MAX_SYNTH_NODES) return null;
   if (typeof node.$ref === 'string') {
     const target = node.$ref === '#' ? root : lookupRef(root, node.$ref);
     return target ? synth(root, target, depth + 1) : null;
@@ -49,7 +58,7 @@ function synth(root: JSONSchema, node: JSONSchema, depth: number): unknown {
     case 'object':
       return synthObject(root, node, depth);
     case 'array': {
-      const count = Math.max(1, Number(node.minItems ?? 0));
+      const count = Math.min(MAX_SYNTH_ITEMS, Math.max(1, Number(node.minItems ?? 0)));
       const prefix = (node.prefixItems as JSONSchema[] | undefined) ?? [];
       if (prefix.length > 0) return prefix.map((item) => synth(root, item, depth + 1));
       const items = (node.items as JSONSchema | undefined) ?? {};

@@ -206,3 +206,67 @@ describe('toolFromJsonSchema: validation', () => {
     ).toThrow(ToolDefinitionError);
   });
 });
+
+describe('toolFromJsonSchema on hostile schemas (issue 25 item 6)', () => {
+  const check = (tool: ReturnType<typeof toolFromJsonSchema>, input: unknown) =>
+    prepareToolCall(new ToolCatalog([tool]), { name: tool.id, toolCallId: 'r:t1:c1', input });
+
+  it('runs the classic catastrophic patterns in linear time, and still enforces them', () => {
+    const patterns = ['^(a+)+$', '^(a|a)*$', '^(a|aa)+$', '^(\\w+\\s?)*$', '(x+x+)+y'];
+    const started = performance.now();
+    for (const pattern of patterns) {
+      const tool = toolFromJsonSchema({
+        name: 'evil.match',
+        parameters: { type: 'object', properties: { s: { type: 'string', pattern } }, required: ['s'] },
+      });
+      const evil = pattern.includes('x') ? 'x'.repeat(5_000) : `${'a'.repeat(5_000)}!`;
+      expect(check(tool, { s: evil }).ok).toBe(false);
+    }
+    expect(performance.now() - started).toBeLessThan(2_000); // native: ^(a+)+$ on 34 a's alone took 135 s
+    const ok = toolFromJsonSchema({
+      name: 'evil.ok',
+      parameters: { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } },
+    });
+    expect(check(ok, { s: 'aaaa' }).ok).toBe(true);
+  });
+
+  it('does not enforce, and says so, a pattern no linear-time engine can run', () => {
+    const warned: string[] = [];
+    const tool = toolFromJsonSchema(
+      {
+        name: 'evil.backref',
+        parameters: { type: 'object', properties: { s: { type: 'string', pattern: '^(a)\\1$' } } },
+      },
+      { onWarning: (message) => warned.push(message) },
+    );
+    expect(warned.join()).toMatch(
+      /patterns a linear-time engine cannot run are not checked here.*\^\(a\)\\\\1\$/,
+    );
+    expect(check(tool, { s: 'zz' }).ok).toBe(true);
+  });
+
+  it('refuses a schema over the size budget, and a $ref cycle that consumes no input, naming why', () => {
+    const wide = Object.fromEntries(
+      Array.from({ length: 6_000 }, (_, i) => [`f${i}`, { type: 'string', description: 'x'.repeat(40) }]),
+    );
+    expect(() =>
+      toolFromJsonSchema({ name: 'big.wide', parameters: { type: 'object', properties: wide } }),
+    ).toThrow(/characters of JSON \(budget 262144\)/);
+    expect(() =>
+      toolFromJsonSchema({
+        name: 'loop.all',
+        parameters: {
+          type: 'object',
+          properties: { x: { $ref: '#/$defs/A' } },
+          $defs: { A: { allOf: [{ $ref: '#/$defs/A' }] } },
+        },
+      }),
+    ).toThrow(/cycle that consumes no input \(#\/\$defs\/A → #\/\$defs\/A\)/);
+    // Recursion through a property consumes input: allowed.
+    const tree = toolFromJsonSchema({
+      name: 'ok.tree',
+      parameters: { type: 'object', properties: { child: { $ref: '#' }, v: { type: 'string' } } },
+    });
+    expect(check(tree, { v: 'a', child: { v: 'b' } }).ok).toBe(true);
+  });
+});

@@ -7,6 +7,8 @@ import {
   type ToolDefinition,
   ToolDefinitionError,
 } from './define-tool.ts';
+import { MAX_EXPANDED_NODES, measureSchema } from './json-schema-budget.ts';
+import { withLinearPatterns } from './linear-pattern.ts';
 
 /** A function declaration as OpenAI, MCP and BFCL write it: plain JSON Schema parameters. */
 export interface JsonSchemaFunction {
@@ -16,9 +18,12 @@ export interface JsonSchemaFunction {
 }
 
 /** Options for {@link toolFromJsonSchema}. */
-export interface JsonSchemaToolOptions extends Partial<Omit<ToolDefinition, 'input' | 'description'>> {
+export interface JsonSchemaToolOptions
+  extends Partial<Omit<ToolDefinition, 'input' | 'description' | 'inputSchema'>> {
   /** Toolset prefix for a bare name (`get_weather` → `<toolset>.get_weather`). Default `catalog`. */
   toolset?: string;
+  /** Told what was given up to keep the schema safe: unenforced patterns, `$ref`s kept. */
+  onWarning?: (message: string) => void;
 }
 
 /**
@@ -29,18 +34,36 @@ export interface JsonSchemaToolOptions extends Partial<Omit<ToolDefinition, 'inp
  *
  * The id is `name` when it already has the `toolset.tool` form, else `<toolset>.<name>`.
  *
- * The model-facing `inputSchema` is written back from the zod schema, so it says what is
- * enforced: notably a `required` property that has a `default` becomes optional (zod applies the
- * default when it is absent).
+ * The schema is untrusted (issue 25 item 6, docs/mcp.md §Hostile schemas):
  *
- * @throws ToolDefinitionError when the schema cannot be converted or the id is malformed.
+ * | what | how |
+ * |---|---|
+ * | size, depth, a `$ref` cycle that consumes no input | measured first (`measureSchema`); over budget the tool is refused |
+ * | `pattern`, `patternProperties`, `propertyNames` | run by RE2JS (linear time); one RE2 cannot run is not enforced, with a warning |
+ * | the model-facing `inputSchema` | written back from the zod schema, so it says what is enforced (a `required` property with a `default` becomes optional); when inlining its `$ref`s would pass `MAX_EXPANDED_NODES`, the schema as written (objects closed, `$ref`s kept), with a warning |
+ *
+ * @throws ToolDefinitionError when the schema is over budget, cannot be converted, or the id is
+ *   malformed.
  */
 export function toolFromJsonSchema(fn: JsonSchemaFunction, options: JsonSchemaToolOptions = {}): Tool {
-  const { toolset = 'catalog', ...rest } = options;
-  const parameters = closeObjects(fn.parameters ?? { type: 'object', properties: {} }, rest.unknownFields);
+  const { toolset = 'catalog', onWarning, ...rest } = options;
+  const written = fn.parameters ?? { type: 'object', properties: {} };
+  const measure = measureSchema(written);
+  if (measure.refused !== undefined) {
+    throw new ToolDefinitionError(`Tool ${fn.name}: its parameters are refused: ${measure.refused}`);
+  }
+  const parameters = closeObjects(written, rest.unknownFields);
   let input: z.ZodType;
   try {
-    input = z.fromJSONSchema(parameters as Parameters<typeof z.fromJSONSchema>[0]);
+    const built = withLinearPatterns(() =>
+      z.fromJSONSchema(parameters as Parameters<typeof z.fromJSONSchema>[0]),
+    );
+    input = built.value;
+    if (built.unenforced.length > 0) {
+      onWarning?.(
+        `Tool ${fn.name}: patterns a linear-time engine cannot run are not checked here (the server still does): ${built.unenforced.map((pattern) => JSON.stringify(pattern.slice(0, 80))).join(', ')}`,
+      );
+    }
   } catch (err) {
     throw new ToolDefinitionError(
       `Tool ${fn.name}: its parameters are not JSON Schema zod can read: ${(err as Error).message}`,
@@ -49,11 +72,18 @@ export function toolFromJsonSchema(fn: JsonSchemaFunction, options: JsonSchemaTo
       },
     );
   }
+  const keepRefs = measure.expandedNodes > MAX_EXPANDED_NODES;
+  if (keepRefs) {
+    onWarning?.(
+      `Tool ${fn.name}: its schema is shown as written, $refs kept (inlined it would pass ${MAX_EXPANDED_NODES} nodes)`,
+    );
+  }
   return defineTool({
     id: TOOL_ID_PATTERN.test(fn.name) ? fn.name : `${toolset}.${fn.name}`,
     description: fn.description ?? '',
     input,
     ...rest,
+    ...(keepRefs ? { inputSchema: parameters } : {}),
   });
 }
 
