@@ -264,7 +264,13 @@ export const runMachine = setup({
       STEPS_ACTOR_ID,
       ({ context }): StepRequest => ({
         type: 'sleep',
-        input: { until: context.flow.awaiting?.kind === 'backoff' ? context.flow.awaiting.until : now() },
+        // A backoff past the time budget ends with it: the next turn then finalizes (time_budget).
+        input: {
+          until: Math.min(
+            context.flow.awaiting?.kind === 'backoff' ? context.flow.awaiting.until : now(),
+            deadlineAt(context),
+          ),
+        },
       }),
     ),
     recordToolResult: enqueueActions(({ context, event, enqueue }) =>
@@ -641,6 +647,7 @@ function callsToRun(context: RunContext): ExecuteToolInput[] {
     index,
     labels: context.labels,
     meta: toolCallMeta(context, call),
+    deadlineAt: deadlineAt(context),
   }));
 }
 

@@ -58,6 +58,11 @@ export interface ExecuteToolInput {
   meta: ToolCallMeta;
   labels: Record<string, string>;
   index: number;
+  /**
+   * When the run's time budget ends (epoch ms): the call (its `wrapToolCall` hooks included) is
+   * stopped then, whatever its own timeout. Absent in requests built before it existed: no bound.
+   */
+  deadlineAt?: number;
 }
 export interface ExecuteToolOutput {
   index: number;

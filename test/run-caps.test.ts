@@ -199,7 +199,7 @@ describe('timeBudgetMs', () => {
     expect(planner.calls).toHaveLength(2);
   });
 
-  it('finalizes with time_budget when the budget ran out while tools ran', async () => {
+  it('finalizes with time_budget when the budget ran out while tools ran, stopping the call at the budget (issue 24 item 6)', async () => {
     const slow = slowTool(80);
     const planner = scriptedPlanner([call('util.slow', {}), done()]);
     const runtime = testRuntime({ planner, tools: [slow], caps: { timeBudgetMs: 40 } });
@@ -208,7 +208,9 @@ describe('timeBudgetMs', () => {
 
     expect(outcome.finalizeReason).toBe('time_budget');
     expect(planner.calls[1]).toMatchObject({ finalize: { reason: 'time_budget' }, tools: [] });
-    expect(outcome.toolResults[0]).toMatchObject({ executed: true, result: { ok: true } });
+    // The call was stopped at the budget, not waited for (its signal aborted).
+    expect(outcome.toolResults[0]).toMatchObject({ executed: true, error: { recoverable: false } });
+    expect(outcome.toolResults[0]?.error?.message).toMatch(/time budget ran out while util.slow was running/);
   });
 
   it('gives a finalizing turn that starts after the budget its full grace (a tool that ran long)', async () => {

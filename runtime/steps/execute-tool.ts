@@ -6,6 +6,7 @@ import { toPolicyRetryHint } from '../../tools/retry-hint.ts';
 import { ToolError, ToolTimeoutError } from '../../tools/tool-error.ts';
 import { type ToolResult, toolResultToJSON } from '../../tools/tool-result.ts';
 import type { RunDeps } from './run-deps.ts';
+import { TimeBudgetExhaustedError } from './within-budget.ts';
 
 /**
  * How long past a tool's own timeout the plugins' `wrapToolCall` hooks may hold a call (ms). The
@@ -21,7 +22,9 @@ export const WRAPPER_GRACE_MS = 1_000;
  * rejects: every outcome is a ToolResult.
  *
  * What the hooks cannot do to a call: hold it past the tool's timeout plus
- * {@link WRAPPER_GRACE_MS} (the call ends as a `timeout` result and its signal aborts), run
+ * {@link WRAPPER_GRACE_MS} (the call ends as a `timeout` result and its signal aborts) or past
+ * the run's time budget (`deadlineAt`: the call ends, its signal aborts, the run finalizes with
+ * `time_budget`), run
  * `execute` twice (a second `next` throws), or have a call reported `executed: true` when a hook
  * threw before `execute` started.
  */
@@ -35,8 +38,13 @@ export function createExecuteToolPort(
   return async ({ input, controller }) => {
     const { call, meta, index, labels } = input;
     const tool = deps.catalog.get(call.name);
+    // The run's time budget bounds the call too (issue 24 item 6), whatever its own timeout.
+    const budgetMs =
+      input.deadlineAt === undefined ? Number.POSITIVE_INFINITY : input.deadlineAt - Date.now();
     let result: ToolResult;
-    if (!tool) {
+    if (tool && budgetMs <= 0) {
+      result = outOfBudget(call.name, call.toolCallId, false);
+    } else if (!tool) {
       result = {
         name: call.name,
         toolCallId: call.toolCallId,
@@ -61,6 +69,7 @@ export function createExecuteToolPort(
       };
       const invoke = wrappers.length === 0 ? execute : composeWrappers(wrappers, execute);
       const limitMs = toolTimeoutMs(tool.timeoutMs, deps.defaultToolTimeoutMs) + WRAPPER_GRACE_MS;
+      const budgetFirst = budgetMs < limitMs;
       // The call's own controller: the run's `steps` actor aborts it on stop, the grace timer here.
       const held = controller;
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -79,18 +88,30 @@ export function createExecuteToolPort(
         result = await Promise.race([
           pending,
           new Promise<never>((_, reject) => {
-            timer = setTimeout(() => {
-              const err = new ToolTimeoutError(call.name, limitMs);
-              held.abort(err);
-              reject(err);
-            }, limitMs);
+            timer = setTimeout(
+              () => {
+                const err = budgetFirst
+                  ? new TimeBudgetExhaustedError(input.deadlineAt!)
+                  : new ToolTimeoutError(call.name, limitMs);
+                held.abort(err);
+                reject(err);
+              },
+              budgetFirst ? budgetMs : limitMs,
+            );
           }),
         ]);
       } catch (err) {
         result =
           err instanceof ToolTimeoutError
             ? heldTooLong(call.name, call.toolCallId, started, err)
-            : { name: call.name, toolCallId: call.toolCallId, executed: started, error: ToolError.from(err) };
+            : err instanceof TimeBudgetExhaustedError
+              ? outOfBudget(call.name, call.toolCallId, started)
+              : {
+                  name: call.name,
+                  toolCallId: call.toolCallId,
+                  executed: started,
+                  error: ToolError.from(err),
+                };
       } finally {
         clearTimeout(timer);
       }
@@ -118,6 +139,24 @@ function heldTooLong(name: string, toolCallId: string, started: boolean, err: To
     executed: started,
     error: new ToolError(message, { recoverable: true, cause: err }),
     retryHint: { reason: 'timeout', tool: name, restrictToTool: false, missingFields: [], message },
+  };
+}
+
+/**
+ * A call the run's time budget stopped (or that would have started past it): not a hint, the
+ * run finalizes with `time_budget` once the batch is in. `executed` is whether `execute` began.
+ */
+function outOfBudget(name: string, toolCallId: string, started: boolean): ToolResult {
+  return {
+    name,
+    toolCallId,
+    executed: started,
+    error: new ToolError(
+      started
+        ? `Stopped: the run's time budget ran out while ${name} was running`
+        : `Not executed: the run's time budget ran out before ${name} could run`,
+      { recoverable: false },
+    ),
   };
 }
 

@@ -1,11 +1,13 @@
 import { type PendingCall, type RunContext, toolCallMeta } from '../../machines/run-context.ts';
 import type { RunPort, ValidateBatchInput, ValidateBatchOutput } from '../../machines/run-ports.ts';
+import { deadlineAt } from '../../machines/run-updates.ts';
 import type { PolicyEffects } from '../../run/policy-effects.ts';
 import { type PreparedCall, prepareToolCall } from '../../tools/call-tool.ts';
 import { type PolicyRetryHint, toPolicyRetryHint } from '../../tools/retry-hint.ts';
 import { ToolError } from '../../tools/tool-error.ts';
 import { type ToolResultJSON, toolResultToJSON } from '../../tools/tool-result.ts';
 import type { RunDeps } from './run-deps.ts';
+import { OUT_OF_BUDGET_EFFECTS, withinBudget } from './within-budget.ts';
 
 /**
  * The `validateBatch` port (docs/architecture.md `validating`, when the runtime has policies): `onToolBatch`
@@ -15,14 +17,20 @@ import type { RunDeps } from './run-deps.ts';
 export function createValidateBatchPort(deps: RunDeps): RunPort<ValidateBatchInput, ValidateBatchOutput> {
   return async ({ input }) => {
     const { context } = input;
-    const effects = await deps.policies.onToolBatch(
-      context,
-      context.batch.pending.map(({ toolCallId, name, input: callInput, attempt }) => ({
-        toolCallId,
-        name,
-        input: callInput,
-        attempt,
-      })),
+    // A hook that never settles holds the run no longer than its time budget (issue 24 item 6).
+    const effects = await withinBudget(
+      deps.policies.onToolBatch(
+        context,
+        context.batch.pending.map(({ toolCallId, name, input: callInput, attempt }) => ({
+          toolCallId,
+          name,
+          input: callInput,
+          attempt,
+        })),
+      ),
+      deadlineAt(context),
+      undefined,
+      () => OUT_OF_BUDGET_EFFECTS,
     );
     return validateCalls(deps, context, effects);
   };
