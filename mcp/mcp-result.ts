@@ -105,7 +105,7 @@ export function toToolFailure(
   lost: () => void,
 ): unknown {
   if (signal.aborted) return signal.reason;
-  if (error instanceof ToolUnavailableError) return error;
+  if (ToolUnavailableError.is(error)) return error;
   const code = jsonRpcCode(error);
   const message = error instanceof Error ? error.message : String(error);
   if (code !== undefined && code !== CONNECTION_CLOSED) {

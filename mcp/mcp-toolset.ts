@@ -278,7 +278,7 @@ export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset
     await toolset.refresh();
   } catch (error) {
     await connection.close();
-    throw error instanceof ToolUnavailableError
+    throw ToolUnavailableError.is(error)
       ? error
       : new ToolUnavailableError(
           `MCP server "${options.name}" could not list its tools: ${String(error)}${connection.stderrTail()}`,

@@ -284,20 +284,21 @@ function executionFailure(
   err: unknown,
   abortReason: unknown,
 ): ToolResult {
-  if (err instanceof ToolTimeoutError || (abortReason instanceof ToolTimeoutError && err === abortReason)) {
+  // By brand, not instanceof: a tool may throw another copy of toolwarden's errors (issue 25 item 7).
+  if (ToolTimeoutError.is(err) || (ToolTimeoutError.is(abortReason) && err === abortReason)) {
     const message = (err as ToolTimeoutError).message;
     return failure(call, message, infraHint(tool.id, 'timeout', message), true, err);
   }
-  if (err instanceof RateLimitedError) {
+  if (RateLimitedError.is(err)) {
     const message = `Tool ${tool.id} was rate limited: ${err.message}`;
     const hint = { ...infraHint(tool.id, 'rate_limited', message), retryAfterMs: err.retryAfterMs };
     return failure(call, message, hint, true, err);
   }
-  if (err instanceof ToolArgumentsRejectedError) {
+  if (ToolArgumentsRejectedError.is(err)) {
     const message = `Tool ${tool.id} refused its arguments: ${err.message}`;
     return failure(call, message, infraHint(tool.id, 'invalid_arguments', message), true, err);
   }
-  if (err instanceof ToolUnavailableError) {
+  if (ToolUnavailableError.is(err)) {
     const message = `Tool ${tool.id} is unavailable: ${err.message}`;
     return failure(call, message, infraHint(tool.id, 'tool_unavailable', message), true, err);
   }

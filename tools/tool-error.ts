@@ -28,6 +28,26 @@ export const MAX_CAUSE_DEPTH = 16;
 const TRUNCATED = '(cause chain truncated)';
 
 /**
+ * The brand of toolwarden's error classes, a registered symbol so every copy of this module (the
+ * TypeScript sources and the built package in one process: `toolwarden mcp serve` in a checkout
+ * with a config importing `'toolwarden'`, issue 25 item 7) reads the same one. Its value is the
+ * class's stable name; `instanceof` would see two unrelated classes.
+ */
+const BRAND = Symbol.for('toolwarden.error');
+
+function brand(cls: { prototype: object }, name: string): void {
+  Object.defineProperty(cls.prototype, BRAND, { value: name, enumerable: false });
+}
+
+function branded(value: unknown, name: string): boolean {
+  try {
+    return value !== null && typeof value === 'object' && (value as Record<symbol, unknown>)[BRAND] === name;
+  } catch {
+    return false; // a hostile Proxy
+  }
+}
+
+/**
  * A tool failure as the planner and UIs see it: a message, whether the planner can fix it, and
  * the chain of causes (Goa-AI's retry-hints guide, docs/sources.md §Retry hints: "Core Types"; docs/tool-boundary.md §Vocabulary).
  *
@@ -45,8 +65,16 @@ export class ToolError extends Error {
     super(message);
     this.recoverable = options.recoverable ?? false;
     if (options.cause !== undefined && options.cause !== null) {
-      setCause(this, options.cause instanceof ToolError ? options.cause : toToolError(options.cause));
+      setCause(this, ToolError.is(options.cause) ? options.cause : toToolError(options.cause));
     }
+  }
+
+  /**
+   * Whether `value` is a ToolError of any copy of toolwarden in the process (by its brand, a
+   * `Symbol.for` key; not `instanceof`, which one copy's class fails for another's errors).
+   */
+  static is(value: unknown): value is ToolError {
+    return branded(value, 'ToolError');
   }
 
   /**
@@ -55,7 +83,7 @@ export class ToolError extends Error {
    * `name`, and its stack. A ToolError is returned as is. Never throws.
    */
   static from(err: unknown): ToolError {
-    if (err instanceof ToolError) return err;
+    if (ToolError.is(err)) return err;
     return toToolError(err);
   }
 
@@ -132,7 +160,7 @@ function toToolError(err: unknown): ToolError {
   const seen = new Set<unknown>();
   let tail: ToolError | undefined;
   for (let at: unknown = err; at !== undefined && at !== null; at = causeOf(at)) {
-    if (at instanceof ToolError) {
+    if (ToolError.is(at)) {
       tail = at;
       break;
     }
@@ -198,6 +226,10 @@ function describe(value: unknown): string {
  */
 export class RateLimitedError extends Error {
   override readonly name = 'RateLimitedError';
+  /** Whether `value` is one, from any copy of toolwarden (see {@link ToolError.is}). */
+  static is(value: unknown): value is RateLimitedError {
+    return branded(value, 'RateLimitedError');
+  }
   /** How long to wait before retrying, in milliseconds, when the service said. */
   readonly retryAfterMs?: number;
   constructor(message = 'Rate limited', options: { retryAfterMs?: number; cause?: unknown } = {}) {
@@ -213,16 +245,28 @@ export class RateLimitedError extends Error {
  */
 export class ToolArgumentsRejectedError extends Error {
   override readonly name = 'ToolArgumentsRejectedError';
+  /** Whether `value` is one, from any copy of toolwarden (see {@link ToolError.is}). */
+  static is(value: unknown): value is ToolArgumentsRejectedError {
+    return branded(value, 'ToolArgumentsRejectedError');
+  }
 }
 
 /** Thrown by a tool's `execute` when its backing service is down; becomes `tool_unavailable`. */
 export class ToolUnavailableError extends Error {
   override readonly name = 'ToolUnavailableError';
+  /** Whether `value` is one, from any copy of toolwarden (see {@link ToolError.is}). */
+  static is(value: unknown): value is ToolUnavailableError {
+    return branded(value, 'ToolUnavailableError');
+  }
 }
 
 /** The cause recorded when `execute` ran past its `timeoutMs` (docs/tool-boundary.md §Failures, row `timeout`). */
 export class ToolTimeoutError extends Error {
   override readonly name = 'ToolTimeoutError';
+  /** Whether `value` is one, from any copy of toolwarden (see {@link ToolError.is}). */
+  static is(value: unknown): value is ToolTimeoutError {
+    return branded(value, 'ToolTimeoutError');
+  }
   constructor(
     readonly toolId: string,
     readonly timeoutMs: number,
@@ -230,3 +274,9 @@ export class ToolTimeoutError extends Error {
     super(`Tool ${toolId} did not finish within ${timeoutMs} ms`);
   }
 }
+
+brand(ToolError, 'ToolError');
+brand(RateLimitedError, 'RateLimitedError');
+brand(ToolArgumentsRejectedError, 'ToolArgumentsRejectedError');
+brand(ToolUnavailableError, 'ToolUnavailableError');
+brand(ToolTimeoutError, 'ToolTimeoutError');
