@@ -48,6 +48,29 @@ export interface RunSummary {
   logSize: number;
   /** Log entries dropped to respect `maxLog`. */
   dropped: number;
+  /** Why a run ended other than completing as planned: failed, canceled, or finalized by a cap. */
+  outcome?: RunOutcome;
+}
+
+/**
+ * Why a run did not simply complete (issue 27 item 2), shown at the top of its pane: the cause,
+ * the error's name, and the step where it happened.
+ */
+export interface RunOutcome {
+  /** `failed`; `canceled`; `capped` (a cap or the time budget made it finalize: `tool_cap`, `failure_cap`, `time_budget`); `finalized` (a policy did). */
+  kind: 'failed' | 'canceled' | 'capped' | 'finalized';
+  /** The error's name (`run_failed`): `QuotaExceededError`, `PolicyError`, … */
+  errorName?: string;
+  /** The error's message, the cancel reason, or the finalize reason. */
+  message: string;
+  /** The error's causes, outermost first, as `Name: message`. */
+  causes?: string[];
+  /** The state the run left for `failed`, `canceled` or `finalizing` (`planning`, `executing`, …). */
+  step?: string;
+  /** The planner turn it was in: `<runId>:t<n>`. */
+  turnId?: string;
+  /** The event of that transition (`plan.error`, `cancel`, …). */
+  event?: string;
 }
 
 /** A run with its sanitized context (`InspectionStore.run`, `GET /api/runs/:key`). */
@@ -129,6 +152,10 @@ interface RunRecord {
   pendingEdges: string[];
   /** Snapshots for time travel, oldest first; contexts raw (immutable, shared with the actor). */
   frames: RunFrame[];
+  /** Where the run was when it entered `failed`, `canceled` or `finalizing` (the outcome's step). */
+  endStep?: { step: string; turnId?: string; event: string };
+  /** What the run's last RunEvent said of its end. */
+  ending?: Omit<RunOutcome, 'step' | 'turnId' | 'event'>;
 }
 
 const FINAL_STATUSES = new Set(['completed', 'failed', 'canceled', 'done', 'error', 'stopped']);
@@ -196,9 +223,30 @@ export class InspectionStore {
     } else if (agentId && !record.view.agentId) {
       record.view.agentId = agentId;
     }
-    if (event.type === 'run_completed') record.view.status = 'completed';
-    if (event.type === 'run_failed') record.view.status = 'failed';
-    if (event.type === 'run_canceled') record.view.status = 'canceled';
+    if (event.type === 'run_completed') {
+      record.view.status = 'completed';
+      const reason = event.finalizeReason;
+      if (reason) {
+        const capped = reason === 'tool_cap' || reason === 'failure_cap' || reason === 'time_budget';
+        record.ending = { kind: capped ? 'capped' : 'finalized', message: reason };
+      }
+    }
+    if (event.type === 'run_failed') {
+      record.view.status = 'failed';
+      const causes: string[] = [];
+      for (let cause = event.error.cause; cause && causes.length < 5; cause = cause.cause)
+        causes.push(`${cause.name}: ${cause.message}`);
+      record.ending = {
+        kind: 'failed',
+        errorName: event.error.name,
+        message: event.error.message,
+        ...(causes.length > 0 ? { causes } : {}),
+      };
+    }
+    if (event.type === 'run_canceled') {
+      record.view.status = 'canceled';
+      record.ending = { kind: 'canceled', message: event.reason ?? 'canceled' };
+    }
     // The run is listed (and its status settled) before its entry arrives.
     if (event.type === 'run_started' || FINAL_STATUSES.has(record.view.status)) this.publishRun(record);
     this.append(record, { at: event.at, kind: 'run_event', type: event.type, raw: event });
@@ -401,7 +449,21 @@ export class InspectionStore {
     edges: string[],
   ): void {
     const view = record.view;
+    const before = view.activeStates;
     view.activeStates = activeStateIds(view.machineId, snapshot.value, this.graph);
+    const root = view.machineId;
+    const ended = ['failed', 'canceled', 'finalizing'].find(
+      (state) => view.activeStates.includes(`${root}.${state}`) && !before.includes(`${root}.${state}`),
+    );
+    if (ended && before.length > 0) {
+      // The step a run failed in, or was canceled or capped in: the state it just left.
+      const turn = (snapshot.context as { turn?: unknown } | undefined)?.turn;
+      record.endStep = {
+        step: leafName(before, root),
+        event: eventType,
+        ...(typeof turn === 'number' && turn > 0 ? { turnId: `${view.runId}:t${turn}` } : {}),
+      };
+    }
     if (edges.length > 0) view.lastTransition = { edgeIds: [...edges], event: eventType, at: this.now() };
     view.status = statusOf(view, snapshot.status);
     view.updatedAt = this.now();
@@ -525,7 +587,9 @@ export class InspectionStore {
 }
 
 function summaryOf(record: RunRecord): RunSummary {
-  return { ...record.view, logSize: record.log.length, dropped: record.dropped };
+  const summary: RunSummary = { ...record.view, logSize: record.log.length, dropped: record.dropped };
+  if (record.ending) summary.outcome = { ...record.ending, ...record.endStep };
+  return summary;
 }
 
 /** A page cursor: the run's start and creation order (stable while the run is kept). */

@@ -121,12 +121,28 @@ export const PAGE_SCRIPT = String.raw`
       for (const node of nodesIn(view, '[data-state-id]')) node.classList.toggle('active', active.has(node.dataset.stateId));
       for (const node of nodesIn(view, '[data-edge-id]')) {
         const id = node.dataset.edgeId;
-        const on = simple
-          ? ((config.via && config.via[id]) || []).some((way) => way.every((edge) => taken.has(edge)))
-          : taken.has(id);
+        const ways = simple ? (config.via && config.via[id]) || [] : [];
+        const way = ways.findIndex((edges) => edges.every((edge) => taken.has(edge)));
+        const on = simple ? way >= 0 : taken.has(id);
         node.classList.toggle('taken', on);
+        if (simple) labelWay(node, on && config.wayLabels && config.wayLabels[id] ? config.wayLabels[id][way] : null);
       }
     }
+  }
+  // A taken arrow of the simple view names the way actually taken (plan.error, not planInvalid);
+  // its summary label comes back when another is taken.
+  function labelWay(node, label) {
+    const text = node.querySelector('.edge-float text.edge-label');
+    if (!text) return;
+    if (text.dataset.summary === undefined) text.dataset.summary = text.textContent;
+    const want = label || text.dataset.summary;
+    if (text.textContent === want) return;
+    text.textContent = want;
+    const bg = node.querySelector('.edge-float .edge-label-bg');
+    const x = Number(text.getAttribute('x'));
+    const width = want.length * Number(text.getAttribute('font-size') || 11) * 0.6 + 8;
+    bg.setAttribute('x', String(x - width / 2));
+    bg.setAttribute('width', String(width));
   }
   function renderChart() {
     const run = selected ? runs.get(selected) : undefined;
@@ -144,10 +160,29 @@ export const PAGE_SCRIPT = String.raw`
     last.title = transition ? transition.edgeIds.join('\n') : '';
     const context = travel ? travel.frame.context : openContext;
     $('context').textContent = run && context !== null && context !== undefined ? JSON.stringify(context, null, 2) : '–';
+    renderOutcome(run);
     $('context-when').textContent = travel ? '(as of event #' + travel.seq + ')' : '';
     $('travel').hidden = !travel;
     $('travel-text').textContent = travel ? 'viewing the run as of event #' + travel.seq : '';
     renderAwait();
+  }
+
+  // Why the run ended as it did (failed, canceled, capped): cause, error name, step.
+  function renderOutcome(run) {
+    const box = $('outcome');
+    const outcome = run && run.outcome;
+    box.hidden = !outcome;
+    if (!outcome) return;
+    box.dataset.kind = outcome.kind;
+    const kind = $('outcome-kind');
+    kind.textContent = outcome.kind;
+    kind.dataset.status = outcome.kind === 'failed' ? 'failed' : outcome.kind === 'canceled' ? 'canceled' : 'hint';
+    $('outcome-error').textContent = outcome.errorName || '';
+    const where = outcome.step ? 'in ' + outcome.step + (outcome.turnId ? ', turn ' + outcome.turnId.replace(/^.*:t/, '') : '') + (outcome.event ? ' (on ' + outcome.event + ')' : '') : '';
+    $('outcome-step').textContent = where;
+    $('outcome-message').textContent = outcome.kind === 'capped' ? 'finalized early: ' + outcome.message : outcome.kind === 'finalized' ? 'finalized by policy: ' + outcome.message : outcome.message;
+    const causes = $('outcome-causes');
+    causes.replaceChildren(...(outcome.causes || []).map((cause) => el('li', '', 'caused by ' + cause)));
   }
 
   const zoom = { scale: 1, x: 0, y: 0 };

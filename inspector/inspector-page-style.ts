@@ -96,6 +96,15 @@ button[aria-pressed="true"] { background: var(--sel); border-color: var(--accent
 #await-body textarea { width: 100%; min-height: 60px; font-family: ui-monospace, "DejaVu Sans Mono", monospace; }
 #await-body .actions { display: flex; gap: 6px; margin-top: 6px; align-items: center; }
 #await-body .note { color: var(--muted); font-size: 12px; }
+.outcome { padding: 6px 10px; border-bottom: 1px solid var(--line); background: #fef2f2; color: #7f1d1d; font-size: 12px; }
+.outcome[data-kind="canceled"] { background: var(--soft); color: var(--ink); }
+.outcome[data-kind="capped"], .outcome[data-kind="finalized"] { background: #fffbeb; color: #78350f; }
+@media (prefers-color-scheme: dark) { .outcome { background: #450a0a; color: #fecaca; } .outcome[data-kind="capped"], .outcome[data-kind="finalized"] { background: #451a03; color: #fde68a; } }
+.outcome-head { display: flex; gap: 8px; align-items: baseline; flex-wrap: wrap; }
+#outcome-error { font-weight: 700; }
+#outcome-step { color: var(--muted); }
+#outcome-message { margin-top: 2px; white-space: pre-wrap; word-break: break-word; }
+#outcome-causes { margin: 2px 0 0; padding-left: 18px; font-size: 11px; }
 .dropped { margin: 0 8px 8px; padding: 6px 8px; border-radius: 6px; background: #fee2e2; color: #991b1b; font-size: 12px; }
 .connection[data-state="dropped"] { background: #991b1b; color: #fee2e2; }
 .error { color: #b91c1c; margin: 6px 12px; white-space: pre-wrap; }

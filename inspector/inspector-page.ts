@@ -6,7 +6,13 @@ export interface InspectorPageOptions {
   /** The full chart, drawn without its own `<style>` (`toSvg(graph, { embedStyle: false })`). */
   svg: string;
   /** The simple view (`toSimpleGraph`), drawn the same way, with its maps to the full chart. */
-  simple?: { svg: string; via: Record<string, string[][]>; shownAs: Record<string, string> };
+  simple?: {
+    svg: string;
+    via: Record<string, string[][]>;
+    shownAs: Record<string, string>;
+    /** What decided each way of `via` (the label of a taken arrow). */
+    wayLabels?: Record<string, string[]>;
+  };
   /** Per-response CSP nonce for the one `<style>` and the one `<script>`. */
   nonce: string;
   machineId: string;
@@ -28,6 +34,8 @@ export interface InspectorPageOptions {
  *   text (run id, agent, labels) on the server;
  * - the chart, simple view by default (the full chart a toggle away), with zoom (wheel, buttons,
  *   fit) and pan (drag), the active state and the last transition highlighted;
+ * - why a run failed, was canceled or was capped (its error's name, message and causes, and the
+ *   step where it happened), above its chart;
  * - what a waiting run awaits, with a form to answer it (when allowed), errors inline;
  * - a timeline of the run's tool calls by turn (duration, outcome, hint), each openable;
  * - the event log (the last 500 drawn); selecting an entry shows the chart and context as they
@@ -42,6 +50,7 @@ export function inspectorPage(options: InspectorPageOptions): string {
     jaegerUrl: options.jaegerUrl ?? null,
     via: options.simple?.via ?? null,
     shownAs: options.simple?.shownAs ?? null,
+    wayLabels: options.simple?.wayLabels ?? null,
   };
   const views = options.simple
     ? `<div class="view" data-view="simple">${options.simple.svg}</div><div class="view" data-view="full" hidden>${options.svg}</div>`
@@ -83,6 +92,11 @@ export function inspectorPage(options: InspectorPageOptions): string {
       <span id="run-state" class="state-name"></span>
       <span class="spacer"></span>
       <span id="last-transition" class="transition"></span>
+    </div>
+    <div id="outcome" class="outcome" role="status" hidden>
+      <div class="outcome-head"><span id="outcome-kind" class="badge"></span> <code id="outcome-error"></code> <span id="outcome-step"></span></div>
+      <div id="outcome-message"></div>
+      <ol id="outcome-causes"></ol>
     </div>
     <div class="toolbar secondary">
       <div class="segmented" role="group" aria-label="Chart view">

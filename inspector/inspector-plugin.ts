@@ -1,5 +1,5 @@
 import type { AnyStateMachine } from 'xstate';
-import { toGraphModel } from '../machines/diagram/graph-model.ts';
+import { type GraphModel, toGraphModel } from '../machines/diagram/graph-model.ts';
 import { definePlugin, type Plugin } from '../plugins/define-plugin.ts';
 import { InspectionStore } from './inspection-store.ts';
 import type { InspectorAnswers, InspectorServer, InspectorServerOptions } from './inspector-server.ts';
@@ -128,7 +128,12 @@ export function inspectorPlugin(options: InspectorPluginOptions = {}): Inspector
       const server = await startInspectorServer({
         store,
         svg: full,
-        simple: { svg: simpleSvg, via: simple.via, shownAs: simple.shownAs },
+        simple: {
+          svg: simpleSvg,
+          via: simple.via,
+          shownAs: simple.shownAs,
+          wayLabels: wayLabelsOf(graph, simple.via),
+        },
         answers: answering,
         readOnly: options.readOnly === true,
         ...(options.jaegerUrl === undefined ? {} : { jaegerUrl: options.jaegerUrl }),
@@ -169,6 +174,25 @@ export function inspectorPlugin(options: InspectorPluginOptions = {}): Inspector
       await server?.close();
     },
   });
+}
+
+/**
+ * What decided each way a simple-view arrow stands for, aligned with `via`: its guards, or its
+ * event when no guard did (`planInvalid`; `plan.error`). The page labels a taken arrow with the
+ * way taken, not with the arrow's summary (issue 27 item 2: a planner that threw showed
+ * `planInvalid`).
+ */
+export function wayLabelsOf(graph: GraphModel, via: Record<string, string[][]>): Record<string, string[]> {
+  const edges = new Map(graph.edges.map((edge) => [edge.id, edge]));
+  return Object.fromEntries(
+    Object.entries(via).map(([id, ways]) => [
+      id,
+      ways.map((way) => {
+        const guards = way.flatMap((edgeId) => edges.get(edgeId)?.guard ?? []);
+        return guards.length > 0 ? guards.join(' → ') : (edges.get(way[0] ?? '')?.label ?? '');
+      }),
+    ]),
+  );
 }
 
 function printUrl(server: InspectorServer): void {

@@ -31,7 +31,13 @@ export interface InspectorServerOptions {
   /** The chart drawn on the page: `toSvg(graph, { embedStyle: false })`. */
   svg: string;
   /** The simple view (`toSimpleGraph`) drawn, and its maps; absent: the page has the full chart only. */
-  simple?: { svg: string; via: Record<string, string[][]>; shownAs: Record<string, string> };
+  simple?: {
+    svg: string;
+    via: Record<string, string[][]>;
+    shownAs: Record<string, string>;
+    /** What decided each way of `via` (the label of a taken arrow). */
+    wayLabels?: Record<string, string[]>;
+  };
   /** Where answers from the page go; absent or `readOnly`: the page shows what a run awaits, without forms. */
   answers?: InspectorAnswers;
   /** Serve the page without answering (every write refused with 403). Default false. */

@@ -251,6 +251,38 @@ describe.skipIf(!available && !required)(SUITE, () => {
     expect(problems).toEqual([]);
   });
 
+  it('shows why a run failed at the top of its pane, and labels the arrow taken with plan.error', async () => {
+    class QuotaExceededError extends Error {
+      override name = 'QuotaExceededError';
+    }
+    const planner = scriptedPlanner([
+      { toolCalls: [{ name: 'crm.upsert_profile', input: { email: 'ada@example.com', plan: 'pro' } }] },
+      async () => {
+        throw new QuotaExceededError('model quota exceeded for today');
+      },
+    ]);
+    const { runtime, page, problems } = await open({}, planner);
+    const run = runtime.start({ runId: 'failing-run', messages: [{ role: 'user', content: 'Move Ada' }] });
+    expect((await run.result()).status).toBe('failed');
+    // The run's end arrives as its run_failed event and its last snapshot, in either order.
+    await page.waitForSelector('#outcome:not([hidden]) #outcome-step:text("in planning")');
+    await page.waitForSelector('[data-view="simple"] [data-edge-id="run.planning>run.failed"].taken');
+    expect(await page.getAttribute('#outcome', 'data-kind')).toBe('failed');
+    expect(await page.textContent('#outcome-error')).toBe('QuotaExceededError');
+    expect(await page.textContent('#outcome-message')).toBe('Planner failed: model quota exceeded for today');
+    expect(await page.textContent('#outcome-step')).toBe('in planning, turn 2 (on plan.error)');
+    // The simple view: the taken arrow into failed names the way taken, not planInvalid.
+    const taken = await page.$$eval('[data-view="simple"] [data-edge-id].taken', (nodes) =>
+      nodes.map((node) => ({
+        id: (node as SVGElement).dataset.edgeId,
+        label: node.querySelector('.edge-float .edge-label')?.textContent,
+      })),
+    );
+    expect(taken).toEqual([{ id: 'run.planning>run.failed', label: 'plan.error' }]);
+    if (screenshots) await page.screenshot({ path: 'examples/inspection/failed-run.png' });
+    expect(problems).toEqual([]);
+  });
+
   it('refuses writes without the token, from another origin, without the page header, and when read-only', async () => {
     const planner = scriptedPlanner([
       { await: { clarification: { id: 'q', question: 'Which plan?', missingFields: [] } } },

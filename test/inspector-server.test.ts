@@ -153,8 +153,11 @@ describe('inspector server data', () => {
     expect(text).not.toContain('unseen');
     expect(text).not.toContain('other run');
     const update = JSON.parse(/event: update\ndata: (.*)\n/.exec(text)![1]!);
-    expect(update).toMatchObject({ key: 'r1', changes: { status: 'canceled' } });
-    expect(Object.keys(update.changes).sort()).toEqual(['logSize', 'status', 'updatedAt']);
+    expect(update).toMatchObject({
+      key: 'r1',
+      changes: { status: 'canceled', outcome: { kind: 'canceled', message: 'enough' } },
+    });
+    expect(Object.keys(update.changes).sort()).toEqual(['logSize', 'outcome', 'status', 'updatedAt']);
     await reader.cancel();
   });
 

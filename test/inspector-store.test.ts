@@ -1,11 +1,13 @@
 import { firstValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { InspectionStore, type InspectorMessage } from '../inspector/inspection-store.ts';
 import { inspectorPlugin } from '../inspector/inspector-plugin.ts';
 import { toGraphModel } from '../machines/diagram/graph-model.ts';
 import { runMachine } from '../machines/run-machine.ts';
-import { scriptedPlanner } from '../run/planner.ts';
+import { type ScriptedStep, scriptedPlanner } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
+import { defineTool } from '../tools/define-tool.ts';
 
 const graph = toGraphModel(runMachine);
 const edgeTo = (source: string, guard: string) =>
@@ -59,7 +61,13 @@ describe('InspectionStore fed by the inspector plugin (native inspection events)
     await until(() => run.status === 'awaiting');
     const seen: string[][] = [];
     inspector.store.subscribe((message) => {
-      if (message.type === 'run' && message.run.lastTransition) seen.push(message.run.lastTransition.edgeIds);
+      const transition =
+        message.type === 'run'
+          ? message.run.lastTransition
+          : message.type === 'update'
+            ? message.changes.lastTransition
+            : undefined;
+      if (transition) seen.push(transition.edgeIds);
     });
     await run.provideClarification({ id: 'plan', answer: 'pro' });
     await run.result();
@@ -193,5 +201,70 @@ describe('InspectionStore bounds', () => {
       store.recordRunEvent({ type: 'planner_note', runId: 'a', at: i, turnId: 't', note: `n${i}` });
     expect(store.log('a').map((entry) => (entry.data as { note: string }).note)).toEqual(['n2', 'n3', 'n4']);
     expect(store.run('a')!.dropped).toBe(2);
+  });
+});
+
+describe('InspectionStore outcomes (issue 27 item 2)', () => {
+  class QuotaExceededError extends Error {
+    override name = 'QuotaExceededError';
+  }
+  const lookup = defineTool({
+    id: 'crm.lookup',
+    description: 'Looks a customer up',
+    input: z.object({ email: z.string() }),
+    execute: async ({ email }) => ({ email, plan: 'pro' }),
+  });
+  const call = { toolCalls: [{ name: 'crm.lookup', input: { email: 'ada@example.com' } }] };
+
+  async function outcomeOf(steps: ScriptedStep[], options: { maxToolCalls?: number; cancel?: boolean } = {}) {
+    const inspector = inspectorPlugin({ serve: false });
+    const runtime = createRuntime({
+      agent: { id: 'support' },
+      planner: scriptedPlanner(steps),
+      tools: [lookup],
+      plugins: [inspector],
+      telemetry: false,
+      ...(options.maxToolCalls ? { caps: { maxToolCalls: options.maxToolCalls } } : {}),
+    });
+    const run = runtime.start({ runId: 'r', messages: [{ role: 'user', content: 'hi' }] });
+    if (options.cancel) {
+      await until(() => run.status === 'awaiting');
+      run.cancel('the customer hung up');
+    }
+    await run.result();
+    await runtime.close();
+    return inspector.store.summary('r')!.outcome;
+  }
+
+  it('a planner that throws: the error’s name, message and the step and turn it failed in', async () => {
+    const outcome = await outcomeOf([
+      call,
+      async () => {
+        throw new QuotaExceededError('model quota exceeded for today');
+      },
+    ]);
+    expect(outcome).toEqual({
+      kind: 'failed',
+      errorName: 'QuotaExceededError',
+      message: 'Planner failed: model quota exceeded for today',
+      step: 'planning',
+      turnId: 'r:t2',
+      event: 'plan.error',
+    });
+  });
+
+  it('a run capped by maxToolCalls: the cap and the step where it was reached; a canceled run: the reason', async () => {
+    const capped = await outcomeOf([call, { finalResponse: { text: 'partial' } }], { maxToolCalls: 1 });
+    expect(capped).toMatchObject({ kind: 'capped', message: 'tool_cap', step: 'executing' });
+    const canceled = await outcomeOf(
+      [{ await: { clarification: { id: 'q', question: 'Which plan?', missingFields: [] } } }],
+      { cancel: true },
+    );
+    expect(canceled).toMatchObject({
+      kind: 'canceled',
+      message: 'the customer hung up',
+      step: 'awaiting.clarification',
+    });
+    expect(await outcomeOf([{ finalResponse: { text: 'fine' } }])).toBeUndefined();
   });
 });
