@@ -9,6 +9,7 @@
  * | `no SDK` | default (plugin on, no SDK registered: the API's no-op tracer and meter) | what a library user pays before configuring OpenTelemetry |
  * | `off + context manager` | `telemetry: false`, the AsyncLocalStorage context manager registered | what any traced Node app pays for context propagation (async hooks on every promise), toolwarden or not |
  * | `SDK` | a real `BasicTracerProvider` (BatchSpanProcessor, an exporter that drops batches), a real `MeterProvider` with a reader, the AsyncLocalStorage context manager | recording 22 spans and the metrics of a run, as production would minus the network |
+| `SDK, latest GenAI` | as `SDK`, with `latestGenAiConventions: true` (`OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`) | the 2026 conventions' extra: a state-change event per step, the `gen_ai.*` metrics |
  *
  *     node --import tsx bench/telemetry.bench.ts [--runs 600] [--warm-up 100]
  *
@@ -40,13 +41,15 @@ export interface TelemetryBenchResult {
   offContextManagerUsPerStep: number;
   /** Median CPU µs per step with a real SDK recording every span and metric. */
   sdkUsPerStep: number;
+  /** The same with the latest GenAI conventions (state-change events, gen_ai.* metrics). */
+  sdkLatestUsPerStep: number;
   /** sdk − off, µs per step: what tracing adds. */
   tracingUsPerStep: number;
   /** sdk / off; target ≤ 2. */
   ratio: number;
   withinTarget: boolean;
   /** The same medians in wall-clock µs per step (noisy on a busy machine). */
-  wallUsPerStep: { off: number; noSdk: number; offContextManager: number; sdk: number };
+  wallUsPerStep: { off: number; noSdk: number; offContextManager: number; sdk: number; sdkLatest: number };
 }
 
 /** An exporter that drops what it is given: the SDK's whole pipeline runs, minus the network. */
@@ -110,7 +113,7 @@ const median = (values: number[]) => {
 };
 const round1 = (value: number) => Math.round(value * 10) / 10;
 
-/** Runs the three modes, interleaved in rounds so drift hits all alike, and prints the medians. */
+/** Runs the modes, interleaved in rounds so drift hits all alike, and prints the medians. */
 export async function benchTelemetry(
   options: { runs?: number; warmUp?: number; print?: boolean } = {},
 ): Promise<TelemetryBenchResult> {
@@ -124,11 +127,13 @@ export async function benchTelemetry(
   const off = loop(false);
   const noSdk = loop(undefined);
   const sdk = loop({ tracerProvider, meterProvider });
+  const sdkLatest = loop({ tracerProvider, meterProvider, latestGenAiConventions: true });
   const samples = {
     off: { cpu: [] as number[], wall: [] as number[] },
     noSdk: { cpu: [] as number[], wall: [] as number[] },
     offContext: { cpu: [] as number[], wall: [] as number[] },
     sdk: { cpu: [] as number[], wall: [] as number[] },
+    sdkLatest: { cpu: [] as number[], wall: [] as number[] },
   };
   const add = (into: { cpu: number[]; wall: number[] }, from: { cpu: number[]; wall: number[] }) => {
     into.cpu.push(...from.cpu);
@@ -148,6 +153,7 @@ export async function benchTelemetry(
       try {
         add(samples.offContext, await measure(off, warm, perRound));
         add(samples.sdk, await measure(sdk, warm, perRound));
+        add(samples.sdkLatest, await measure(sdkLatest, warm, perRound));
       } finally {
         context.disable();
       }
@@ -165,11 +171,13 @@ export async function benchTelemetry(
     noSdkUsPerStep: round1(median(samples.noSdk.cpu)),
     offContextManagerUsPerStep: round1(median(samples.offContext.cpu)),
     sdkUsPerStep: round1(sdkUs),
+    sdkLatestUsPerStep: round1(median(samples.sdkLatest.cpu)),
     wallUsPerStep: {
       off: round1(median(samples.off.wall)),
       noSdk: round1(median(samples.noSdk.wall)),
       offContextManager: round1(median(samples.offContext.wall)),
       sdk: round1(median(samples.sdk.wall)),
+      sdkLatest: round1(median(samples.sdkLatest.wall)),
     },
     tracingUsPerStep: round1(sdkUs - offUs),
     ratio: Math.round((sdkUs / offUs) * 100) / 100,
@@ -187,6 +195,7 @@ export async function benchTelemetry(
     row('on, no SDK (no-op)', result.noSdkUsPerStep, result.wallUsPerStep.noSdk);
     row('off + context manager', result.offContextManagerUsPerStep, result.wallUsPerStep.offContextManager);
     row('on, SDK recording', result.sdkUsPerStep, result.wallUsPerStep.sdk);
+    row('SDK, latest GenAI', result.sdkLatestUsPerStep, result.wallUsPerStep.sdkLatest);
     console.log(
       `  tracing adds ${result.tracingUsPerStep.toFixed(1)} µs/step; SDK/off ${result.ratio}× (target ≤ 2×: ${result.withinTarget ? 'met' : 'NOT met'})`,
     );

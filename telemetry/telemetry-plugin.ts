@@ -645,12 +645,16 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
       return traceToolCall(segment, call, next);
     },
 
-    onStateChange(change, run) {
-      if (!latest) return;
-      // Only a segment that is open observes it: a restore (replay) opens none and changes nothing.
-      const segment = segments.get(run.runId) ?? closing.get(run.runId);
-      if (segment?.recording) stateChanged(segment, change);
-    },
+    // Only with the latest conventions: without the hook the runtime does no per-step work for it.
+    ...(latest
+      ? {
+          onStateChange(change: RunStateChange, run: RunInfo) {
+            // Only an open segment (or the one its step just ended) observes it: a restore opens none.
+            const segment = segments.get(run.runId) ?? closing.get(run.runId);
+            if (segment?.recording) stateChanged(segment, change);
+          },
+        }
+      : {}),
 
     onEvent(event, run) {
       switch (event.type) {
