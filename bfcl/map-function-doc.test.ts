@@ -370,3 +370,47 @@ describe('toolFromFunctionDoc', () => {
     );
   });
 });
+
+describe('mapFunctionDoc: field names the boundary refuses (issue 24 item 8)', () => {
+  // From JSON, as the data files give it: `__proto__` is an own key, not the prototype.
+  const doc = (required: string[]): BfclFunctionDoc =>
+    JSON.parse(
+      JSON.stringify({
+        name: 'set_profile',
+        description: 'Sets a profile',
+        parameters: { type: 'dict', properties: { name: { type: 'string' } }, required },
+      }).replace(
+        '"properties":{',
+        '"properties":{"__proto__":{"type":"string"},"constructor":{"type":"integer"},',
+      ),
+    );
+
+  it.each([
+    ['not required', [] as string[]],
+    ['required', ['__proto__', 'constructor', 'name']],
+  ])(
+    'a __proto__ or constructor parameter (%s) is left out with a forbidden_field_name finding, not silently',
+    (_name, required) => {
+      const mapped = mapFunctionDoc(doc(required));
+      expect(mapped.fidelity).toBe('approximate');
+      expect(mapped.approximations.map((f) => [f.code, f.path])).toEqual([
+        ['forbidden_field_name', '__proto__'],
+        ['forbidden_field_name', 'constructor'],
+      ]);
+      expect(Object.keys(mapped.function.parameters.properties as object)).toEqual(['name']);
+      expect(mapped.function.parameters.required ?? []).not.toContain('__proto__');
+      // The tool builds and takes the other fields.
+      const { tool } = toolFromFunctionDoc(doc(required));
+      expect(
+        prepareToolCall(new ToolCatalog([tool]), { name: tool.id, toolCallId: 'c', input: { name: 'Ada' } })
+          .ok,
+      ).toBe(true);
+    },
+  );
+
+  it('in the Java source-text form too', () => {
+    const mapped = mapFunctionDoc(doc([]), { language: 'java' });
+    expect(mapped.approximations.map((f) => f.code)).toContain('forbidden_field_name');
+    expect(Object.keys(mapped.function.parameters.properties as object)).toEqual(['name']);
+  });
+});

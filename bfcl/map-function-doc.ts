@@ -38,6 +38,7 @@ import { toSourceText } from './source-text.ts';
  * | `default` on a required field          | kept in the description only (zod would make the field optional) | exact, noted |
  * | `default: None`                        | `null` accepted too (a Python `Optional`; the ground truth lists `None`) | exact, noted |
  * | unknown or empty `type`                | no constraint                                 | approximate |
+ * | a parameter named `__proto__`, `constructor` or `prototype` | left out, and said so (the tool boundary refuses those names in every call) | approximate |
  *
  * Tool ids come from {@link toolIdForName}; the BFCL name stays on the result as `name`.
  */
@@ -70,7 +71,8 @@ export type MappingCode =
   | 'default_outside_schema'
   | 'default_on_items'
   | 'unknown_type'
-  | 'unknown_keyword';
+  | 'unknown_keyword'
+  | 'forbidden_field_name';
 
 export type MappingNoteCode =
   | 'any_as_string'
@@ -116,6 +118,9 @@ const LANGUAGE_HINTS: Record<BfclLanguage, string> = {
 };
 
 type JsonType = 'object' | 'integer' | 'number' | 'string' | 'boolean' | 'array';
+
+/** Field names the tool boundary refuses in every input (tools/define-tool.ts). */
+const FORBIDDEN_FIELD_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
 
 /** Native type table: BFCL type name → JSON type (upstream `GORILLA_TO_OPENAPI`, `any` aside). */
 const NATIVE_TYPES: Record<string, JsonType> = {
@@ -226,6 +231,7 @@ function toSourceTextForm(parameters: BfclSchema, language: BfclLanguage, mapper
   const name = language === 'java' ? 'Java' : 'JavaScript';
   const properties: Record<string, BfclSchema> = {};
   for (const [key, original] of Object.entries(parameters.properties ?? {})) {
+    if (!mapper.allowedName(key, '')) continue;
     const value: BfclSchema = { ...original };
     let description = value.description ?? '';
     if (value.type === 'any') {
@@ -491,10 +497,13 @@ class Mapper {
 
   private objectBody(node: BfclSchema, path: string): JSONSchema {
     const declared = node.properties && typeof node.properties === 'object' ? node.properties : undefined;
-    const requiredList = Array.isArray(node.required) ? [...new Set(node.required.map(String))] : [];
     const properties: Record<string, JSONSchema> = {};
+    const requiredList = (Array.isArray(node.required) ? [...new Set(node.required.map(String))] : []).filter(
+      (key) => this.allowedName(key, path),
+    );
     for (const [key, child] of Object.entries(declared ?? {})) {
       const childPath = path ? `${path}.${key}` : key;
+      if (!this.allowedName(key, path)) continue;
       const required = requiredList.includes(key);
       if (required && isOptionalFlag(child?.optional)) {
         this.approximate(
@@ -523,6 +532,25 @@ class Mapper {
       out.additionalProperties = true;
     }
     return out;
+  }
+
+  /**
+   * Whether `key` can be a field: `__proto__`, `constructor` and `prototype` cannot (the tool
+   * boundary refuses them in every call, and `__proto__` assigned to a plain object set its
+   * prototype instead: the parameter vanished without a word). Such a field is left out with a
+   * `forbidden_field_name` finding, once per name and object.
+   */
+  allowedName(key: string, path: string): boolean {
+    if (!FORBIDDEN_FIELD_NAMES.has(key)) return true;
+    const childPath = path ? `${path}.${key}` : key;
+    if (!this.approximations.some((f) => f.code === 'forbidden_field_name' && f.path === childPath)) {
+      this.approximate(
+        'forbidden_field_name',
+        childPath,
+        `a parameter named "${key}" cannot be a tool field (the boundary refuses that name in every call): left out`,
+      );
+    }
+    return false;
   }
 
   private arrayBody(node: BfclSchema, path: string): JSONSchema {
