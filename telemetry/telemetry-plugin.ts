@@ -220,7 +220,7 @@ interface Segment {
   usage?: { inputTokens: number; outputTokens: number };
   /** `gen_ai.agent.name` of its metrics. */
   agentName: string;
-  /** `performance.now()` when it opened, for `gen_ai.invoke_agent.duration`. */
+  /** {@link segmentClock} when it opened, for `gen_ai.invoke_agent.duration`. */
   openedAt: number;
   /** Tool calls it ran or refused (one per `tool_result`), for `gen_ai.invoke_agent.tool_calls`. */
   toolCalls: number;
@@ -231,6 +231,12 @@ interface Segment {
   /** When the segment ended, if its span waits for {@link pendingStates}. */
   endedAt?: number;
 }
+
+/**
+ * The clock of segment durations, ms. Segments also open inside Temporal's workflow sandbox, which
+ * has no `performance` (its `Date.now()` is the workflow's deterministic time).
+ */
+const segmentClock = (): number => globalThis.performance?.now() ?? Date.now();
 
 /** Longest a segment's span waits past its end for the store versions of its state changes, ms. */
 const STATE_VERSION_WAIT_MS = 5_000;
@@ -302,7 +308,7 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
       attempts: new Map(),
       started: !first,
       agentName: run.agent.name,
-      openedAt: performance.now(),
+      openedAt: segmentClock(),
       toolCalls: 0,
       tally,
       pendingStates: 0,
@@ -387,7 +393,7 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
     const { genAi } = segment.instruments;
     const agent = { [ATTR_GEN_AI_AGENT_NAME]: segment.agentName };
     genAi.invokeAgentDuration.record(
-      (performance.now() - segment.openedAt) / 1000,
+      (segmentClock() - segment.openedAt) / 1000,
       errorType === undefined ? agent : { ...agent, [ATTR_ERROR_TYPE]: errorType },
     );
     genAi.invokeAgentInferenceCalls.record(segment.tally.inferenceCalls, agent);
