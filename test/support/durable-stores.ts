@@ -15,6 +15,7 @@ import { memoryStore } from '../../runtime/stores/memory-store.ts';
 import { postgresStore } from '../../runtime/stores/postgres-store.ts';
 import {
   dropSchema,
+  type PostgresTestDatabase,
   probePostgresTestDatabase,
   uniqueSchemaName,
 } from '../../runtime/stores/postgres-test-database.ts';
@@ -38,9 +39,18 @@ export interface StoreKind {
 
 /** The memory, SQLite (temporary file) and PostgreSQL (own schema) stores, PostgreSQL gated. */
 export async function durableStoreKinds(suite: string): Promise<StoreKind[]> {
-  const database = await probePostgresTestDatabase(suite);
-  const postgresSkip = !database.reachable && !database.required ? 'PostgreSQL not reachable' : undefined;
-  if (postgresSkip !== undefined) console.warn(database.skipMessage);
+  // `npm run test:unit` uses no peer (vitest.unit.config.ts).
+  const peersOff = process.env.TOOLWARDEN_TEST_PEERS === 'off';
+  const database: PostgresTestDatabase = peersOff
+    ? { url: '', reachable: false, required: false, skipMessage: '', failMessage: '' }
+    : await probePostgresTestDatabase(suite);
+  const postgresSkip = peersOff
+    ? 'peers off (npm run test:unit)'
+    : !database.reachable && !database.required
+      ? 'PostgreSQL not reachable'
+      : undefined;
+  if (postgresSkip !== undefined)
+    console.warn(peersOff ? `Skipping "${suite}" on PostgreSQL: ${postgresSkip}` : database.skipMessage);
   return [
     {
       name: 'memory',

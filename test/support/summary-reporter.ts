@@ -1,3 +1,4 @@
+import type { UserConsoleLog } from 'vitest';
 import type { Reporter, TestModule, TestSuite } from 'vitest/node';
 
 /**
@@ -6,6 +7,31 @@ import type { Reporter, TestModule, TestSuite } from 'vitest/node';
  * data was missing), so a run without them says clearly what it did not check.
  */
 export default class SummaryReporter implements Reporter {
+  /** What each file or task printed about skipping (`Skipping <suite>: <reason>`), by task id. */
+  private readonly skipNotes = new Map<string, string[]>();
+
+  onUserConsoleLog(log: UserConsoleLog): void {
+    if (log.taskId === undefined || !/\bskip/i.test(log.content)) return;
+    const notes = this.skipNotes.get(log.taskId) ?? [];
+    const note = log.content.trim().replace(/\s+/g, ' ');
+    if (!notes.includes(note)) notes.push(note);
+    this.skipNotes.set(log.taskId, notes);
+  }
+
+  /** Why `module` (or one of its suites) was skipped: what it printed, else a note that it did not say. */
+  private reasonOf(module: TestModule, suite?: TestSuite): string {
+    const ids = [
+      module.id,
+      ...(suite ? [suite.id, ...[...suite.children.allTests()].map((test) => test.id)] : []),
+    ];
+    const notes = ids.flatMap((id) => this.skipNotes.get(id) ?? []);
+    if (notes.length > 0) return notes.join('; ');
+    const note =
+      suite && [...suite.children.allTests()].map((test) => test.result()).find((r) => 'note' in r && r.note);
+    if (note && 'note' in note && note.note) return note.note;
+    return 'no reason printed (make the suite console.warn why it skips)';
+  }
+
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
     let passed = 0;
     let failed = 0;
@@ -29,18 +55,18 @@ export default class SummaryReporter implements Reporter {
       }
       failed += moduleFailed;
       if (module.state() === 'failed') continue;
-      if (allSkipped(module.children.allTests())) skippedSuites.push(file);
+      if (allSkipped(module.children.allTests())) skippedSuites.push(`${file}: ${this.reasonOf(module)}`);
       else {
         for (const suite of module.children.allSuites()) {
           if (allSkipped(suite.children.allTests()) && !parentSkipped(suite)) {
-            skippedSuites.push(`${file} > ${suite.fullName}`);
+            skippedSuites.push(`${file} > ${suite.fullName}: ${this.reasonOf(module, suite)}`);
           }
         }
       }
     }
     if (skippedSuites.length > 0) {
       console.log(
-        `\nSkipped suites (a test peer or data set was missing):\n${skippedSuites.map((s) => `  - ${s}`).join('\n')}`,
+        `\nSkipped suites (a test peer or data set was missing), each with its reason:\n${skippedSuites.map((s) => `  - ${s}`).join('\n')}`,
       );
     }
     if (failedFiles.length > 0) {
