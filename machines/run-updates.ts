@@ -3,6 +3,7 @@ import type { Message } from '../run/message.ts';
 import { type AwaitClarification, AwaitClarificationSchema } from '../run/planner.ts';
 import type { PolicyEffects } from '../run/policy-effects.ts';
 import type { RunEvent } from '../run/run-events.ts';
+import { clippedRefusedInput } from '../tools/preview-value.ts';
 import type { PolicyRetryHint } from '../tools/retry-hint.ts';
 import type { ToolErrorJSON } from '../tools/tool-error.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
@@ -244,6 +245,41 @@ export function reviewUpdate(
   };
 }
 
+/**
+ * The batch's refused calls with their input clipped (`clippedRefusedInput`), in the pending list
+ * and in the assistant message that proposed them, so a refused call's megabytes are neither
+ * stored with every snapshot nor sent to the model every turn (issue 24 item 8). `messages` is
+ * undefined when no input needed clipping (the usual case: nothing is copied).
+ */
+function clipRefusedCalls(
+  messages: Message[],
+  pending: PendingCall[],
+): { messages?: Message[]; pending: PendingCall[] } {
+  const ids = new Map<string, unknown>();
+  const kept = pending.map((call) => {
+    if (call.status !== 'rejected') return call;
+    const input = clippedRefusedInput(call.input);
+    if (input === call.input) return call;
+    ids.set(call.toolCallId, input);
+    return { ...call, input };
+  });
+  if (ids.size === 0) return { pending };
+  const out = messages.slice();
+  for (let i = out.length - 1; i >= 0; i--) {
+    const message = out[i]!;
+    if (message.role !== 'assistant' || !message.toolCalls?.some((call) => ids.has(call.toolCallId)))
+      continue;
+    out[i] = {
+      ...message,
+      toolCalls: message.toolCalls.map((call) =>
+        ids.has(call.toolCallId) ? { ...call, input: ids.get(call.toolCallId) } : call,
+      ),
+    };
+    break;
+  }
+  return { messages: out, pending: kept };
+}
+
 /** What a checked batch does to the context, and the events it emits, in order. */
 export function validationUpdate(
   context: RunContext,
@@ -259,14 +295,16 @@ export function validationUpdate(
   );
   for (const result of results) if (result) events.push(toolResultEvent(context, result));
   const hinted = output.hints.length > 0;
+  const refused = clipRefusedCalls(context.messages, output.pending);
   return {
     // The effects (never `toolCalls`, `hints` or `batch`) last: see the module's note on spreads.
     update: {
+      ...(refused.messages === undefined ? {} : { messages: refused.messages }),
       toolCalls: context.toolCalls + output.pending.length,
       hints: hinted ? [...context.hints, ...output.hints] : context.hints,
       batch: {
         ...context.batch,
-        pending: output.pending,
+        pending: refused.pending,
         results,
         newHints: hinted ? [...context.batch.newHints, ...output.hints] : context.batch.newHints,
       },

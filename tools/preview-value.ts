@@ -133,3 +133,25 @@ function stringOf(value: unknown): string {
     }
   }
 }
+
+/** Characters of a refused call's input the run's transcript keeps whole. */
+export const REFUSED_INPUT_CHARS = 8_192;
+
+/**
+ * A refused call's input as the transcript keeps it (issue 24 item 8: a refused call's 5 MB of
+ * arguments stayed in the transcript and were sent to the model again every turn, 25.6 MB after
+ * five): as sent when its text or preview is at most {@link REFUSED_INPUT_CHARS} characters,
+ * else `{ $truncated: <the first half of that>…, $chars? }` (`$chars`, the whole length, for text).
+ * Reads no more of an object than the preview does.
+ */
+export function clippedRefusedInput(input: unknown): unknown {
+  const half = REFUSED_INPUT_CHARS / 2;
+  if (typeof input === 'string') {
+    return input.length <= REFUSED_INPUT_CHARS
+      ? input
+      : { $truncated: `${input.slice(0, half)}…`, $chars: input.length };
+  }
+  if (input === null || typeof input !== 'object') return input;
+  const preview = previewValue(input, REFUSED_INPUT_CHARS);
+  return preview.length <= REFUSED_INPUT_CHARS ? input : { $truncated: `${preview.slice(0, half)}…` };
+}
