@@ -38,10 +38,12 @@ export const PAGE_SCRIPT = String.raw`
     .filter((id) => !active.some((other) => other.startsWith(id + '.')))
     .map((id) => id.startsWith(machineId + '.') ? id.slice(machineId.length + 1) : id)
     .join(', ');
+  // An edge of the full chart as 'event [guard]': the first line of its tooltip, without actions.
   const edgeText = (id) => {
     const edge = nodesIn(viewOf('full'), '[data-edge-id]').find((node) => node.dataset.edgeId === id);
-    if (!edge) return id;
-    return Array.from(edge.querySelectorAll('.edge-label')).map((line) => line.textContent).join(' ');
+    const title = edge && edge.querySelector('title');
+    if (!title) return id;
+    return title.textContent.split('\n')[0].split(' / ')[0];
   };
   const newest = () => Array.from(runs.values()).sort((a, b) => b.startedAt - a.startedAt)[0];
   const follow = () => $('follow').checked;
@@ -70,6 +72,7 @@ export const PAGE_SCRIPT = String.raw`
       const badge = el('span', 'badge', run.status);
       badge.dataset.status = run.status;
       const id = el('span', 'run-id', run.runId);
+      id.title = run.runId;
       item.append(badge, id);
       const meta = el('span', 'run-meta', [run.agentId, leaf(run.activeStates || [])].filter(Boolean).join(' · '));
       if (run.source !== 'native') meta.append(' ', el('span', 'source', 'via ' + run.source));
@@ -150,6 +153,8 @@ export const PAGE_SCRIPT = String.raw`
     const ours = run && run.machineId === machineId;
     highlight(ours && shown ? shown.activeStates : [], ours && shown ? shown.lastTransition : null);
     $('run-title').textContent = run ? run.runId : 'no run selected';
+    $('run-title').title = run ? run.runId : '';
+    $('copy-id').hidden = !run;
     const status = $('run-status');
     status.textContent = run ? run.status : '–';
     status.dataset.status = run ? run.status : 'none';
@@ -195,12 +200,23 @@ export const PAGE_SCRIPT = String.raw`
     $('zoom-level').textContent = Math.round(zoom.scale * 100) + '%';
     for (const svg of document.querySelectorAll('#canvas svg')) svg.classList.toggle('labels-on', zoom.scale >= 1.25);
   }
+  // Fit (issue 27 item 3): the whole chart when its text stays 11 px or more; else its width,
+  // scrolled from the top; else the smallest scale at which its text is 11 px, panned from the
+  // top left. Floating edge labels (11 px, shown on demand) follow the same scale.
+  const READABLE_PX = 11;
+  const smallestFont = (view) => {
+    const sizes = nodesIn(view, 'text:not(.edge-label)').map((text) => Number(text.getAttribute('font-size')) || 13);
+    return sizes.length ? Math.min(...sizes) : 13;
+  };
   function fit() {
     const box = $('viewport').getBoundingClientRect();
     const { width, height } = svgSize();
-    zoom.scale = Math.min(box.width / width, box.height / height);
-    zoom.x = (box.width - width * zoom.scale) / 2;
-    zoom.y = (box.height - height * zoom.scale) / 2;
+    const readable = READABLE_PX / smallestFont(current);
+    const whole = Math.min(box.width / width, box.height / height);
+    const across = box.width / width;
+    zoom.scale = whole >= readable ? whole : Math.max(across, readable);
+    zoom.x = Math.max(0, (box.width - width * zoom.scale) / 2);
+    zoom.y = whole >= readable ? (box.height - height * zoom.scale) / 2 : 0;
     applyZoom();
   }
   function zoomAt(factor, cx, cy) {
@@ -256,6 +272,23 @@ export const PAGE_SCRIPT = String.raw`
     $('view-full').setAttribute('aria-pressed', String(name === 'full'));
     fit();
   }
+  // The full chart's floating labels say 'event [guard]' (its layout leaves labels out).
+  for (const node of nodesIn(viewOf('full'), '[data-edge-id]')) {
+    const text = node.querySelector('.edge-float text.edge-label');
+    if (!text) continue;
+    text.dataset.summary = edgeText(node.dataset.edgeId);
+    labelWay(node, null);
+  }
+  // The whole run id, however the list cuts it: copied, or selected for Ctrl+C when the
+  // clipboard is not available.
+  $('copy-id').addEventListener('click', () => {
+    const run = selected && runs.get(selected);
+    if (!run) return;
+    const done = (text) => { $('copy-id').textContent = text; setTimeout(() => { $('copy-id').textContent = 'copy id'; }, 1500); };
+    const selectTitle = () => { const range = document.createRange(); range.selectNodeContents($('run-title')); const chosen = getSelection(); chosen.removeAllRanges(); chosen.addRange(range); done('selected'); };
+    if (navigator.clipboard && navigator.clipboard.writeText) navigator.clipboard.writeText(run.runId).then(() => done('copied'), selectTitle);
+    else selectTitle();
+  });
   $('view-simple').addEventListener('click', () => showView('simple'));
   $('view-full').addEventListener('click', () => showView('full'));
   new ResizeObserver(() => fit()).observe($('viewport'));

@@ -57,7 +57,8 @@ button[aria-pressed="true"] { background: var(--sel); border-color: var(--accent
 .segmented button { border-radius: 0; }
 .segmented button:first-child { border-radius: 6px 0 0 6px; }
 .segmented button:last-child { border-radius: 0 6px 6px 0; }
-#run-title { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-weight: 600; }
+#run-title { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-weight: 600; word-break: break-all; min-width: 0; user-select: all; }
+.copy { font-size: 11px; padding: 1px 6px; white-space: nowrap; }
 .state-name { font-family: ui-monospace, "DejaVu Sans Mono", monospace; color: var(--accent); }
 .transition { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 11px; color: #c2410c; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; max-width: 50%; }
 .spacer { flex: 1; }

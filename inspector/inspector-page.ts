@@ -88,6 +88,7 @@ export function inspectorPage(options: InspectorPageOptions): string {
   <section id="chart-panel" aria-label="State chart">
     <div class="toolbar">
       <span id="run-title">no run selected</span>
+      <button type="button" id="copy-id" class="copy" aria-label="Copy the run id" title="Copy the run id" hidden>copy id</button>
       <span id="run-status" class="badge" data-status="none">–</span>
       <span id="run-state" class="state-name"></span>
       <span class="spacer"></span>

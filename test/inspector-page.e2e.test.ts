@@ -61,6 +61,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
   async function open(
     options: { readOnly?: boolean } = {},
     planner = scriptedPlanner([]),
+    viewport = { width: 1280, height: 800 },
   ): Promise<{ runtime: Runtime; server: InspectorServer; page: Page; problems: string[] }> {
     const runtime = createRuntime({
       agent: { id: 'support' },
@@ -71,7 +72,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
     });
     runtimes.push(runtime);
     const server = await runtime.inspector!.start();
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const page = await browser.newPage({ viewport });
     page.setDefaultTimeout(8_000);
     const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(String(error)));
@@ -280,6 +281,51 @@ describe.skipIf(!available && !required)(SUITE, () => {
     );
     expect(taken).toEqual([{ id: 'run.planning>run.failed', label: 'plan.error' }]);
     if (screenshots) await page.screenshot({ path: 'examples/inspection/failed-run.png' });
+    expect(problems).toEqual([]);
+  });
+
+  it('draws the full chart with text of 11 px or more at fit on 1600×1000, and gives run ids whole', async () => {
+    const planner = scriptedPlanner([
+      { toolCalls: [{ name: 'crm.upsert_profile', input: { email: 'ada@example.com', plan: 'pro' } }] },
+      { finalResponse: { text: 'done' } },
+    ]);
+    const { runtime, page, problems } = await open({}, planner, { width: 1600, height: 1000 });
+    const runId = 'support-session-2026-11-25T19:20:00Z-7f3c9a1e-4b2d-4e8f-9c61-0a5d3e7b2f14';
+    await runtime.start({ runId, messages: [{ role: 'user', content: 'Move Ada' }] }).result();
+    await page.waitForSelector('#run-status:text("completed")');
+    await page.click('#view-full');
+    const scale = await zoomScale(page);
+    // Every text of the full chart at fit, as drawn: state titles, invoked actors, tags, and the
+    // floating label of the edge just taken.
+    const drawn = await page.$$eval(
+      '[data-view="full"] text',
+      (texts, at) =>
+        texts
+          .filter(
+            (text) =>
+              (text as SVGTextElement).getBBox().width > 0 && getComputedStyle(text).display !== 'none',
+          )
+          .map((text) => ({
+            text: text.textContent,
+            px: Number.parseFloat(getComputedStyle(text).fontSize) * at,
+          })),
+      scale,
+    );
+    expect(drawn.length).toBeGreaterThan(25);
+    expect(drawn.filter((text) => text.px < 11)).toEqual([]);
+    const taken = await page.$$eval('[data-view="full"] .edge.taken .edge-float .edge-label', (labels) =>
+      labels.map((label) => label.textContent),
+    );
+    expect(taken).toContain('plan.done [planHasFinalResponse]');
+    if (screenshots) await page.screenshot({ path: 'examples/inspection/full-chart.png' });
+
+    // The run id, cut in the list, whole on hover, in the title and on the clipboard.
+    expect(await page.getAttribute(`#run-list li[data-key="${runId}"] .run-id`, 'title')).toBe(runId);
+    expect(await page.textContent('#run-title')).toBe(runId);
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+    await page.click('#copy-id');
+    await page.waitForSelector('#copy-id:text("copied")');
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(runId);
     expect(problems).toEqual([]);
   });
 
