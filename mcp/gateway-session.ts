@@ -11,6 +11,18 @@ export interface McpToolAnswer {
 
 /** Key of a failed call's `{ error, retryHint }` in the result's `_meta`. */
 export const RETRY_DETAILS_KEY = 'toolwarden/retry';
+/** Key of {@link SessionEnded} in the `_meta` of a call an ended session refuses. */
+export const SESSION_ENDED_KEY = 'toolwarden/sessionEnded';
+
+/**
+ * Why a gateway session ended, as a client reads it from `_meta["toolwarden/sessionEnded"]`:
+ * `reason` is the run's finalize reason (`tool_cap`, `consecutive_failures`, `time_budget`, ...)
+ * or `idle_timeout`, `client_disconnected`, `gateway_closed`, `run_completed`, `run_failed`.
+ */
+export interface SessionEnded {
+  reason: string;
+  message: string;
+}
 
 interface Pending {
   key: string;
@@ -31,7 +43,7 @@ export class GatewaySession {
   private readonly queue: Pending[] = [];
   private readonly inFlight = new Map<string, Pending>();
   private wake: (() => void) | undefined;
-  private ended: string | undefined;
+  private ended: SessionEnded | undefined;
   private calls = 0;
 
   constructor(
@@ -41,25 +53,33 @@ export class GatewaySession {
   ) {}
 
   /** A client's call; resolves with the answer the run gives it (never rejects). */
+  /** Why the session ended, once it has. */
+  get endedBecause(): SessionEnded | undefined {
+    return this.ended;
+  }
+
   call(name: string, args: Record<string, unknown>): Promise<McpToolAnswer> {
-    if (this.ended !== undefined)
-      return Promise.resolve(failure(`This MCP session has ended: ${this.ended}`));
+    if (this.ended !== undefined) return Promise.resolve(endedAnswer(this.ended));
     return new Promise((answer) => {
       this.queue.push({ key: `mcp-${++this.calls}`, name, args, answer });
       this.wake?.();
     });
   }
 
-  /** Ends the session: calls still waiting are answered with `reason`. */
-  end(reason: string): void {
+  /** Ends the session: calls still waiting are answered with why. Later calls change nothing. */
+  end(reason: string, message: string): void {
     if (this.ended !== undefined) return;
-    this.ended = reason;
+    this.ended = { reason, message };
     for (const pending of [...this.queue.splice(0), ...this.inFlight.values()]) {
-      pending.answer(failure(`This MCP session has ended: ${reason}`));
+      pending.answer(endedAnswer(this.ended));
     }
     this.inFlight.clear();
     this.wake?.();
+    this.onEnded?.(this.ended);
   }
+
+  /** Told once when the session ends (the gateway then serves it no tools). */
+  onEnded: ((ended: SessionEnded) => void) | undefined;
 
   /** The planner turn: answer the last batch, then wait for the client's next calls. */
   async plan(input: PlanInput | PlanResumeInput, results: ToolResult[]): Promise<PlanResult> {
@@ -70,7 +90,7 @@ export class GatewaySession {
       pending.answer(toAnswer(result, this.hasOutputSchema(result.name)));
     }
     const finalize = (input as PlanResumeInput).finalize;
-    if (finalize !== undefined) this.end(`the run finalized (${finalize.reason})`);
+    if (finalize !== undefined) this.end(finalize.reason, `the run finalized (${finalize.reason})`);
     while (this.queue.length === 0 && this.ended === undefined && !input.signal?.aborted) {
       await new Promise<void>((resolve) => {
         this.wake = resolve;
@@ -79,7 +99,7 @@ export class GatewaySession {
       this.wake = undefined;
     }
     if (this.ended !== undefined || input.signal?.aborted) {
-      return { finalResponse: { text: `MCP session ended: ${this.ended ?? 'time budget'}` } };
+      return { finalResponse: { text: `MCP session ended: ${this.ended?.message ?? 'time budget'}` } };
     }
     const batch = this.queue.splice(0);
     for (const pending of batch) this.inFlight.set(pending.key, pending);
@@ -144,6 +164,16 @@ export function toAnswer(result: ToolResult, hasOutputSchema = false): McpToolAn
   };
 }
 
-function failure(text: string): McpToolAnswer {
-  return { isError: true, content: [{ type: 'text', text }] };
+/** A call an ended session refuses: the reason in text and, structured, in `_meta`. */
+function endedAnswer(ended: SessionEnded): McpToolAnswer {
+  return {
+    isError: true,
+    content: [
+      {
+        type: 'text',
+        text: `This MCP session has ended: ${ended.message}. Open a new session to go on.`,
+      },
+    ],
+    _meta: { [SESSION_ENDED_KEY]: { ...ended } },
+  };
 }

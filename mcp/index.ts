@@ -5,7 +5,13 @@
  * @module
  */
 
-export { type McpToolAnswer, RETRY_DETAILS_KEY, toAnswer } from './gateway-session.ts';
+export {
+  type McpToolAnswer,
+  RETRY_DETAILS_KEY,
+  SESSION_ENDED_KEY,
+  type SessionEnded,
+  toAnswer,
+} from './gateway-session.ts';
 export {
   type CatalogEntry,
   type GatewayConfigFile,
@@ -24,7 +30,10 @@ export {
   TOOL_CALL_META_KEY,
 } from './mcp-toolset.ts';
 export {
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_MAX_SESSIONS,
   GATEWAY_CAPS,
+  type GatewayHttpOptions,
   type McpGateway,
   type McpGatewayConfig,
   type ServeMcpOptions,

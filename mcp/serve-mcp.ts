@@ -9,7 +9,7 @@ import type { RunEvent } from '../run/run-events.ts';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime/create-runtime.ts';
 import type { RunHandle } from '../runtime/run-handle.ts';
 import type { Tool } from '../tools/define-tool.ts';
-import { GatewaySession, gatewayPlanner } from './gateway-session.ts';
+import { GatewaySession, gatewayPlanner, SESSION_ENDED_KEY } from './gateway-session.ts';
 
 /** What the gateway's runtime is made of: `createRuntime`'s options without a planner. */
 export interface McpGatewayConfig extends Omit<RuntimeOptions, 'planner' | 'agent'> {
@@ -48,7 +48,20 @@ export interface GatewayHttpOptions {
    * pass.
    */
   allowedOrigins?: string[];
+  /**
+   * A session none of whose requests is open for this long ends as if the client sent DELETE: its
+   * run completes and its memory is freed; the client's next request gets 404 and initializes
+   * again. Default {@link DEFAULT_IDLE_TIMEOUT_MS} (15 minutes).
+   */
+  idleTimeoutMs?: number;
+  /** Sessions open at once; one more `initialize` is answered 503 with `Retry-After`. Default {@link DEFAULT_MAX_SESSIONS}. */
+  maxSessions?: number;
 }
+
+/** How long an HTTP session may sit idle before it ends (15 minutes). */
+export const DEFAULT_IDLE_TIMEOUT_MS = 15 * 60_000;
+/** Sessions the HTTP gateway keeps open at once by default. */
+export const DEFAULT_MAX_SESSIONS = 100;
 
 /** A running gateway. */
 export interface McpGateway {
@@ -113,11 +126,39 @@ export async function serveMcp(
   });
   const serverInfo = options.serverInfo ?? { name: 'toolwarden-gateway', version: '1.0.0' };
 
-  /** A fresh MCP server for one session; the session's run starts on `initialize`. */
-  function sessionServer(sessionId: () => string | undefined): { server: Server; ended: () => void } {
-    const server = new Server(serverInfo, { capabilities: { tools: {} } });
+  /**
+   * A fresh MCP server for one session; the session's run starts with its first `tools/list` or
+   * `tools/call`. It declares `tools.listChanged` and sends `notifications/tools/list_changed`
+   * whenever the tools it serves this session change after the client listed them: a policy
+   * disabled or enabled one (circuit breaker), or the session ended (a cap, the time budget) and
+   * serves none.
+   */
+  function sessionServer(sessionId: () => string | undefined): {
+    server: Server;
+    ended: (reason: string, message: string) => void;
+  } {
+    const server = new Server(serverInfo, { capabilities: { tools: { listChanged: true } } });
     let run: RunHandle | undefined;
     let session: GatewaySession | undefined;
+    /** The served set the client last listed (tool ids joined), to tell it when that changes. */
+    let listed: string | undefined;
+    const served = () =>
+      session?.endedBecause !== undefined
+        ? []
+        : runtime
+            .listTools()
+            .filter(
+              (tool) => tool.execute !== undefined && run?.context.disabledTools[tool.id] === undefined,
+            );
+    const announce = () => {
+      if (listed === undefined) return;
+      const now = served()
+        .map((tool) => tool.id)
+        .join('\n');
+      if (now === listed) return;
+      listed = now;
+      server.sendToolListChanged().catch(() => {}); // the client may be gone
+    };
     const open = () => {
       if (session) return session;
       const id = sessionId() ?? randomUUID();
@@ -125,6 +166,7 @@ export async function serveMcp(
         `mcp-${id}`,
         (toolId) => runtime.toolSpec(toolId)?.outputSchema !== undefined,
       );
+      session.onEnded = announce;
       sessions.set(session.runId, session);
       run = runtime.start({
         runId: session.runId,
@@ -133,21 +175,26 @@ export async function serveMcp(
         messages: [{ role: 'user', content: `MCP client session ${id}` }],
       });
       const current = session;
-      run.events$.subscribe((event) => void answerAwait(server, run!, event));
+      run.events$.subscribe((event) => {
+        void answerAwait(server, run!, event);
+        if (event.type === 'tool_result' || event.type === 'policy_decision') announce();
+      });
       void run.result().then(
-        (outcome) => current.end(`the run ${outcome.status}`),
-        () => current.end('the run was lost'),
+        (outcome) => current.end(`run_${outcome.status}`, `the run ${outcome.status}`),
+        () => current.end('run_lost', 'the run was lost'),
       );
       return session;
     };
     server.setRequestHandler(types.ListToolsRequestSchema, () => {
       open(); // the session's run: policies disable tools when it starts
-      const disabled = run?.context.disabledTools ?? {};
+      const tools = served();
+      listed = tools.map((tool) => tool.id).join('\n');
       return {
-        tools: runtime
-          .listTools()
-          .filter((tool) => tool.execute !== undefined && disabled[tool.id] === undefined)
-          .map(toMcpTool),
+        tools: tools.map(toMcpTool),
+        // An ended session serves nothing; the client is told why.
+        ...(session?.endedBecause === undefined
+          ? {}
+          : { _meta: { [SESSION_ENDED_KEY]: { ...session.endedBecause } } }),
       };
     });
     server.setRequestHandler(types.CallToolRequestSchema, (request) =>
@@ -155,8 +202,8 @@ export async function serveMcp(
     );
     return {
       server,
-      ended: () => {
-        session?.end('the client disconnected');
+      ended: (reason, message) => {
+        session?.end(reason, message);
         if (session) sessions.delete(session.runId);
       },
     };
@@ -197,13 +244,13 @@ export async function serveMcp(
     const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
     const { server, ended } = sessionServer(() => 'stdio');
     const transport: Transport = new StdioServerTransport();
-    transport.onclose = ended;
+    transport.onclose = () => ended('client_disconnected', 'the client disconnected');
     await server.connect(transport);
     return {
       runtime,
       sessions: () => sessions.size,
       close: async () => {
-        ended();
+        ended('gateway_closed', 'the gateway closed');
         await server.close();
         await runtime.close();
       },
@@ -216,10 +263,40 @@ export async function serveMcp(
   const { StreamableHTTPServerTransport } = await import(
     '@modelcontextprotocol/sdk/server/streamableHttp.js'
   );
-  const live = new Map<
-    string,
-    { server: Server; transport: InstanceType<typeof StreamableHTTPServerTransport>; ended: () => void }
-  >();
+  const idleTimeoutMs = http.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  const maxSessions = http.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  /** Open sessions by MCP session id: a session is idle while no POST of its is open. */
+  interface LiveSession {
+    server: Server;
+    transport: InstanceType<typeof StreamableHTTPServerTransport>;
+    ended: (reason: string, message: string) => void;
+    posts: number;
+    idle: NodeJS.Timeout | undefined;
+  }
+  const live = new Map<string, LiveSession>();
+  /** Sessions being initialized (not yet in `live`), counted against `maxSessions`. */
+  let starting = 0;
+
+  /** Ends an idle session as DELETE would: its run completes, its memory is freed. */
+  const armIdle = (entry: LiveSession) => {
+    clearTimeout(entry.idle);
+    entry.idle = setTimeout(() => {
+      entry.ended('idle_timeout', `the session was idle for ${idleTimeoutMs} ms`);
+      void entry.server.close().catch(() => {});
+    }, idleTimeoutMs);
+    entry.idle.unref();
+  };
+  /** A request of the session: not idle while a POST is open (a long call), idle again after. */
+  const busy = (entry: LiveSession, req: IncomingMessage, res: ServerResponse) => {
+    if (req.method !== 'POST') return; // a GET stream open for notifications is not activity
+    entry.posts += 1;
+    clearTimeout(entry.idle);
+    res.once('close', () => {
+      entry.posts -= 1;
+      if (entry.posts === 0 && live.has(entry.transport.sessionId ?? '')) armIdle(entry);
+    });
+  };
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const refused = guard(req);
     if (refused !== undefined) {
@@ -232,11 +309,25 @@ export async function serveMcp(
     }
     const id = req.headers['mcp-session-id'];
     const existing = typeof id === 'string' ? live.get(id) : undefined;
-    if (existing) return existing.transport.handleRequest(req, res);
+    if (existing) {
+      busy(existing, req, res);
+      return existing.transport.handleRequest(req, res);
+    }
     if (typeof id === 'string') {
       res
         .writeHead(404, { 'content-type': 'application/json' })
         .end(jsonRpcError(-32001, 'Session not found'));
+      return;
+    }
+    if (live.size + starting >= maxSessions) {
+      res
+        .writeHead(503, { 'content-type': 'application/json', 'retry-after': '60' })
+        .end(
+          jsonRpcError(
+            -32000,
+            `Too many MCP sessions: ${maxSessions} are open (transport.maxSessions). End one with DELETE, or retry later; idle sessions end after ${idleTimeoutMs} ms.`,
+          ),
+        );
       return;
     }
     const transport = new StreamableHTTPServerTransport({
@@ -247,16 +338,27 @@ export async function serveMcp(
         ? {}
         : { enableDnsRebindingProtection: true, allowedHosts: loopbackHostHeaders(bracketed, port) }),
       onsessioninitialized: (sessionId) => {
-        live.set(sessionId, { server, transport, ended });
+        const entry: LiveSession = { server, transport, ended, posts: 0, idle: undefined };
+        live.set(sessionId, entry);
+        busy(entry, req, res);
       },
     });
     const { server, ended } = sessionServer(() => transport.sessionId);
     transport.onclose = () => {
-      ended();
-      if (transport.sessionId) live.delete(transport.sessionId);
+      ended('client_disconnected', 'the client ended the session');
+      const entry = live.get(transport.sessionId ?? '');
+      if (entry !== undefined) {
+        clearTimeout(entry.idle);
+        live.delete(transport.sessionId!);
+      }
     };
-    await server.connect(transport);
-    await transport.handleRequest(req, res);
+    starting += 1;
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(req, res);
+    } finally {
+      starting -= 1;
+    }
   }
   const listener = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -271,10 +373,11 @@ export async function serveMcp(
   return {
     url: `http://${bracketed}:${port}/mcp`,
     runtime,
-    sessions: () => sessions.size,
+    sessions: () => live.size,
     close: async () => {
-      for (const { transport, ended } of live.values()) {
-        ended();
+      for (const { transport, ended, idle } of live.values()) {
+        clearTimeout(idle);
+        ended('gateway_closed', 'the gateway closed');
         await transport.close().catch(() => {});
       }
       live.clear();

@@ -1,12 +1,14 @@
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type McpGateway, mcpToolset, serveMcp } from '../mcp/index.ts';
+import { GATEWAY_CAPS, type McpGateway, mcpToolset, SESSION_ENDED_KEY, serveMcp } from '../mcp/index.ts';
 import { circuitBreaker } from '../policies/builtins/circuit-breaker.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { ToolUnavailableError } from '../tools/tool-error.ts';
@@ -102,10 +104,17 @@ describe('serveMcp over streamable HTTP, driven by the SDK client', () => {
     );
     opened.push(gateway);
     const client = await httpClient(gateway);
+    let changes = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changes += 1;
+    });
+    expect(client.getServerCapabilities()?.tools?.listChanged).toBe(true);
+    expect((await client.listTools()).tools).toHaveLength(2);
     for (let i = 0; i < 2; i++) {
       const failed = await client.callTool({ name: 'svc.flaky', arguments: {} });
       expect(text(failed)).toMatch(/reason: tool_unavailable/);
     }
+    await expect.poll(() => changes).toBe(1); // the breaker opened: the served set changed
     const refused = await client.callTool({ name: 'svc.flaky', arguments: {} });
     expect(refused.isError).toBe(true);
     expect(flakyCalls).toBe(2); // the open breaker kept the third call from the backend
@@ -243,6 +252,124 @@ const INITIALIZE = {
   method: 'initialize',
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'rebinder', version: '1' } },
 };
+
+describe('serveMcp sessions: what ends them, and how a client is told', () => {
+  it('a capped session says why in _meta, lists no tools, and sends list_changed', async () => {
+    const gateway = await serveMcp(
+      { tools: [lookup], caps: { ...GATEWAY_CAPS, maxToolCalls: 2 }, telemetry: false },
+      { transport: { port: 0 } },
+    );
+    opened.push(gateway);
+    const client = await httpClient(gateway);
+    let changes = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changes += 1;
+    });
+    expect((await client.listTools()).tools).toHaveLength(1);
+    for (let i = 0; i < 2; i++) {
+      const ok = await client.callTool({ name: 'kb.lookup', arguments: { topic: 'a', limit: 1 } });
+      expect(ok.isError).toBeFalsy();
+    }
+    const refused = await client.callTool({ name: 'kb.lookup', arguments: { topic: 'a', limit: 1 } });
+    expect(refused.isError).toBe(true);
+    expect(refused._meta?.[SESSION_ENDED_KEY]).toEqual({
+      reason: 'tool_cap',
+      message: 'the run finalized (tool_cap)',
+    });
+    await expect.poll(() => changes).toBe(1);
+    const listed = await client.listTools();
+    expect(listed.tools).toEqual([]); // it lists nothing it would refuse
+    expect(listed._meta?.[SESSION_ENDED_KEY]).toMatchObject({ reason: 'tool_cap' });
+  });
+
+  it('refuses a session over maxSessions with 503 and Retry-After, and takes one again when another ends', async () => {
+    const gateway = await serveMcp(
+      { tools: [lookup], telemetry: false },
+      { transport: { port: 0, maxSessions: 2 } },
+    );
+    opened.push(gateway);
+    const first = await httpClient(gateway);
+    await httpClient(gateway);
+    const refused = await rawPost(gateway.url!, {}, INITIALIZE);
+    expect(refused.status).toBe(503);
+    expect(refused.headers['retry-after']).toBe('60');
+    expect(JSON.parse(refused.body).error.message).toMatch(/Too many MCP sessions: 2 are open/);
+    await (first.transport as StreamableHTTPClientTransport).terminateSession();
+    await expect.poll(() => gateway.sessions()).toBe(1);
+    expect((await rawPost(gateway.url!, {}, INITIALIZE)).status).toBe(200);
+  });
+
+  it('abandoned sessions end after the idle timeout: runs complete and memory is freed as with DELETE', async () => {
+    const gc = exposeGc();
+    const count = 400;
+    const idleTimeoutMs = 1_500;
+    const gateway = await serveMcp(
+      { tools: [lookup], telemetry: false },
+      { transport: { port: 0, idleTimeoutMs, maxSessions: 1_000 } },
+    );
+    opened.push(gateway);
+    const call = {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'kb.lookup', arguments: { topic: 'a', limit: 1 } },
+    };
+    /** A client that initializes, makes one call and vanishes (no DELETE, no GET stream). */
+    const session = async () => {
+      const init = await rawPost(gateway.url!, {}, INITIALIZE);
+      const headers = {
+        'mcp-session-id': String(init.headers['mcp-session-id']),
+        'mcp-protocol-version': '2025-06-18',
+      };
+      await rawPost(gateway.url!, headers, { jsonrpc: '2.0', method: 'notifications/initialized' });
+      expect((await rawPost(gateway.url!, headers, call)).body).toContain('a-1');
+      return headers;
+    };
+    const heap = () => {
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    /** `n` sessions made by `make`, 20 at a time. */
+    const many = async (n: number, make: () => Promise<unknown>) => {
+      for (let i = 0; i < n; i += 20) await Promise.all(Array.from({ length: 20 }, make));
+    };
+    const remove = (headers: Record<string, string>) =>
+      new Promise<void>((resolve, reject) => {
+        const target = new URL(gateway.url!);
+        httpRequest(
+          { host: target.hostname, port: target.port, path: '/mcp', method: 'DELETE', headers },
+          (res) => {
+            res.resume().on('end', resolve);
+          },
+        )
+          .on('error', reject)
+          .end();
+      });
+    // Warm up (modules, JIT), then measure sessions closed with DELETE against abandoned ones.
+    for (let i = 0; i < 20; i++) await session();
+    await expect.poll(() => gateway.sessions(), { timeout: 10_000 }).toBe(0);
+    const base = heap();
+    const closed = 100;
+    await many(closed, async () => remove(await session()));
+    expect(gateway.sessions()).toBe(0);
+    const closedPer = (heap() - base) / closed;
+    const before = heap();
+    await many(count, session);
+    expect(gateway.sessions()).toBeGreaterThan(0);
+    await expect.poll(() => gateway.sessions(), { timeout: 20_000, interval: 200 }).toBe(0);
+    const abandonedPer = (heap() - before) / count;
+    console.info(
+      `heap per session: abandoned, after the idle timeout ${(abandonedPer / 1024).toFixed(1)} KiB; closed with DELETE ${(closedPer / 1024).toFixed(1)} KiB`,
+    );
+    expect(abandonedPer).toBeLessThan(Math.max(closedPer, 0) + 4 * 1024);
+  }, 120_000);
+});
+
+/** `global.gc`, switched on for this process when the test runner did not expose it. */
+function exposeGc(): () => void {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
 
 describe('serveMcp against DNS rebinding (forged Host and Origin)', () => {
   let reads = 0;
