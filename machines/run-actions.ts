@@ -135,18 +135,24 @@ export function requestToolConfirmationUpdate(context: RunContext): Partial<RunC
   const waiting = context.batch.pending.filter((call) => call.status === 'confirm');
   const toolCallIds = waiting.map((call) => call.toolCallId);
   const names = [...new Set(waiting.map((call) => call.name))].join(', ');
+  // A policy's `confirm` (onToolBatch) says what the person is shown; the calls are always listed.
+  const asked = context.flow.effects?.confirm;
+  const calls = waiting.map((call) => ({
+    toolCallId: call.toolCallId,
+    tool: call.name,
+    input: call.preparedInput,
+  }));
   return withFlow(context, {
     awaiting: {
       kind: 'confirmation',
       toolCallIds,
       confirmation: {
         id: `${turnId(context)}:confirm`,
-        prompt: `Approve ${toolCallIds.length === 1 ? 'the call' : `${toolCallIds.length} calls`} to ${names}?`,
-        details: waiting.map((call) => ({
-          toolCallId: call.toolCallId,
-          tool: call.name,
-          input: call.preparedInput,
-        })),
+        prompt:
+          asked?.prompt ??
+          `Approve ${toolCallIds.length === 1 ? 'the call' : `${toolCallIds.length} calls`} to ${names}?`,
+        details:
+          asked?.details === undefined ? calls : { calls, policy: asked.policy, details: asked.details },
       },
     },
   });

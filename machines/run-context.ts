@@ -129,6 +129,8 @@ export interface FlowState {
     finalize?: { reason: string; policy?: string; note?: string };
     backoffUntil?: number;
     awaitClarification?: AwaitClarification;
+    /** A policy's `confirm` for the batch being admitted: what the person is shown. */
+    confirm?: { prompt?: string; details?: unknown; policy: string };
   } | null;
   finalResponse: { text: string; data?: unknown } | null;
   error: ToolErrorJSON | null;

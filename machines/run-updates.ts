@@ -204,7 +204,13 @@ export function applyEffects(context: RunContext, effects: PolicyEffects): Parti
  */
 function routedEffects(effects: PolicyEffects): FlowState['effects'] {
   const backoffUntil = effects.backoffMs && effects.backoffMs > 0 ? now() + effects.backoffMs : undefined;
-  if (!effects.fail && !effects.finalize && !effects.awaitClarification && backoffUntil === undefined)
+  if (
+    !effects.fail &&
+    !effects.finalize &&
+    !effects.awaitClarification &&
+    backoffUntil === undefined &&
+    !effects.confirm
+  )
     return null;
   let { fail } = effects;
   let awaitClarification: AwaitClarification | undefined;
@@ -213,7 +219,12 @@ function routedEffects(effects: PolicyEffects): FlowState['effects'] {
     if (parsed.success) awaitClarification = parsed.data;
     else fail ??= { reason: `invalid awaitClarification from policies: ${parsed.error.issues[0]?.message}` };
   }
-  return { fail, finalize: finalizeOf(effects), awaitClarification, backoffUntil };
+  const confirm = effects.confirm && {
+    policy: effects.confirm.policy,
+    ...(effects.confirm.prompt === undefined ? {} : { prompt: effects.confirm.prompt }),
+    ...(effects.confirm.details === undefined ? {} : { details: effects.confirm.details }),
+  };
+  return { fail, finalize: finalizeOf(effects), awaitClarification, backoffUntil, confirm };
 }
 
 /** The effects' finalize with the policy that decided it and its note (the first decision to finalize). */

@@ -40,6 +40,13 @@ export interface PolicyDecision {
    * missingFields, exampleInput, and its tool when the hint has `restrictToTool`).
    */
   awaitClarification?: true | Partial<AwaitClarification>;
+  /**
+   * `onToolBatch` only: these calls of the batch wait for a person's approval
+   * (`awaiting.confirmation`) before they run. `calls`: toolCallIds or tool ids of the batch
+   * (absent: every call); `prompt` and `details` are what the person is shown (first policy's
+   * win; calls are unioned). E.g. approve refunds above 100 EUR (docs/policies.md §Conditional approval).
+   */
+  confirm?: { calls?: string[]; prompt?: string; details?: unknown };
   /** Finish: the planner is asked for a final answer with no tools (`finalizing`). */
   finalize?: { reason: string };
   /** Fail the run (`failed`, a `PolicyError` naming this policy). */
@@ -69,6 +76,10 @@ export const PolicyDecisionSchema = z
     restrictToTool: z.string().min(1),
     backoffMs: z.number().finite().nonnegative(),
     awaitClarification: z.union([z.literal(true), AwaitClarificationSchema.partial()]),
+    confirm: z
+      .object({ calls: z.array(z.string().min(1)), prompt: z.string().min(1), details: z.unknown() })
+      .partial()
+      .strict(),
     finalize: z.object({ reason: z.string().min(1) }),
     fail: z.object({ reason: z.string().min(1) }),
     labels: z.record(z.string(), z.string()),

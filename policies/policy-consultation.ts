@@ -67,6 +67,7 @@ const EFFECT_KINDS = [
   'restrictToTool',
   'backoffMs',
   'awaitClarification',
+  'confirm',
   'finalize',
   'fail',
   'labels',
@@ -99,6 +100,7 @@ export class Consultation {
   backoffMs = 0;
   awaitClarification?: AwaitClarification & { missingFields: string[] };
   finalize?: { reason: string };
+  confirm?: NonNullable<PolicyEffects['confirm']>;
   fail?: { reason: string };
   /** The error that failed the consultation, when a policy broke its contract or decided `fail`. */
   error?: PolicyError;
@@ -270,6 +272,22 @@ export class Consultation {
         });
       }
     }
+    if (decision.confirm) {
+      if (hook !== 'onToolBatch') ignored.push(`confirm ignored in ${hook} (onToolBatch only)`);
+      else {
+        const calls = decision.confirm.calls ?? ['*'];
+        this.confirm = this.confirm
+          ? { ...this.confirm, calls: [...new Set([...this.confirm.calls, ...calls])] }
+          : {
+              calls: [...calls],
+              policy: name,
+              ...(decision.confirm.prompt === undefined ? {} : { prompt: decision.confirm.prompt }),
+              ...(decision.confirm.details === undefined
+                ? {}
+                : { details: structuredClone(decision.confirm.details) }),
+            };
+      }
+    }
     if (decision.finalize && allowed('finalize')) this.finalize ??= { ...decision.finalize };
     if (decision.fail && allowed('fail')) {
       const reason = `${decision.fail.reason} (policy ${name})`;
@@ -353,6 +371,7 @@ export class Consultation {
     if (!sameJson(disabledTools, this.run.disabledTools)) effects.disabledTools = disabledTools;
     if (this.restrictTo && !sameJson(this.restrictTo, this.run.restrictTo))
       effects.restrictTo = [...this.restrictTo];
+    if (this.confirm) effects.confirm = this.confirm;
     if (this.fail) effects.fail = this.fail;
     else if (this.finalize) effects.finalize = this.finalize;
     else if (this.awaitClarification) effects.awaitClarification = this.awaitClarification;

@@ -19,6 +19,11 @@ export interface PolicyEffects {
   /** Wait this long (ms) in `awaiting.backoff` before the next planner turn. */
   backoffMs?: number;
   awaitClarification?: AwaitClarification;
+  /**
+   * From `onToolBatch`: calls of the batch (toolCallIds or tool ids; `['*']` every call) that wait
+   * for approval, with the prompt and details the person is shown, and the policy that asked.
+   */
+  confirm?: { calls: string[]; prompt?: string; details?: unknown; policy: string };
   finalize?: { reason: string };
   fail?: { reason: string };
   labels?: Record<string, string>;

@@ -58,7 +58,7 @@ export function provideRunMachine(
   live: LiveRuns,
 ) {
   const { agent, plugins } = settings;
-  const consults = consultationsOf(deps.policies);
+  const consults = consultationsOf(deps.policies, deps.catalog);
   const infoOf = (runId: string): RunInfo => {
     const context = live.get(runId)?.context;
     return {
@@ -116,29 +116,35 @@ export function inspectionObserver(
 }
 
 /**
- * When the run needs its policy steps: a batch is checked by `onToolBatch` policies (`validating`),
+ * When the run needs its policy steps: a batch is checked by `onToolBatch` policies or a tool's
+ * conditional `requiresConfirmation` (`validating`),
  * a folded batch reviewed when a policy has a hook for what it brought (`resuming`). A runner of
  * the app's own is always consulted. Runs of a runtime whose policies have no hook for a step skip
  * it (the `steps` round trip and its state), as a runtime without policies does: the default
  * policies (`onRetryHint` only) cost a review only for a batch with hints.
  */
-function consultationsOf(runner: PolicyRunner): {
+function consultationsOf(
+  runner: PolicyRunner,
+  catalog: ToolCatalog,
+): {
   batch: boolean;
   review: (batch: Pick<RunContext['batch'], 'newResults' | 'newHints'>) => boolean;
 } {
-  if (runner === noPolicies) return { batch: false, review: () => false };
+  // A conditional requiresConfirmation is asked asynchronously, in the validateBatch port.
+  const conditional = catalog.list().some((tool) => typeof tool.requiresConfirmation === 'function');
+  if (runner === noPolicies) return { batch: conditional, review: () => false };
   const policies = (runner as Partial<PolicyEngine>).policies;
   if (!Array.isArray(policies)) return { batch: true, review: () => true };
   const has = (hook: 'onToolBatch' | 'onToolResult' | 'onRetryHint') =>
     policies.some((policy) => typeof policy[hook] === 'function');
-  const batch = has('onToolBatch');
+  const onBatch = has('onToolBatch');
   const onResult = has('onToolResult');
   const onHint = has('onRetryHint');
   return {
-    batch,
+    batch: onBatch || conditional,
     // With `onToolBatch` policies, what they deferred to the review (a backoff, a question) is carried.
     review: ({ newResults, newHints }) =>
-      batch || (onResult && newResults.length > 0) || (onHint && newHints.length > 0),
+      onBatch || (onResult && newResults.length > 0) || (onHint && newHints.length > 0),
   };
 }
 

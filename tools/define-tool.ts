@@ -67,8 +67,13 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.Zod
   tags?: string[];
   /** Absent for external tools, whose results the app provides while the run awaits. */
   execute?: (input: z.output<I>, ctx: ToolContext) => Promise<unknown> | unknown;
-  /** The run asks for approval (`awaiting.confirmation`) before each call. */
-  requiresConfirmation?: boolean;
+  /**
+   * The run asks for approval (`awaiting.confirmation`) before each call (`true`), or before the
+   * calls this function says (AI SDK 6's `needsApproval` shape): it gets the validated input and
+   * the call's ToolCallMeta, e.g. `({ amountEur }) => amountEur > 100`. A function that throws or
+   * outlives the run's time budget counts as `true` (ask). docs/tool-boundary.md §Defining tools.
+   */
+  requiresConfirmation?: boolean | ConfirmationCheck<z.output<I>>;
   /** Fields filled by plugins from ToolCallMeta or labels; hidden from the model (docs/tool-boundary.md). */
   inject?: string[];
   /**
@@ -86,6 +91,14 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.Zod
 }
 
 /** A defined tool: its definition plus the model-facing JSON Schema. */
+/**
+ * A tool's conditional `requiresConfirmation`: whether this call needs approval. Declared as a
+ * method so a tool of a narrower input is still a `Tool` (parameters of methods are bivariant).
+ */
+export type ConfirmationCheck<T> = {
+  check(input: T, meta: ToolCallMeta): boolean | Promise<boolean>;
+}['check'];
+
 export interface Tool<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType>
   extends ToolDefinition<I, O> {
   readonly kind: 'tool';

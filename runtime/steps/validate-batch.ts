@@ -32,8 +32,52 @@ export function createValidateBatchPort(deps: RunDeps): RunPort<ValidateBatchInp
       undefined,
       () => OUT_OF_BUDGET_EFFECTS,
     );
-    return validateCalls(deps, context, effects);
+    return confirmWhereAsked(deps, context, validateCalls(deps, context, effects), effects);
   };
+}
+
+/**
+ * Asks each conditional `requiresConfirmation` (a function of the input and meta; AI SDK 6's
+ * `needsApproval`) about its call: `false` admits the call, `true`, a throw or no answer within
+ * the time budget keeps it waiting for approval. A call a policy's `confirm` names waits
+ * whatever the tool says. In call order, one at a time.
+ */
+async function confirmWhereAsked(
+  deps: RunDeps,
+  context: RunContext,
+  output: ValidateBatchOutput,
+  effects: PolicyEffects,
+): Promise<ValidateBatchOutput> {
+  let pending: PendingCall[] | undefined;
+  for (const [index, call] of output.pending.entries()) {
+    if (call.status !== 'confirm' || policyConfirms(effects, call)) continue;
+    const check = deps.catalog.get(call.name)?.requiresConfirmation;
+    if (typeof check !== 'function') continue;
+    let ask = true;
+    try {
+      ask = await withinBudget(
+        check(call.preparedInput ?? {}, metaFor(context, call)),
+        deadlineAt(context),
+        undefined,
+        () => true,
+      );
+    } catch {
+      ask = true;
+    }
+    if (ask !== false) continue;
+    pending ??= output.pending.slice();
+    pending[index] = { ...call, status: 'admitted' };
+  }
+  return pending ? { ...output, pending } : output;
+}
+
+/** Whether a policy's `confirm` (from `onToolBatch`) names this call: its toolCallId, its tool, or `*`. */
+function policyConfirms(effects: PolicyEffects, call: Pick<PendingCall, 'toolCallId' | 'name'>): boolean {
+  const calls = effects.confirm?.calls;
+  return (
+    calls !== undefined &&
+    (calls.includes('*') || calls.includes(call.toolCallId) || calls.includes(call.name))
+  );
 }
 
 /**
@@ -43,7 +87,7 @@ export function createValidateBatchPort(deps: RunDeps): RunPort<ValidateBatchInp
  *    this turn when a policy restricted it (`tool_unavailable` otherwise);
  * 2. a tool past `maxRetriesPerTool` repairs in a row is refused and disabled for the run;
  * 3. the input must pass the tool's schema (`missing_fields` / `invalid_arguments`);
- * 4. a tool declared `requiresConfirmation` waits for approval.
+ * 4. a tool declared `requiresConfirmation`, or a call a policy's `confirm` names, waits for approval.
  *
  * Rejected calls get their ToolResult (with hint) here; admitted calls carry the validated input.
  * `effects` are the batch policies' (`NO_EFFECTS` with none); the returned effects carry the full
@@ -86,7 +130,11 @@ export function validateCalls(
     results.push(null);
     // Object.assign: members added after a spread cost ~0.5 µs each on Node 20 (run-updates.ts).
     return Object.assign({}, call, {
-      status: prepared.tool.requiresConfirmation ? ('confirm' as const) : ('admitted' as const),
+      // A conditional requiresConfirmation counts as `true` here (ask); the port asks it (confirmWhereAsked).
+      status:
+        prepared.tool.requiresConfirmation || policyConfirms(effects, call)
+          ? ('confirm' as const)
+          : ('admitted' as const),
       preparedInput: prepared.input,
       droppedFields: prepared.droppedFields.length > 0 ? prepared.droppedFields : undefined,
       ...(prepared.tool.execute === undefined ? { external: true as const } : {}),
