@@ -137,6 +137,8 @@ Examples:
     .option('--token <token>', 'bearer token HTTP clients must send')
     .action(
       async (options: { config: string; stdio?: boolean; port?: number; host?: string; token?: string }) => {
+        const { requireOptionalPeers } = await import('../run/optional-peers.ts');
+        requireOptionalPeers('toolwarden mcp serve', { '@modelcontextprotocol/sdk': '^1.32.2' });
         const { mcpServeCommand } = await import('../mcp/mcp-command.ts');
         const gateway = await mcpServeCommand(options);
         if (gateway.url) console.error(`toolwarden MCP gateway on ${gateway.url}`);

@@ -1,7 +1,12 @@
 /**
  * `toolwarden/models`: any AI SDK 6 language model as a run's planner (docs/planners.md).
- * Needs `@ai-sdk/provider` (and the provider package of your model) installed.
+ * Needs `@ai-sdk/provider` (and the provider package of your model) installed: importing this entry
+ * point without it throws `MissingPeerError` naming it.
  */
+import { requireOptionalPeers } from '../run/optional-peers.ts';
+
+requireOptionalPeers('toolwarden/models', { '@ai-sdk/provider': '^3.0.19' });
+
 export { llamaCppFetch } from './llama-cpp-fetch.ts';
 export { ASK_USER_TOOL, ModelPlannerError, type ModelPlannerOptions, modelPlanner } from './model-planner.ts';
 export { toModelPrompt } from './model-prompt.ts';

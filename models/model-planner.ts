@@ -1,11 +1,11 @@
-import {
+import type {
   APICallError,
-  type LanguageModelV3,
-  type LanguageModelV3CallOptions,
-  type LanguageModelV3FunctionTool,
-  type LanguageModelV3GenerateResult,
-  type LanguageModelV3StreamResult,
-  type SharedV3ProviderOptions,
+  LanguageModelV3,
+  LanguageModelV3CallOptions,
+  LanguageModelV3FunctionTool,
+  LanguageModelV3GenerateResult,
+  LanguageModelV3StreamResult,
+  SharedV3ProviderOptions,
 } from '@ai-sdk/provider';
 import { SpanKind, SpanStatusCode, type TracerProvider, trace } from '@opentelemetry/api';
 import { z } from 'zod';
@@ -471,7 +471,7 @@ async function withRetries<T>(
       return await request();
     } catch (err) {
       if (signal?.aborted) throw signal.reason ?? err;
-      const retryable = APICallError.isInstance(err) ? err.isRetryable : isNetworkError(err);
+      const retryable = isApiCallError(err) ? err.isRetryable : isNetworkError(err);
       if (!retryable || attempt >= maxRetries) throw providerError(options.model, err, attempt + 1);
       await sleep(retryDelay(err, attempt, options.maxRetryDelayMs ?? 10_000), signal);
     }
@@ -479,7 +479,7 @@ async function withRetries<T>(
 }
 
 function providerError(model: LanguageModelV3, err: unknown, attempts: number): ModelPlannerError {
-  const api = APICallError.isInstance(err) ? err : undefined;
+  const api = isApiCallError(err) ? err : undefined;
   const requestId = api?.responseHeaders?.['x-request-id'] ?? api?.responseHeaders?.['request-id'];
   const parts = [
     `${model.provider} model ${model.modelId} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}`,
@@ -499,7 +499,7 @@ function isNetworkError(err: unknown): boolean {
 
 /** `Retry-After` (seconds or a date) when the provider sent it, else 500 ms doubling; capped. */
 function retryDelay(err: unknown, attempt: number, maxMs: number): number {
-  const header = APICallError.isInstance(err) ? err.responseHeaders?.['retry-after'] : undefined;
+  const header = isApiCallError(err) ? err.responseHeaders?.['retry-after'] : undefined;
   let ms = 500 * 2 ** attempt;
   if (header !== undefined) {
     const seconds = Number(header);
@@ -520,4 +520,13 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
       { once: true },
     );
   });
+}
+
+/**
+ * `APICallError.isInstance` without a value import of `@ai-sdk/provider` (the AI SDK's marker
+ * symbol), so `toolwarden/models` can be imported to say that package is missing (run/optional-peers.ts).
+ */
+function isApiCallError(err: unknown): err is APICallError {
+  const marker = Symbol.for('vercel.ai.error.AI_APICallError');
+  return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[marker] === true;
 }

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -224,6 +224,23 @@ describe(SUITE, () => {
     expect(bin.stderr).toContain("npm install 'commander@");
   });
 
+  // Issue 28 item 3: each entry point with optional peers fails on import, naming what to install.
+  for (const [entry, install] of [
+    ['toolwarden/sqlite', "npm install '@libsql/client@^0.18.0'"],
+    ['toolwarden/postgres', "npm install 'pg@^8.23.1'"],
+    ['toolwarden/models', "npm install '@ai-sdk/provider@^3.0.19'"],
+  ] as const) {
+    it(`${entry} without its optional peer fails on import naming it`, async (context) => {
+      if (skipped) return context.skip();
+      const imported = await node(['--input-type=module', '-e', `await import('${entry}')`]);
+      expect(imported.code).not.toBe(0);
+      expect(imported.stderr).toContain('MissingPeerError');
+      expect(imported.stderr).toContain(`${entry} needs`);
+      expect(imported.stderr).toContain(install);
+      expect(imported.stderr).not.toContain('ERR_MODULE_NOT_FOUND');
+    });
+  }
+
   it('runs the command once its optional peer is installed, and says the eval is not in the package', async (context) => {
     if (skipped) return context.skip();
     await npm(['install', '--prefer-offline', 'commander@^14.0.3']);
@@ -233,5 +250,26 @@ describe(SUITE, () => {
     const evalRun = await node([bin, 'eval', 'bfcl']);
     expect(evalRun.code).toBe(1);
     expect(evalRun.stderr).toContain('runs from a checkout of the repository');
+    const serve = await node([bin, 'mcp', 'serve', '-c', 'nothing.mjs']);
+    expect(serve.code).toBe(1);
+    expect(serve.stderr).toContain('toolwarden mcp serve needs @modelcontextprotocol/sdk');
+    expect(serve.stderr).toContain("npm install '@modelcontextprotocol/sdk@^1.32.2'");
+    const version = await node([bin, '--version']);
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   }, 120_000);
+
+  it('stays installed through a later npm install: toolwarden a copy, one zod, one OTel API (issue 28 item 1)', async (context) => {
+    if (skipped) return context.skip();
+    // The previous test installed another package (commander) after the tarball.
+    const installed = join(app, 'node_modules', 'toolwarden');
+    expect(lstatSync(installed).isSymbolicLink()).toBe(false);
+    const copies = (name: string) =>
+      readdirSync(app, { recursive: true, encoding: 'utf8' }).filter((file) =>
+        file.endsWith(join('node_modules', name, 'package.json')),
+      );
+    expect(copies('zod')).toEqual([join('node_modules', 'zod', 'package.json')]);
+    expect(copies(join('@opentelemetry', 'api'))).toEqual([
+      join('node_modules', '@opentelemetry', 'api', 'package.json'),
+    ]);
+  });
 });
