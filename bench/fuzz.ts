@@ -10,12 +10,18 @@
  * | pollution           | `Object.prototype` gained a property                                      |
  * | invalid executions  | `execute` ran with an input its schema refuses                             |
  * | oversized hints     | a RetryHint over 16 KB                                                    |
+ * | answers             | hostile answers given to waiting runs (clarification, confirmation, external tool results) |
+ * | answer mismatches   | an answer that was refused but moved the run or its stored row, or was accepted and the stored row disagrees with the outcome |
  * | p50 / p99 / max     | ms per boundary input (target: max ≤ 50 ms on an idle machine)            |
  * | max, re-timed       | the 20 slowest inputs timed again alone (best of 3): an input's own cost, without GC pauses or load |
  *
  * Inputs come from fast-check: arbitrary values (`fc.anything`, with functions, symbols, BigInts,
  * sparse arrays, proxies and cycles mixed in), their JSON text, near-JSON text, and deep or wide
- * values up to the caps. Exits 1 on any crash, pollution, invalid execution or oversized hint.
+ * values up to the caps, and values over them (an array of 10^7 empty slots, an object of 10^5
+ * keys: issue 24 item 8, refused from their size). Answers (issue 24 item 8) are BigInts, cycles,
+ * functions, Proxies, strings over the 65,536-character bound, a `type: 'cancel'` smuggled into a
+ * confirmation, non-string error messages, mixed with fast-check's values. Exits 1 on any crash,
+ * pollution, invalid execution, oversized hint or answer mismatch.
  */
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
@@ -23,6 +29,7 @@ import fc from 'fast-check';
 import { z } from 'zod';
 import { scriptedPlanner } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
+import { RunAnswerError } from '../runtime/run-handle.ts';
 import { callTool } from '../tools/call-tool.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { ToolCatalog } from '../tools/tool-catalog.ts';
@@ -83,6 +90,8 @@ function hostile(): fc.Arbitrary<unknown> {
     fc.constant(() => 1),
     fc.constant(Symbol('s')),
     fc.constant(new Array(50_000)),
+    fc.constant(TEN_MILLION_SLOTS),
+    fc.constant(HUNDRED_THOUSAND_KEYS),
     fc.constant(Array.from({ length: 20_000 }, () => 1)),
     fc.constant(JSON.parse('{"__proto__":{"polluted":1},"constructor":{"prototype":{"polluted":1}}}')),
   );
@@ -127,6 +136,10 @@ function hostile(): fc.Arbitrary<unknown> {
   return fc.oneof(leaf, shaped, proxied, throwing, cyclic, deep, asText, nearJson, fc.string());
 }
 
+/** Values over every cap, built once and shared (issue 24 item 8). */
+const TEN_MILLION_SLOTS = new Array(10_000_000);
+const HUNDRED_THOUSAND_KEYS = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, i]));
+
 const calls = fc.record({ name: fc.constantFrom(...ids), input: hostile() });
 const plans = fc.oneof(
   fc.record({ finalResponse: fc.record({ text: fc.string(), data: hostile() }) }),
@@ -146,6 +159,72 @@ const plans = fc.oneof(
   }),
   hostile(),
 );
+
+/** A cyclic value, for answers. */
+const CYCLE: Record<string, unknown> = { a: 1 };
+CYCLE.self = CYCLE;
+const answerValue = fc.oneof(
+  hostile(),
+  fc.constantFrom<unknown>(10n, CYCLE, () => 'x', Symbol('s'), 'x'.repeat(65_537), '', null, undefined),
+  fc.string(),
+  fc.boolean(),
+);
+/** Hostile answers to a waiting run, by what it waits for. */
+const answers = fc.oneof(
+  fc.record({
+    kind: fc.constant('clarification' as const),
+    answer: fc.oneof(
+      answerValue,
+      fc.record(
+        { id: fc.oneof(fc.constant('q1'), answerValue), answer: answerValue, type: fc.constant('cancel') },
+        { requiredKeys: [] },
+      ),
+    ),
+  }),
+  fc.record({
+    kind: fc.constant('confirmation' as const),
+    answer: fc.oneof(
+      answerValue,
+      fc.record(
+        {
+          id: fc.oneof(fc.constant('c1'), answerValue),
+          approved: fc.oneof(fc.boolean(), answerValue),
+          by: answerValue,
+          reason: answerValue,
+          type: fc.constantFrom('cancel', 'confirm', 'provide.clarification'),
+        },
+        { requiredKeys: ['id', 'approved'] },
+      ),
+    ),
+  }),
+  fc.record({
+    kind: fc.constant('external' as const),
+    answer: fc.oneof(
+      answerValue,
+      fc.array(
+        fc.record(
+          {
+            toolCallId: fc.oneof(fc.constant('e1'), answerValue),
+            result: answerValue,
+            error: fc.oneof(
+              answerValue,
+              fc.record({ message: answerValue, recoverable: answerValue }, { requiredKeys: [] }),
+            ),
+          },
+          { requiredKeys: ['toolCallId'] },
+        ),
+        { maxLength: 3 },
+      ),
+    ),
+  }),
+);
+const awaitPlans = {
+  clarification: { await: { clarification: { id: 'q1', question: 'Which order?', missingFields: [] } } },
+  confirmation: { await: { confirmation: { id: 'c1', prompt: 'Refund 50 EUR?' } } },
+  external: {
+    await: { externalTools: { id: 'ext', calls: [{ name: 'fz.external', toolCallId: 'e1', input: {} }] } },
+  },
+};
 
 const durations: number[] = [];
 let inputs = 0;
@@ -231,6 +310,75 @@ async function hostileRun(plan: unknown): Promise<void> {
   inputs++;
 }
 
+let answerCount = 0;
+let answerMismatches = 0;
+const answerSamples = fc.sample(answers, { seed: seed + 2, numRuns: 500 });
+
+/**
+ * Starts a run that waits for `sample.kind`, gives it the hostile answer, and checks the answer's
+ * contract: refused (RunAnswerError) → the run still waits and its stored row did not move;
+ * accepted → the run ends, and the store says what the outcome says (never `awaiting` v1 under a
+ * completed run, never canceled by a confirmation's smuggled `type`).
+ */
+async function hostileAnswer(sample: { kind: keyof typeof awaitPlans; answer: unknown }): Promise<void> {
+  const end = { finalResponse: { text: 'end' } };
+  const runtime = createRuntime({
+    agent: { id: 'fuzz' },
+    planner: scriptedPlanner([awaitPlans[sample.kind] as never, end, end]),
+    tools,
+    telemetry: false,
+    caps: { timeBudgetMs: 2_000 },
+    onError: () => {},
+  });
+  const mismatch = (what: string) => {
+    answerMismatches++;
+    if (answerMismatches <= 5) console.error(`fuzz: answer (${sample.kind}): ${what}`);
+  };
+  try {
+    const run = runtime.start({ messages: [{ role: 'user', content: 'fuzz' }] });
+    for (let i = 0; i < 400 && run.status !== 'awaiting'; i++) await new Promise((r) => setTimeout(r, 5));
+    if (run.status !== 'awaiting') return mismatch(`the run never waited (${run.status})`);
+    await runtime.flush();
+    const before = await runtime.store.load(run.runId);
+    let refused = false;
+    try {
+      const answer = sample.answer as never;
+      if (sample.kind === 'clarification') await run.provideClarification(answer);
+      else if (sample.kind === 'confirmation') await run.confirm(answer);
+      else await run.provideToolResults(answer);
+    } catch (err) {
+      refused = true;
+      if (!(err instanceof RunAnswerError))
+        mismatch(`threw ${String((err as Error)?.name)}, not RunAnswerError`);
+    }
+    await runtime.flush();
+    if (refused) {
+      const after = await runtime.store.load(run.runId);
+      if (run.status !== 'awaiting' || after?.status !== 'awaiting' || after?.version !== before?.version) {
+        mismatch(`refused, yet the run is ${run.status} and its row ${after?.status} v${after?.version}`);
+      }
+      return;
+    }
+    const outcome = await Promise.race([
+      run.result(),
+      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 5_000)),
+    ]);
+    if (!outcome) return mismatch('accepted, and the run did not end');
+    await runtime.flush();
+    const after = await runtime.store.load(run.runId);
+    if (after?.status !== outcome.status)
+      mismatch(`the run says ${outcome.status}, its row ${after?.status}`);
+    if (outcome.status === 'canceled') mismatch('an answer canceled the run');
+  } catch (err) {
+    crashes++;
+    if (crashes <= 5) console.error('fuzz: an answer crashed the runtime:', err);
+  } finally {
+    await runtime.close();
+    answerCount++;
+    inputs++;
+  }
+}
+
 process.on('uncaughtException', (err) => {
   crashes++;
   console.error('fuzz: uncaught exception:', err);
@@ -244,6 +392,7 @@ while (performance.now() < deadline) {
   const call = boundarySamples[round % boundarySamples.length]!;
   await boundaryInput(call);
   if (Math.random() < runtimeShare) await hostileRun(planSamples[round % planSamples.length]);
+  if (Math.random() < runtimeShare) await hostileAnswer(answerSamples[round % answerSamples.length]!);
   if (polluted()) pollution++;
   round++;
   // A fresh batch of samples every full pass, so a long run keeps finding new inputs.
@@ -269,12 +418,14 @@ const rows: [string, string][] = [
   ['pollution', String(pollution)],
   ['invalid executions', String(invalidExecutions)],
   ['oversized hints', String(oversizedHints)],
+  ['answers', String(answerCount)],
+  ['answer mismatches', String(answerMismatches)],
   ['p50 ms', at(0.5).toFixed(3)],
   ['p99 ms', at(0.99).toFixed(3)],
   ['max ms', (durations.at(-1) ?? 0).toFixed(3)],
   ['max ms, re-timed', `${slowestRetimed.toFixed(3)} (the 20 slowest inputs again, alone, best of 3)`],
 ];
 for (const [name, value] of rows) console.log(`${name.padEnd(20)} ${value}`);
-const failed = crashes + pollution + invalidExecutions + oversizedHints > 0;
+const failed = crashes + pollution + invalidExecutions + oversizedHints + answerMismatches > 0;
 console.log(failed ? 'fuzz: FAILED' : 'fuzz: ok');
 process.exit(failed ? 1 : 0);
