@@ -13,7 +13,7 @@
  * | span | opened by | parent | ends |
  * |---|---|---|---|
  * | `invoke_agent {agent}` (segment 1) | `onRunStart('start')` | the caller's active span, if any | the run awaits or ends |
- * | `invoke_agent {agent}` (segment n) | the first hook or event of a working run with none open | segment 1 (stored context); links the caller's span | the run awaits or ends |
+ * | `invoke_agent {agent}` (segment n) | the first hook or event of a working run with none open | segment 1 (stored context); links the segment before (seen here) and the caller's span | the run awaits or ends (with the opt-in: once its state changes' store versions are in) |
  * | `plan {agent}` | `wrapPlan` | the segment | the planner returns or throws |
  * | `execute_tool {tool}` | `wrapToolCall` (the tool's `execute` runs in its context) | the segment | the call returns |
  * | `execute_tool {tool}` (instant) | a `tool_result` no `wrapToolCall` saw: rejected in validation, denied, refused, external | the segment | at once |
@@ -26,6 +26,10 @@
  * | `retry_hint` | `toolwarden.retry_hints` (the span event comes from the result's hint) |
  * | `policy_decision` | `toolwarden.policy_decision` span event on the segment; `toolwarden.policy.decisions` |
  * | `run_completed` / `run_failed` / `run_canceled` | segment ends with that status (failed: ERROR, `error.type`) |
+ * | `onStateChange` (opt-in only) | `gen_ai.execution.state.changed` on the segment: changed key count, store version |
+ *
+ * With `OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental` (`semconv-opt-in.ts`) the spans
+ * follow the latest GenAI conventions and the `gen_ai.*` metrics of `genai-metrics.ts` are recorded.
  *
  * A segment whose root span is not recording (no SDK registered, or sampled out) opens no
  * plan or tool spans: every standard sampler drops the children of a dropped root, and this keeps
