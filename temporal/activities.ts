@@ -17,6 +17,7 @@ import { createReviewResultsPort } from '../runtime/steps/review-results.ts';
 import type { RunDeps } from '../runtime/steps/run-deps.ts';
 import { createValidateBatchPort } from '../runtime/steps/validate-batch.ts';
 import { type TracedExecuteToolInput, tracedPlan, tracedToolCall } from './activity-spans.ts';
+import { Payloads } from './payload-store.ts';
 import { type ReadTranscript, TranscriptCache } from './transcript-cache.ts';
 import type { TranscriptPage, TranscriptRef } from './transcript-ref.ts';
 
@@ -48,6 +49,7 @@ export function createActivities(
   deps: RunDeps,
   tracerProvider?: TracerProvider,
   transcripts = new TranscriptCache(),
+  payloads = new Payloads(),
 ): ToolwardenActivities {
   const plan = createPlanPort(deps);
   /** The planner turn's input with its transcript: from the cache, or read from the workflow. */
@@ -58,6 +60,19 @@ export function createActivities(
     const messages = await transcripts.resolve(runId, transcript, await transcriptReader(runId));
     if (input.kind === 'finalize') transcripts.forget(runId);
     return { ...machineInput, context: { ...machineInput.context, messages } };
+  };
+  /** The context with the results it holds by reference read back (payload-store.ts): what the planner and policies see. */
+  const withPayloads = async <C extends RunContext>(context: C): Promise<C> => {
+    const { batch } = context;
+    return {
+      ...context,
+      messages: await payloads.messages(context.messages),
+      batch: {
+        ...batch,
+        lastResults: await payloads.results(batch.lastResults),
+        newResults: await payloads.results(batch.newResults),
+      },
+    };
   };
   const validateBatch = createValidateBatchPort(deps);
   // What plugins' wrapToolCall hooks see of the run, from the call's own ToolCallMeta and labels.
@@ -77,6 +92,7 @@ export function createActivities(
     plan: (input) =>
       heartbeating(async (lostMs) => {
         const full = await withTranscript(input);
+        full.context = await withPayloads(full.context);
         // A retried turn gets its deadline moved by the time lost; the workflow then books it.
         if (lostMs > 0) full.context = lostTimeCredited(full.context, lostMs);
         const output = await tracedPlan(tracerProvider, full, () => step(plan, full));
@@ -94,9 +110,12 @@ export function createActivities(
         });
         const { traceContext: _trace, ...machineInput } = input;
         const output = await tracedToolCall(tracerProvider, input, () => step(executeTool, machineInput));
-        return lostMs > 0 ? { ...output, hostLostMs: lostMs } : output;
+        // A large result leaves by reference (payload-store.ts): history holds the reference.
+        const result = await payloads.outgoing(output.result);
+        return { ...output, result, ...(lostMs > 0 ? { hostLostMs: lostMs } : {}) };
       }),
-    reviewResults: (input) => step(reviewResults, input),
+    reviewResults: async (input) =>
+      step(reviewResults, { ...input, context: await withPayloads(input.context) }),
   };
 }
 

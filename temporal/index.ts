@@ -14,6 +14,17 @@ export {
 } from './activities.ts';
 export { writeWorkflowBundle } from './bundle.ts';
 export {
+  DEFAULT_INLINE_BYTES,
+  DEFAULT_MAX_INLINE_BYTES,
+  folderPayloadStore,
+  isPayloadRef,
+  memoryPayloadStore,
+  PayloadMissingError,
+  type PayloadOptions,
+  type PayloadRef,
+  type PayloadStore,
+} from './payload-store.ts';
+export {
   TemporalRunAnswerError,
   type TemporalRunHandle,
   TemporalRunIdInUseError,
@@ -33,6 +44,7 @@ export {
 export {
   type ContinuedRun,
   DEFAULT_HEARTBEAT_TIMEOUT_MS,
+  DEFAULT_RESULT_TOOL_RESULTS,
   RUN_WORKFLOW,
   type RunEventsPage,
   type RunWorkflowInput,

@@ -19,6 +19,7 @@ import {
 import { traceContextCarrier } from '../telemetry/trace-context.ts';
 import type { Tool } from '../tools/define-tool.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
+import { type PayloadStore, Payloads } from './payload-store.ts';
 import {
   RUN_WORKFLOW,
   type RunEventsPage,
@@ -42,6 +43,12 @@ export interface TemporalRuntimeOptions {
    * noticed this long after its last heartbeat (docs/temporal.md §Crashes and cancel). Default 5 000.
    */
   heartbeatTimeoutMs?: number;
+  /**
+   * The workers' payload store (`createTemporalWorker({ payloads: { store } })`): `result()` reads
+   * the results held by reference back. Without it, those results keep their `$toolwardenPayload`
+   * reference.
+   */
+  payloadStore?: PayloadStore;
   /** How often `events$` asks the workflow for new events, ms. Default 200. */
   eventPollMs?: number;
   /**
@@ -121,6 +128,7 @@ export function temporalRuntime(options: TemporalRuntimeOptions) {
       .filter((tool) => tool.timeoutMs !== undefined)
       .map((tool) => [tool.id, tool.timeoutMs!]),
   );
+  const payloads = options.payloadStore ? new Payloads({ store: options.payloadStore }, 0) : undefined;
   const handleOf = (workflow: WorkflowHandle, runId: string): TemporalRunHandle => {
     const status = () => workflow.query<RunWorkflowStatus>('status');
     const events = (from = 0) => workflow.query<RunEventsPage, [number]>('events', from);
@@ -136,7 +144,10 @@ export function temporalRuntime(options: TemporalRuntimeOptions) {
     return {
       runId,
       workflowId: workflow.workflowId,
-      result: () => workflow.result() as Promise<RunWorkflowResult>,
+      result: async () => {
+        const outcome = (await workflow.result()) as RunWorkflowResult;
+        return payloads ? { ...outcome, toolResults: await payloads.results(outcome.toolResults) } : outcome;
+      },
       status,
       events,
       events$: new Observable<RunEvent>((subscriber) => {

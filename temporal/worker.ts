@@ -10,6 +10,7 @@ import type { Planner } from '../run/planner.ts';
 import type { Tool } from '../tools/define-tool.ts';
 import { ToolCatalog } from '../tools/tool-catalog.ts';
 import { createActivities } from './activities.ts';
+import { type PayloadOptions, Payloads } from './payload-store.ts';
 import { TranscriptCache } from './transcript-cache.ts';
 
 /** Options of {@link createTemporalWorker}. */
@@ -34,6 +35,12 @@ export interface TemporalWorkerOptions {
    * A turn of a run not kept reads its transcript from the workflow by query. Default 256.
    */
   transcriptCacheRuns?: number;
+  /**
+   * Large tool results by reference (docs/temporal.md §History): results over `inlineBytes`
+   * (16 KB) go to `store`, which every worker (and a client reading results) must share; without
+   * a store, a result over `maxInlineBytes` (256 KB) becomes a `PayloadTooLargeError` result.
+   */
+  payloads?: PayloadOptions;
   /**
    * Options handed to `Worker.create` as they are: concurrency (`maxConcurrentActivityTaskExecutions`,
    * `maxCachedWorkflows`, …), `identity`, `interceptors`, a prebuilt `workflowBundle`
@@ -91,6 +98,7 @@ export async function createTemporalWorker(options: TemporalWorkerOptions): Prom
     },
     options.tracerProvider,
     new TranscriptCache(options.transcriptCacheRuns),
+    new Payloads(options.payloads),
   );
   const extra = options.worker ?? {};
   return Worker.create({

@@ -8,6 +8,9 @@ export const RUN_WORKFLOW = 'toolwardenRun';
 /** An activity not heard from for this long is retried on another worker (a dead worker), ms. */
 export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 5_000;
 
+/** Tool results the workflow keeps for its result (the last ones; `toolResultCount` counts all). */
+export const DEFAULT_RESULT_TOOL_RESULTS = 100;
+
 /** What `temporalRuntime().start` starts a workflow with. */
 export interface RunWorkflowInput {
   run: RunInput;
@@ -26,6 +29,8 @@ export interface RunWorkflowInput {
    * execution's history has `maxEvents` events or `maxBytes` bytes. Default: Temporal's suggestion only.
    */
   history?: { maxEvents?: number; maxBytes?: number };
+  /** The last tool results the workflow's result lists. Default 100 (`DEFAULT_RESULT_TOOL_RESULTS`). */
+  resultToolResults?: number;
   /** Set by the workflow when it continues as new: where the previous execution stopped. */
   continued?: ContinuedRun;
 }
@@ -37,8 +42,10 @@ export interface ContinuedRun {
   /** The last events of the `events` query's buffer, from position `first`. */
   events: RunEvent[];
   first: number;
-  /** Every tool result of the run so far (the workflow's result lists them). */
+  /** The run's last tool results (`RunWorkflowInput.resultToolResults`). */
   toolResults: ToolResultJSON[];
+  /** Tool results of the run so far. Absent in inputs of earlier releases: `toolResults.length`. */
+  toolResultCount?: number;
   /** The last state announced by a `state_changed` event. */
   state?: string;
   /** Messages the previous execution had sent to planner turns (a worker may hold them). */
@@ -66,7 +73,14 @@ export interface RunWorkflowResult {
   status: 'completed' | 'failed' | 'canceled';
   finalResponse?: { text: string; data?: unknown };
   error?: { name: string; message: string };
+  /**
+   * The run's last tool results, at most `resultToolResults` (100), oldest first; large values by
+   * reference (`$toolwardenPayload`) unless the client has the payload store. Every result is in
+   * the run's events.
+   */
   toolResults: ToolResultJSON[];
+  /** Tool results of the whole run. */
+  toolResultCount: number;
   /** Tokens the planner turns reported, summed (`PlanResult.usage`). */
   usage?: { inputTokens: number; outputTokens: number };
   events: number;

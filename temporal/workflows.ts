@@ -37,6 +37,7 @@ import { PrefixDigests, type TranscriptPage, transcriptPage } from './transcript
 import {
   type ContinuedRun,
   DEFAULT_HEARTBEAT_TIMEOUT_MS,
+  DEFAULT_RESULT_TOOL_RESULTS,
   type RunEventsPage,
   type RunWorkflowInput,
   type RunWorkflowResult,
@@ -154,7 +155,10 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
 
   const continued = input.continued;
   const events: RunEvent[] = continued?.events ?? [];
-  const toolResults: ToolResultJSON[] = continued?.toolResults ?? [];
+  // The last results only: what the workflow keeps, hands on and returns does not grow with the run.
+  const keepResults = input.resultToolResults ?? DEFAULT_RESULT_TOOL_RESULTS;
+  const toolResults: ToolResultJSON[] = (continued?.toolResults ?? []).slice(-keepResults);
+  let toolResultCount = continued?.toolResultCount ?? toolResults.length;
   let first = continued?.first ?? 0;
   let crashed: unknown;
   // The transcript leaves history (transcript-ref.ts): a planner turn gets the messages new since
@@ -201,7 +205,11 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
       : { input: input.run },
   );
   const push = (event: RunEvent) => {
-    if (event.type === 'tool_result') toolResults.push(event.result as ToolResultJSON);
+    if (event.type === 'tool_result') {
+      toolResults.push(event.result as ToolResultJSON);
+      if (toolResults.length > keepResults) toolResults.shift();
+      toolResultCount += 1;
+    }
     events.push(event);
     if (events.length > EVENT_BUFFER) {
       events.shift();
@@ -329,6 +337,7 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
       events: events.slice(-EVENTS_CARRIED),
       first: first + Math.max(0, events.length - EVENTS_CARRIED),
       toolResults,
+      toolResultCount,
       ...(previous === undefined ? {} : { state: previous }),
       sentMark,
       executions: execution,
@@ -344,6 +353,7 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
     ...(flow.finalResponse ? { finalResponse: flow.finalResponse } : {}),
     ...(flow.error ? { error: { name: flow.error.name, message: flow.error.message } } : {}),
     toolResults,
+    toolResultCount,
     ...(flow.usage ? { usage: flow.usage } : {}),
     events: first + events.length,
     executions: execution,

@@ -1,0 +1,135 @@
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../run/planner.ts';
+import { createTemporalWorker, memoryPayloadStore, temporalRuntime } from '../temporal/index.ts';
+import { defineTool } from '../tools/define-tool.ts';
+import { historyPayloads } from './support/temporal-history-size.ts';
+import { connectTemporal, probeTemporal } from './support/temporal-server.ts';
+
+/**
+ * Issue 26 item 3 on the real dev server: a long run with realistic results (50 KB each)
+ * completes, and what crosses continue-as-new and the workflow's result stays bounded — results
+ * travel by reference through a payload store the activities read, the result keeps the last 100.
+ * Before: every result rode in the continue-as-new input (transcript, all tool results), which
+ * passed 2 MB within a few dozen steps and the server refused it (`BadContinueAsNewAttributes`),
+ * the run stuck. Prints the continue-as-new count and the largest payload. The 1,000-step figure
+ * is bench/temporal.bench.ts's. Required under CI=true.
+ */
+const SUITE = 'Temporal long runs with large results (real dev server)';
+const { available, required } = await probeTemporal(SUITE);
+const STEPS = 60;
+const RESULT_BYTES = 50_000;
+
+const fetchReport = defineTool({
+  id: 'report.fetch',
+  description: 'Fetches a 50 KB report page',
+  input: z.object({ page: z.number() }),
+  execute: ({ page }) => ({ page, body: 'r'.repeat(RESULT_BYTES) }),
+});
+
+/** One call a turn, counted from the transcript; every turn checks the last result came back whole. */
+function pagingPlanner(steps: number): Planner {
+  const decide = async (input: PlanInput | PlanResumeInput): Promise<PlanResult> => {
+    const results = input.messages.filter((message) => message.role === 'tool');
+    const last = results.at(-1)?.content as { page?: number; body?: string } | undefined;
+    if (last && last.body?.length !== RESULT_BYTES) throw new Error('the planner got a result by reference');
+    if (results.length < steps)
+      return { toolCalls: [{ name: 'report.fetch', input: { page: results.length } }] };
+    return { finalResponse: { text: `read ${results.length} pages` } };
+  };
+  return { planStart: decide, planResume: decide };
+}
+
+describe.skipIf(!available && !required)(SUITE, () => {
+  let temporal: Awaited<ReturnType<typeof connectTemporal>>;
+  let client: Client;
+  const workers: { worker: Worker; running: Promise<void> }[] = [];
+  beforeAll(async () => {
+    temporal = await connectTemporal(available);
+    client = temporal.client;
+  });
+  afterAll(async () => {
+    for (const { worker } of workers) worker.shutdown();
+    await Promise.all(workers.map(({ running }) => running));
+    await temporal?.close();
+  });
+
+  it(`a ${STEPS}-step run with 50 KB results completes; continue-as-new input and result stay bounded`, async () => {
+    const taskQueue = `toolwarden-long-${randomUUID().slice(0, 8)}`;
+    const store = memoryPayloadStore(); // one process: the worker and the client share it
+    const worker = await createTemporalWorker({
+      connection: temporal.connection,
+      taskQueue,
+      tools: [fetchReport],
+      planner: pagingPlanner(STEPS),
+      payloads: { store },
+    });
+    workers.push({ worker, running: worker.run() });
+    const runtime = temporalRuntime({
+      client,
+      taskQueue,
+      agent: { id: 'long' },
+      tools: [fetchReport],
+      payloadStore: store,
+      history: { maxEvents: 150 }, // continue as new every ~10 steps
+    });
+    const started = Date.now();
+    const run = await runtime.start({
+      messages: [{ role: 'user', content: 'read every page' }],
+      caps: { maxToolCalls: STEPS + 1, maxTurns: STEPS + 2 },
+    });
+    const outcome = await run.result();
+    const elapsed = Date.now() - started;
+    if (outcome.status !== 'completed') console.log(outcome.error);
+    expect(outcome).toMatchObject({ status: 'completed', finalResponse: { text: `read ${STEPS} pages` } });
+    expect(outcome.toolResultCount).toBe(STEPS);
+    expect(outcome.toolResults.length).toBeLessThanOrEqual(100);
+    // Read back through the store: the client sees the values.
+    expect((outcome.toolResults.at(-1)?.result as { body: string }).body).toHaveLength(RESULT_BYTES);
+
+    const executions = await historyPayloads(client, run.runId);
+    const largest = Math.max(...executions.map((execution) => execution.largestPayload));
+    const inputs = executions.map((execution) => execution.inputBytes);
+    console.log(
+      `[issue 26] ${STEPS} steps × ${RESULT_BYTES / 1000} KB results: ${Math.round(elapsed / STEPS)} ms/step, ${executions.length - 1} continue-as-new, largest payload ${(largest / 1024).toFixed(1)} KB, execution inputs ${inputs.map((b) => `${(b / 1024).toFixed(1)} KB`).join(' → ')}`,
+    );
+    expect(executions.length).toBeGreaterThanOrEqual(4);
+    // 3 MB of results went through; no single payload holds more than a few results' worth.
+    expect(largest).toBeLessThan(150_000);
+  }, 300_000);
+
+  it('without a store, a result over the cap is an error result the planner sees, not a stuck run', async () => {
+    const taskQueue = `toolwarden-cap-${randomUUID().slice(0, 8)}`;
+    const huge = defineTool({
+      id: 'report.export',
+      description: 'Exports 300 KB',
+      input: z.object({}),
+      execute: () => ({ body: 'x'.repeat(300_000) }),
+    });
+    const planner: Planner = {
+      planStart: async () => ({ toolCalls: [{ name: 'report.export', input: {} }] }),
+      planResume: async (input) => ({
+        finalResponse: { text: `export: ${input.toolResults[0]?.error?.name ?? 'ok'}` },
+      }),
+    };
+    const worker = await createTemporalWorker({
+      connection: temporal.connection,
+      taskQueue,
+      tools: [huge],
+      planner,
+    });
+    workers.push({ worker, running: worker.run() });
+    const runtime = temporalRuntime({ client, taskQueue, agent: { id: 'cap' } });
+    const outcome = await (await runtime.start({ messages: [{ role: 'user', content: 'export' }] })).result();
+    expect(outcome).toMatchObject({
+      status: 'completed',
+      finalResponse: { text: 'export: PayloadTooLargeError' },
+    });
+    expect(outcome.toolResults[0]?.error?.message).toMatch(
+      /300\d{3} bytes, over the 262144 .* payload store/,
+    );
+  }, 60_000);
+});
