@@ -88,7 +88,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
     expect(outcome.toolResultCount).toBe(STEPS);
     expect(outcome.toolResults.length).toBeLessThanOrEqual(100);
     // Read back through the store: the client sees the values.
-    expect((outcome.toolResults.at(-1)?.result as { body: string }).body).toHaveLength(RESULT_BYTES);
+    expect((outcome.toolResults.at(-1)!.result as { body: string }).body).toHaveLength(RESULT_BYTES);
 
     const executions = await historyPayloads(client, run.runId);
     const largest = Math.max(...executions.map((execution) => execution.largestPayload));
