@@ -557,6 +557,8 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
           `UPDATE ${schema}.runs SET owner = NULL WHERE run_id = $1 AND owner = $2`,
           [runId, owner],
         );
+        // Its next save here follows a claim (a new version): the tracked rows only hold memory.
+        rowTracker.forget(runId);
         return (result.rowCount ?? 0) > 0;
       });
     },

@@ -115,7 +115,7 @@ export class RowTracker {
     return withSnapshotCopy(run, update.snapshot);
   }
 
-  /** Forgets a run (deleted). */
+  /** Forgets a run (deleted, or released by its owner). */
   forget(runId: string): void {
     this.runs.delete(runId);
   }

@@ -610,7 +610,11 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
           sql: 'UPDATE toolwarden_runs SET owner = NULL WHERE run_id = ? AND owner = ?',
           args: [runId, owner],
         });
+        // Released (evicted, or the runtime closed): its next save here follows a claim, which
+        // advances the version past what was tracked, so the rows kept for appending (the
+        // run's transcript) would only hold memory (issue 29 item 3).
         known.delete(runId);
+        rowTracker.forget(runId);
         return result.rowsAffected > 0;
       });
     },

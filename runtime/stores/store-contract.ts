@@ -11,6 +11,8 @@
  * @module
  */
 
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { NewRun, RunStatus, RunStore, StoredRun } from './run-store.ts';
@@ -53,6 +55,12 @@ export interface RunStoreContractOptions {
 }
 
 const T0 = Date.UTC(2026, 0, 15, 9, 30);
+
+/** A full garbage collection (exposed from inside: vitest's workers run without `--expose-gc`). */
+function fullGc(): () => void {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
 
 /** Registers the contract suite for one store. */
 export function describeRunStoreContract(
@@ -690,6 +698,41 @@ export function describeRunStoreContract(
         expect(await store.release!('run-1', 'a')).toBe(false);
         expect(await store.release!('ghost', 'a')).toBe(false);
         expect(await store.load('run-1')).toMatchObject({ version: 1 });
+      });
+
+      it('holds nothing it was given of a released run: an evicted run leaves no transcript in memory (issue 29 item 3)', async () => {
+        const gc = fullGc();
+        // The objects a runtime hands over at each step: a transcript that grows by appending.
+        const given = (() => {
+          const first = { role: 'user', content: 'x'.repeat(10_000) };
+          let messages = [first];
+          const snapshot = () => ({ value: 'awaiting', context: { messages, hints: [] } });
+          return {
+            first: new WeakRef(first),
+            snapshot,
+            grow: () => (messages = [...messages, { role: 'tool', content: 'y' }]),
+          };
+        })();
+        await store.create(newRun('run-1', { owner: 'a', status: 'running', snapshot: given.snapshot() }));
+        for (let version = 1; version <= 3; version++) {
+          given.grow();
+          await store.save('run-1', {
+            expectedVersion: version,
+            status: 'awaiting',
+            snapshot: given.snapshot(),
+          });
+        }
+        expect(await store.release!('run-1', 'a')).toBe(true);
+        const { first } = given;
+        // Drop our own references, then let WeakRefs clear (they hold their target for the job).
+        (given as { snapshot?: unknown; grow?: unknown }).snapshot = undefined;
+        (given as { snapshot?: unknown; grow?: unknown }).grow = undefined;
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        gc();
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        gc();
+        expect(first.deref()).toBeUndefined();
+        expect((await store.load('run-1'))?.snapshot).toMatchObject({ context: { messages: { length: 4 } } });
       });
 
       it('rejects a claim of an unknown run with RunNotFoundError', async () => {
