@@ -309,13 +309,21 @@ function infraHint(tool: string, reason: RetryHint['reason'], message: string): 
   return { reason, tool, restrictToTool: false, missingFields: [], message };
 }
 
+/**
+ * Characters of a failed call's message (the ToolError's and its hint's) the boundary keeps: a
+ * tool's own error text is part of it, and may be megabytes (issue 24 item 8: clip every message).
+ */
+export const MAX_FAILURE_MESSAGE_CHARS = 4_096;
+
 function failure(
   call: Pick<ToolResult, 'name' | 'toolCallId'>,
-  message: string,
-  hint: RetryHint,
+  full: string,
+  given: RetryHint,
   executed: boolean,
   cause?: unknown,
 ): ToolResult {
+  const message = clipText(full, MAX_FAILURE_MESSAGE_CHARS);
+  const hint = given.message.length > MAX_FAILURE_MESSAGE_CHARS ? { ...given, message } : given;
   return {
     name: call.name,
     toolCallId: call.toolCallId,

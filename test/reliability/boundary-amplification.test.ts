@@ -125,3 +125,27 @@ describe('a value over the caps is refused from its size, not walked (issue 24 i
     expect(result.error?.message).toContain('and 15 more');
   });
 });
+
+describe('a tool’s own error text is clipped in the refusal (issue 24 item 8)', () => {
+  it('a 5 MB ToolArgumentsRejectedError message: the ToolError and the hint keep 4,096 characters', async () => {
+    const { ToolArgumentsRejectedError } = await import('../../tools/tool-error.ts');
+    const picky = defineTool({
+      id: 'crm.picky',
+      description: 'Refuses everything at length',
+      input: z.object({}),
+      execute: async () => {
+        throw new ToolArgumentsRejectedError('r'.repeat(5_000_000));
+      },
+    });
+    const result = await callTool(
+      new ToolCatalog([picky]),
+      { name: 'crm.picky', toolCallId: 'c', input: {} },
+      { meta },
+    );
+
+    expect(result.retryHint?.reason).toBe('invalid_arguments');
+    expect(result.error?.message.length).toBeLessThanOrEqual(4_097);
+    expect(result.retryHint?.message.length).toBeLessThanOrEqual(4_097);
+    expect(result.error?.message).toMatch(/^Tool crm.picky refused its arguments: r+…$/);
+  });
+});
