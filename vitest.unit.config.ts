@@ -26,6 +26,7 @@ export const SLOW_OR_OUTSIDE = [
   'test/package-install.test.ts',
   'test/telemetry-jaeger-script.test.ts',
   'test/package-lock.test.ts',
+  'test/dts-size.test.ts',
   'test/mcp-client.test.ts',
   // Slow by design: event-loop timing under load, the inspect command's demo agent end to end.
   'test/reliability/event-loop.test.ts',

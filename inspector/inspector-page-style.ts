@@ -1,5 +1,5 @@
 /** The inspector page's stylesheet (inspector-page.ts): light and dark, no web fonts. */
-export const PAGE_STYLE = `
+export const PAGE_STYLE: string = `
 :root { color-scheme: light dark; --bg: #f1f5f9; --panel: #fff; --line: #e2e8f0; --muted: #64748b; --ink: #0f172a; --accent: #2563eb; --soft: #f8fafc; --hover: #f1f5f9; --sel: #dbeafe; }
 @media (prefers-color-scheme: dark) {
   :root { --bg: #0b1220; --panel: #111a2e; --line: #1e293b; --muted: #94a3b8; --ink: #e2e8f0; --accent: #60a5fa; --soft: #0f172a; --hover: #1e293b; --sel: #1e3a8a; }

@@ -19,19 +19,17 @@ import { createRecovery } from './durable/recover-runs.ts';
 import { unpackSnapshot } from './durable/snapshot-codec.ts';
 import { createRunHost } from './host-run.ts';
 import type { RunHandle } from './run-handle.ts';
-import { runtimeApi } from './runtime-api.ts';
+import { type Runtime, runtimeApi } from './runtime-api.ts';
 import { createRunDeps, inspectionObserver, type LiveRuns, provideRunMachine } from './runtime-deps.ts';
 import { type RuntimeOptions, resolveRuntimeOptions } from './runtime-options.ts';
 import { connectAnswerers, pluginHooks } from './runtime-plugins.ts';
 import type { RunDeps } from './steps/run-deps.ts';
 import { memoryStore } from './stores/memory-store.ts';
 
+export type { Runtime } from './runtime-api.ts';
 export type { InspectObserver, RuntimeOptions, StartOptions } from './runtime-options.ts';
 /** Thrown by `runtime.resume` (and the by-id answers) for a run the store does not hold. */
 export { RunNotFoundError } from './stores/run-store-errors.ts';
-
-/** What {@link createRuntime} returns: start, resume, answer, list and close runs. */
-export type Runtime = ReturnType<typeof createRuntime>;
 
 /**
  * Creates the runtime that hosts runs (docs/architecture.md): one XState actor per run, persisted at every
@@ -39,7 +37,7 @@ export type Runtime = ReturnType<typeof createRuntime>;
  *
  * @throws ToolDefinitionError when two tools share an id; ZodError for invalid caps.
  */
-export function createRuntime(options: RuntimeOptions) {
+export function createRuntime(options: RuntimeOptions): Runtime {
   const settings = resolveRuntimeOptions(options);
   const { agent, catalog, plugins, onError } = settings;
   const live: LiveRuns = new Map<string, RunHandle>();

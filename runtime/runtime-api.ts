@@ -7,10 +7,14 @@
 
 import { randomUUID } from 'node:crypto';
 import { createActor, type InspectionEvent } from 'xstate';
+import type { InspectorPlugin } from '../inspector/inspector-plugin.ts';
 import type { RunContext } from '../machines/run-context.ts';
+import type { RunMachine } from '../machines/run-machine.ts';
 import type { PolicyRunner } from '../policies/policy-runner.ts';
+import type { Caps } from '../run/caps.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import type { JSONSchema, Tool } from '../tools/define-tool.ts';
+import type { ToolCatalog } from '../tools/tool-catalog.ts';
 import { sessionTranscript } from './continue-session.ts';
 import type { DurableRuns, RunEventsOptions } from './durable/durable-runs.ts';
 import type { RecoveredRuns, RecoverOptions, Recovery } from './durable/recover-runs.ts';
@@ -40,22 +44,112 @@ export interface RuntimeParts {
   resume: (runId: string) => Promise<RunHandle>;
 }
 
-/** The runtime the app holds (see `createRuntime`). */
-export function runtimeApi(parts: RuntimeParts) {
+/**
+ * What {@link createRuntime} returns: start, resume, answer, list and close runs (docs/architecture.md).
+ * A named interface, so hovers and the API reference show these members, not the run machine's type.
+ */
+export interface Runtime {
+  /** The run machine with this runtime's actors provided (for diagrams and inspectors). */
+  readonly machine: RunMachine;
+  /** The inspector plugin when the `inspector` option is set: `start()` gives its URL, `close()` stops it. */
+  readonly inspector: InspectorPlugin | undefined;
+  /** The runtime's tools and its plugins' tools (docs/tool-boundary.md). */
+  readonly catalog: ToolCatalog;
+  /** Where runs are persisted (`memoryStore()` unless the `store` option gave one). */
+  readonly store: RunStore;
+  /** The runtime's caps: each run's are clamped to them. */
+  readonly caps: Caps;
+  /** This runtime's name as the owner of the runs it hosts (docs/durability.md §Guarantees (leases); `durable.owner`). */
+  readonly owner: string;
+  /** Starts a run; its first events are replayed to any `events$` subscriber. */
+  start(start: StartOptions): RunHandle;
+  /**
+   * The live handle of a run, or the run restored from the store (after a restart, or after it
+   * was evicted) and claimed for this runtime. The snapshot's deadlines are timestamps, so waits
+   * resume where they were; a tool call that was in flight runs again with the same `toolCallId`.
+   *
+   * @throws RunNotFoundError when the store has no such run; RunConflictError while another
+   *   owner (process) holds it.
+   */
+  resume(runId: string): Promise<RunHandle>;
+  /**
+   * Restores the stored runs nobody is advancing (docs/durability.md §Recovery): those this owner
+   * left running (a restart under the same `durable.owner`) and released ones; with
+   * `takeover: 'lapsed'`, also other owners' whose lease ran out. Runs awaiting an answer stay
+   * in the store (an answer by id restores them). One pass; `durable: { recover }` runs it at start.
+   */
+  recover(options?: RecoverOptions): Promise<RecoveredRuns>;
+  /**
+   * Answers a run's clarification by id, restoring the run from the store first when it is
+   * not live here (evicted, or after a restart). Resolves with the run's handle.
+   *
+   * @throws RunNotFoundError, RunConflictError (another owner holds it), RunAnswerError.
+   */
+  provideClarification(runId: string, answer: { id: string; answer: string }): Promise<RunHandle>;
+  /** Results of a run's external tool calls, by run id (see `provideClarification`). */
+  provideToolResults(runId: string, results: ProvidedToolResult[]): Promise<RunHandle>;
+  /** Approves or denies what a run awaits confirmation for, by run id (see `provideClarification`). */
+  confirm(
+    runId: string,
+    answer: { id: string; approved: boolean; by?: string; reason?: string },
+  ): Promise<RunHandle>;
+  /** Cancels a run by id, restoring it first when it is not live here. */
+  cancel(runId: string, reason?: string): Promise<RunHandle>;
+  /**
+   * Resolves when everything every hosted run (or run `runId`) emitted so far is in the store.
+   *
+   * @throws RunPersistenceError while the store fails (writes are retried); RunConflictError.
+   */
+  flush(runId?: string): Promise<void>;
+  /**
+   * A run's event log, from the store: every event after `afterSeq`, then, unless
+   * `follow: false`, each new one as it is written, until the run's final event. Works for
+   * runs hosted here, elsewhere, or finished; `seq` numbers resume a dropped stream.
+   */
+  events(runId: string, options?: RunEventsOptions): AsyncGenerator<RunEventRecord<RunEvent>>;
+  /**
+   * Stops hosting runs: waits for writes in flight, stops every live actor, releases the runs
+   * and ends this runtime's lease, so another process can resume them at once. The store is
+   * not closed (it is the app's). The inspector server the `inspector` option started is
+   * stopped too, so nothing keeps the process alive.
+   */
+  close(): Promise<void>;
+  /** The live handle of a run in this process, if any. */
+  get(runId: string): RunHandle | undefined;
+  /** Runs in the store, most recently updated first, each with what it waits for (`awaiting`). */
+  list(filter?: RunListFilter): Promise<StoredRun[]>;
+  /** One run from the store with what it waits for (`awaiting`), or `undefined`; it is not restored. */
+  load(runId: string): Promise<StoredRun | undefined>;
+  /**
+   * Starts the next run of a conversation (docs/threads.md): the new run begins with the
+   * transcript of the session's latest finished run, from the store, followed by `messages`.
+   * The first run of a session starts from `messages` alone. Works across restarts and
+   * processes sharing a durable store.
+   *
+   * @throws SessionBusyError while a run of the session is still running or awaiting (answer
+   *   or cancel it first: a conversation has one run at a time).
+   */
+  continueSession(sessionId: string, start: Omit<StartOptions, 'sessionId'>): Promise<RunHandle>;
+  /** The tool catalog (docs/tool-boundary.md). */
+  listTools(): Tool[];
+  toolSpec(id: string): Tool | undefined;
+  toolSchema(id: string): JSONSchema | undefined;
+  /** The `tool_schemas.json` export. */
+  toolSchemas(): ReturnType<ToolCatalog['schemas']>;
+}
+
+/** The runtime the app holds (see `createRuntime`); its members are documented on {@link Runtime}. */
+export function runtimeApi(parts: RuntimeParts): Runtime {
   const { settings, store, durable, live, machine, inspect, host, resume } = parts;
   const { catalog, ceilings, agent, inspector } = settings;
-  const runtime = {
-    /** The run machine with this runtime's actors provided (for diagrams and inspectors). */
+  const runtime: Runtime = {
     machine,
-    /** The inspector plugin when the `inspector` option is set: `start()` gives its URL, `close()` stops it. */
     inspector,
     catalog,
     store,
     caps: ceilings,
-    /** This runtime's name as the owner of the runs it hosts (docs/durability.md §Guarantees (leases); `durable.owner`). */
     owner: durable.owner,
 
-    /** Starts a run; its first events are replayed to any `events$` subscriber. */
     start(start: StartOptions): RunHandle {
       const runId = start.runId ?? randomUUID();
       if (live.has(runId)) throw new Error(`Run ${runId} is already live`);
@@ -71,36 +165,22 @@ export function runtimeApi(parts: RuntimeParts) {
 
     resume,
 
-    /**
-     * Restores the stored runs nobody is advancing (docs/durability.md §Recovery): those this owner
-     * left running (a restart under the same `durable.owner`) and released ones; with
-     * `takeover: 'lapsed'`, also other owners' whose lease ran out. Runs awaiting an answer stay
-     * in the store (an answer by id restores them). One pass; `durable: { recover }` runs it at start.
-     */
     recover(recoverOptions?: RecoverOptions): Promise<RecoveredRuns> {
       return parts.recovery.recover(recoverOptions);
     },
 
-    /**
-     * Answers a run's clarification by id, restoring the run from the store first when it is
-     * not live here (evicted, or after a restart). Resolves with the run's handle.
-     *
-     * @throws RunNotFoundError, RunConflictError (another owner holds it), RunAnswerError.
-     */
     async provideClarification(runId: string, answer: { id: string; answer: string }): Promise<RunHandle> {
       const run = await resume(runId);
       await run.provideClarification(answer);
       return run;
     },
 
-    /** Results of a run's external tool calls, by run id (see `provideClarification`). */
     async provideToolResults(runId: string, results: ProvidedToolResult[]): Promise<RunHandle> {
       const run = await resume(runId);
       await run.provideToolResults(results);
       return run;
     },
 
-    /** Approves or denies what a run awaits confirmation for, by run id (see `provideClarification`). */
     async confirm(
       runId: string,
       answer: { id: string; approved: boolean; by?: string; reason?: string },
@@ -110,37 +190,20 @@ export function runtimeApi(parts: RuntimeParts) {
       return run;
     },
 
-    /** Cancels a run by id, restoring it first when it is not live here. */
     async cancel(runId: string, reason?: string): Promise<RunHandle> {
       const run = await resume(runId);
       run.cancel(reason);
       return run;
     },
 
-    /**
-     * Resolves when everything every hosted run (or run `runId`) emitted so far is in the store.
-     *
-     * @throws RunPersistenceError while the store fails (writes are retried); RunConflictError.
-     */
     flush(runId?: string): Promise<void> {
       return durable.flush(runId);
     },
 
-    /**
-     * A run's event log, from the store: every event after `afterSeq`, then, unless
-     * `follow: false`, each new one as it is written, until the run's final event. Works for
-     * runs hosted here, elsewhere, or finished; `seq` numbers resume a dropped stream.
-     */
     events(runId: string, options?: RunEventsOptions): AsyncGenerator<RunEventRecord<RunEvent>> {
       return durable.events(runId, options);
     },
 
-    /**
-     * Stops hosting runs: waits for writes in flight, stops every live actor, releases the runs
-     * and ends this runtime's lease, so another process can resume them at once. The store is
-     * not closed (it is the app's). The inspector server the `inspector` option started is
-     * stopped too, so nothing keeps the process alive.
-     */
     async close(): Promise<void> {
       parts.recovery.close();
       await durable.close(() => {
@@ -152,37 +215,24 @@ export function runtimeApi(parts: RuntimeParts) {
       await inspector?.close();
     },
 
-    /** The live handle of a run in this process, if any. */
     get(runId: string): RunHandle | undefined {
       return live.get(runId);
     },
 
-    /** Runs in the store, most recently updated first, each with what it waits for (`awaiting`). */
     async list(filter?: RunListFilter): Promise<StoredRun[]> {
       return (await store.list(filter)).map(withAwaiting);
     },
 
-    /** One run from the store with what it waits for (`awaiting`), or `undefined`; it is not restored. */
     async load(runId: string): Promise<StoredRun | undefined> {
       const stored = await store.load(runId);
       return stored && withAwaiting(stored);
     },
 
-    /**
-     * Starts the next run of a conversation (docs/threads.md): the new run begins with the
-     * transcript of the session's latest finished run, from the store, followed by `messages`.
-     * The first run of a session starts from `messages` alone. Works across restarts and
-     * processes sharing a durable store.
-     *
-     * @throws SessionBusyError while a run of the session is still running or awaiting (answer
-     *   or cancel it first: a conversation has one run at a time).
-     */
     async continueSession(sessionId: string, start: Omit<StartOptions, 'sessionId'>): Promise<RunHandle> {
       const transcript = await sessionTranscript(store, sessionId);
       return runtime.start({ ...start, sessionId, messages: [...transcript, ...start.messages] });
     },
 
-    /** The tool catalog (docs/tool-boundary.md). */
     listTools(): Tool[] {
       return catalog.list();
     },
@@ -192,7 +242,6 @@ export function runtimeApi(parts: RuntimeParts) {
     toolSchema(id: string): JSONSchema | undefined {
       return catalog.get(id)?.inputSchema;
     },
-    /** The `tool_schemas.json` export. */
     toolSchemas() {
       return catalog.schemas();
     },

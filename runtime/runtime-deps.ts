@@ -7,7 +7,7 @@
 
 import type { InspectionEvent } from 'xstate';
 import type { RunContext } from '../machines/run-context.ts';
-import { runMachine, validateCallsAction } from '../machines/run-machine.ts';
+import { type RunMachine, runMachine, validateCallsAction } from '../machines/run-machine.ts';
 import { runSteps } from '../machines/run-steps.ts';
 import type { Plugin, RunInfo } from '../plugins/define-plugin.ts';
 import { defaultPolicies } from '../policies/default-policies.ts';
@@ -56,7 +56,7 @@ export function provideRunMachine(
   toolGate: Plugin,
   settings: RuntimeSettings,
   live: LiveRuns,
-) {
+): RunMachine {
   const { agent, plugins } = settings;
   const consults = consultationsOf(deps.policies, deps.catalog);
   const infoOf = (runId: string): RunInfo => {
@@ -88,7 +88,7 @@ export function provideRunMachine(
 }
 
 /** The run machine as this runtime provides it (for diagrams and inspectors). */
-export type ProvidedRunMachine = ReturnType<typeof provideRunMachine>;
+export type ProvidedRunMachine = RunMachine;
 
 /**
  * One inspection observer fanning out to the app's (`inspect`) and the plugins'; a throwing
