@@ -65,6 +65,18 @@ export function inferenceUsageAttributes(
 }
 
 const globalInstruments = instrumentSource();
+/** Instruments per explicit provider, created once each. */
+const byProvider = new WeakMap<MeterProvider, ReturnType<typeof instrumentSource>>();
+
+function instrumentsOf(provider: MeterProvider | undefined): ReturnType<typeof instrumentSource> {
+  if (!provider) return globalInstruments;
+  let source = byProvider.get(provider);
+  if (!source) {
+    source = instrumentSource(provider);
+    byProvider.set(provider, source);
+  }
+  return source;
+}
 
 /**
  * Records one model call: counts it on the run segment whose turn made it, and with the latest
@@ -77,7 +89,7 @@ export function recordInference(
 ): void {
   countInferenceCall();
   if (!(options.latest ?? genAiLatestExperimental())) return;
-  const instruments = (options.meterProvider ? instrumentSource(options.meterProvider) : globalInstruments)();
+  const instruments = instrumentsOf(options.meterProvider)();
   if (!instruments.recording) return;
   const { genAi } = instruments;
   const attributes: Attributes = {

@@ -22,6 +22,7 @@ import { modelPlanner } from '../models/model-planner.ts';
 import { type ScriptedStep, scriptedPlanner } from '../run/planner.ts';
 import { createRuntime, type RuntimeOptions } from '../runtime/create-runtime.ts';
 import { memoryStore } from '../runtime/stores/memory-store.ts';
+import { recordInference } from '../telemetry/inference.ts';
 import { genAiLatestExperimental } from '../telemetry/semconv-opt-in.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { inMemoryTracing } from './support/in-memory-tracing.ts';
@@ -352,6 +353,21 @@ describe('model calls (modelPlanner)', () => {
     expect(histogram(byName.get('gen_ai.invoke_agent.inference_calls'))).toEqual({
       'gen_ai.agent.name=Greeter': { count: 1, sum: 1 },
     });
+  });
+});
+
+describe('recordInference (for model clients of your own)', () => {
+  it('records a failed call with error.type and no usage, on the provider it is given', async () => {
+    const { reader, meterProvider } = meter();
+    const call = { operation: 'chat', provider: 'openai', requestModel: 'gpt-5-mini', durationS: 0.25 };
+    recordInference({ ...call, errorType: 'APICallError' }, { meterProvider, latest: true });
+    recordInference(call, { meterProvider, latest: false }); // the default conventions: nothing
+    const byName = await reader.byName();
+    expect(histogram(byName.get('gen_ai.client.inference.duration'))).toEqual({
+      'error.type=APICallError,gen_ai.operation.name=chat,gen_ai.provider.name=openai,gen_ai.request.model=gpt-5-mini':
+        { count: 1, sum: 0.25 },
+    });
+    expect(byName.has('gen_ai.client.inference.usage.input_tokens')).toBe(false);
   });
 });
 
