@@ -87,6 +87,16 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('run_failed'), ...base, error: ToolErrorJSONSchema }),
   z.object({ type: z.literal('run_canceled'), ...base, reason: z.string().optional() }),
+  /** A run was forked from the parent's event `atEvent` (runtime.fork): in both runs' logs. */
+  z.object({
+    type: z.literal('run_forked'),
+    ...base,
+    parentRunId: z.string(),
+    childRunId: z.string(),
+    atEvent: z.number().int(),
+    /** What the fork changed: a tool call's `input`, or a clarification's `answer`. */
+    edit: z.enum(['input', 'answer']).optional(),
+  }),
 ]);
 /** Everything a run reports, a discriminated union on `type` (docs/architecture.md §Run events). */
 export type RunEvent = z.infer<typeof RunEventSchema>;

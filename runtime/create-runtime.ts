@@ -18,6 +18,7 @@ import { createDurableRuns } from './durable/durable-runs.ts';
 import { createRecovery } from './durable/recover-runs.ts';
 import { unpackSnapshot } from './durable/snapshot-codec.ts';
 import { createRunHost } from './host-run.ts';
+import { StepHistory } from './run-fork.ts';
 import type { RunHandle } from './run-handle.ts';
 import { type Runtime, runtimeApi } from './runtime-api.ts';
 import { createRunDeps, inspectionObserver, type LiveRuns, provideRunMachine } from './runtime-deps.ts';
@@ -61,7 +62,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const machine = provideRunMachine(deps, durable.toolGate, settings, live);
   const inspect = inspectionObserver(options.inspect, plugins, onError);
   const hooks = pluginHooks(plugins, onError);
-  const host = createRunHost({ agent, catalog, live, durable, hooks, onError });
+  const forks = options.forks ?? (options.inspector !== undefined && options.inspector !== false);
+  const steps = forks ? new StepHistory(forks === true ? 100 : forks.maxRuns) : undefined;
+  const host = createRunHost({ agent, catalog, live, durable, hooks, onError, steps });
   const runtime = runtimeApi({
     settings,
     store,
@@ -74,6 +77,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     hooks,
     host,
     resume,
+    steps,
   });
   connectAnswerers(plugins, runtime);
   const recover = options.durable?.recover;

@@ -21,6 +21,7 @@ import type { PolicyDecisionRecord, RunEvent } from '../run/run-events.ts';
 import type { ToolCatalog } from '../tools/tool-catalog.ts';
 import { ToolError } from '../tools/tool-error.ts';
 import type { DurableRuns } from './durable/durable-runs.ts';
+import type { StepHistory } from './run-fork.ts';
 import { RunHandle, runStatusOf, stateName } from './run-handle.ts';
 import type { LiveRuns } from './runtime-deps.ts';
 import type { OnRuntimeError } from './runtime-options.ts';
@@ -39,6 +40,8 @@ export interface RunHostParts {
   durable: DurableRuns;
   hooks: PluginHooks;
   onError: OnRuntimeError;
+  /** Keeps each step's persisted snapshot for `runtime.fork` (run-fork.ts), when forks are on. */
+  steps?: StepHistory;
 }
 
 /** Wires a started or restored actor to its handle, plugins and store, and starts it. */
@@ -50,7 +53,15 @@ export type HostRun = (
 ) => RunHandle;
 
 /** The runtime's {@link HostRun}. */
-export function createRunHost({ agent, catalog, live, durable, hooks, onError }: RunHostParts): HostRun {
+export function createRunHost({
+  agent,
+  catalog,
+  live,
+  durable,
+  hooks,
+  onError,
+  steps,
+}: RunHostParts): HostRun {
   return function host(actor, stored, how, startDecisions = []) {
     const runId = actor.getSnapshot().context.runId;
     if (actor.getSnapshot().status !== 'active') {
@@ -70,7 +81,9 @@ export function createRunHost({ agent, catalog, live, durable, hooks, onError }:
       sessionId: actor.getSnapshot().context.sessionId,
     });
     let emitted = false;
+    let dispatched = 0;
     const dispatch = (event: RunEvent) => {
+      dispatched++;
       handle.publish(event);
       persist.event(event);
       emitted = true;
@@ -107,10 +120,12 @@ export function createRunHost({ agent, catalog, live, durable, hooks, onError }:
       emitted = false;
       const changedKeys = hooks.has('onStateChange') ? changedKeysOf(written, snapshot.context) : [];
       written = snapshot.context;
+      const persisted = persistedSnapshotOf(actor);
+      steps?.record(runId, persisted, dispatched);
       persist.snapshot({
         status: runStatusOf(snapshot),
         state,
-        snapshot: persistedSnapshotOf(actor),
+        snapshot: persisted,
         labels: snapshot.context.labels,
         toolCallIds: snapshot.context.batch.pending.map((call) => call.toolCallId),
       });

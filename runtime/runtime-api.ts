@@ -21,6 +21,7 @@ import type { RecoveredRuns, RecoverOptions, Recovery } from './durable/recover-
 import { unpackSnapshot } from './durable/snapshot-codec.ts';
 import type { HostRun } from './host-run.ts';
 import { runAwaitingOf } from './run-awaiting.ts';
+import { ForkError, type ForkOptions, forkRun, type StepHistory } from './run-fork.ts';
 import type { ProvidedToolResult, RunHandle } from './run-handle.ts';
 import type { LiveRuns, ProvidedRunMachine } from './runtime-deps.ts';
 import type { RuntimeSettings, StartOptions } from './runtime-options.ts';
@@ -42,6 +43,8 @@ export interface RuntimeParts {
   host: HostRun;
   /** The live handle of a run, or the run restored from the store (`runtime.resume`). */
   resume: (runId: string) => Promise<RunHandle>;
+  /** Each step's snapshot of recent runs, when forks are on (`forks`). */
+  steps?: StepHistory;
 }
 
 /**
@@ -79,6 +82,15 @@ export interface Runtime {
    * in the store (an answer by id restores them). One pass; `durable: { recover }` runs it at start.
    */
   recover(options?: RecoverOptions): Promise<RecoveredRuns>;
+  /**
+   * Starts a new run from the step of run `runId` at its event `atEvent` (its `seq` in
+   * `runtime.events(runId)`), optionally with an edited tool input or a clarification answer
+   * (run-fork.ts): a new run id, linked to its parent by labels and a `run_forked` event in
+   * both logs. Needs `forks` (on with the inspector).
+   *
+   * @throws ForkError when forks are off, the step is not kept, or the edit does not fit.
+   */
+  fork(runId: string, options: ForkOptions): Promise<RunHandle>;
   /**
    * Answers a run's clarification by id, restoring the run from the store first when it is
    * not live here (evicted, or after a restart). Resolves with the run's handle.
@@ -164,6 +176,11 @@ export function runtimeApi(parts: RuntimeParts): Runtime {
     },
 
     resume,
+
+    fork(runId: string, options: ForkOptions): Promise<RunHandle> {
+      if (!parts.steps) return Promise.reject(new ForkError('forks are off: createRuntime({ forks: true })'));
+      return forkRun(parts, parts.steps, runId, options);
+    },
 
     recover(recoverOptions?: RecoverOptions): Promise<RecoveredRuns> {
       return parts.recovery.recover(recoverOptions);

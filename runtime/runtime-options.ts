@@ -66,6 +66,12 @@ export interface RuntimeOptions {
    * The server's URL: `await runtime.inspector?.start()`.
    */
   inspector?: boolean | InspectorPluginOptions;
+  /**
+   * Keep each step's snapshot of the most recent runs in memory, so `runtime.fork` can start a
+   * run from any of them (run-fork.ts): `true` (100 runs), `{ maxRuns }`, or false. Default: on
+   * when the inspector is (its page forks runs), else off.
+   */
+  forks?: boolean | { maxRuns?: number };
   /** Timeout for tools that declare none, in ms. Default 60 000. */
   defaultToolTimeoutMs?: number;
   /** Limits on tool arguments (bytes, nesting depth). */
