@@ -86,7 +86,7 @@ export function runSteps(
     const known = new Set<string>();
     let running = 0;
     // When the current run of call starts began, and whether a macrotask is due to go on.
-    let sliceStartedAt = performance.now();
+    let sliceStartedAt = sliceClock();
     let resumeDue = false;
 
     function call<I, O>(
@@ -153,14 +153,14 @@ export function runSteps(
      */
     function pumpSoon(): void {
       if (queued.length === 0 || resumeDue) return;
-      if (performance.now() - sliceStartedAt < CALL_SLICE_MS) {
+      if (sliceClock() - sliceStartedAt < CALL_SLICE_MS) {
         pump();
         return;
       }
       resumeDue = true;
       setImmediate(() => {
         resumeDue = false;
-        sliceStartedAt = performance.now();
+        sliceStartedAt = sliceClock();
         pump();
       });
     }
@@ -201,7 +201,7 @@ export function runSteps(
             known.add(next.call.toolCallId);
             queued.push(next);
           }
-          sliceStartedAt = performance.now();
+          sliceStartedAt = sliceClock();
           return pump();
       }
     });
@@ -222,4 +222,9 @@ export function runSteps(
   const getPersistedSnapshot = (snapshot: CallbackSnapshot<StepsInput | undefined>) =>
     snapshot.input === undefined ? snapshot : { ...snapshot, input: undefined };
   return { ...logic, restoreSnapshot, getPersistedSnapshot };
+}
+
+/** `performance.now()`; `Date.now()` in Temporal's workflow sandbox, which has no `performance`. */
+function sliceClock(): number {
+  return globalThis.performance?.now() ?? Date.now();
 }
