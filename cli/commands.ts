@@ -153,11 +153,12 @@ Examples:
   program
     .command('catalog')
     .description(
-      "Print (or write) the catalog of a config's tools: id, toolset, description, tags, input and output JSON Schema",
+      "Print (or write) tool_schemas.json for a config's tools: id, service, toolset, title, description, tags, payload and result JSON Schema, confirmation",
     )
     .requiredOption('-c, --config <file>', 'config module: export default { tools, mcpServers, ... }')
     .option('-o, --out <file>', 'write tool_schemas.json to FILE instead of standard output')
-    .action(async (options: { config: string; out?: string }) => {
+    .option('--served', "only the tools the config's gateway serves a session (its policies applied)")
+    .action(async (options: { config: string; out?: string; served?: boolean }) => {
       const { catalogCommand } = await import('../mcp/mcp-command.ts');
       const { text, count } = await catalogCommand(options);
       if (options.out) console.error(`wrote ${count} tools to ${options.out}`);

@@ -13,10 +13,10 @@ export {
   toAnswer,
 } from './gateway-session.ts';
 export {
-  type CatalogEntry,
   type GatewayConfigFile,
   type LoadedGatewayConfig,
   loadGatewayConfig,
+  servedTools,
   toolCatalog,
 } from './mcp-command.ts';
 export type { McpTransport } from './mcp-connection.ts';

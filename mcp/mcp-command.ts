@@ -1,10 +1,19 @@
 import { writeFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { createRuntime } from '../runtime/create-runtime.ts';
 import type { Tool } from '../tools/define-tool.ts';
+import { ToolCatalog, type ToolSchemas } from '../tools/tool-catalog.ts';
 import type { McpTransport } from './mcp-connection.ts';
 import { type McpToolset, mcpToolset } from './mcp-toolset.ts';
-import { type McpGateway, type McpGatewayConfig, type ServeMcpOptions, serveMcp } from './serve-mcp.ts';
+import {
+  GATEWAY_AGENT_ID,
+  GATEWAY_CAPS,
+  type McpGateway,
+  type McpGatewayConfig,
+  type ServeMcpOptions,
+  serveMcp,
+} from './serve-mcp.ts';
 
 /**
  * A gateway config module's default export (docs/mcp.md §Gateway): the tools to serve, MCP
@@ -99,38 +108,58 @@ export async function mcpServeCommand(options: {
   };
 }
 
-/** One entry of `tool_schemas.json` (the seeds' catalog export). */
-export interface CatalogEntry {
-  id: string;
-  toolset: string;
-  description: string;
-  tags: string[];
-  input: Record<string, unknown>;
-  output?: Record<string, unknown>;
+/**
+ * The `tool_schemas.json` of tools (docs/mcp.md §Catalog): `ToolCatalog.schemas`'s one shape,
+ * Goa-AI's field names. `service` defaults to the gateway's agent id.
+ */
+export function toolCatalog(tools: readonly Tool[], service = GATEWAY_AGENT_ID): ToolSchemas {
+  return new ToolCatalog(tools).schemas(service);
 }
 
-/** The catalog of tools: id, toolset, description, tags, input and output JSON Schema. */
-export function toolCatalog(tools: readonly Tool[]): { tools: CatalogEntry[] } {
-  return {
-    tools: tools.map((tool) => ({
-      id: tool.id,
-      toolset: tool.id.slice(0, tool.id.lastIndexOf('.')),
-      description: tool.description,
-      tags: tool.tags ?? [],
-      input: tool.inputSchema,
-      ...(tool.outputSchema === undefined ? {} : { output: tool.outputSchema }),
-    })),
-  };
+/**
+ * The tools a gateway with this config serves a new session: its tools less those its policies
+ * disable when a session's run starts (an allowlist, a denylist) and external ones (the gateway
+ * cannot run them). Found by starting one run of the gateway's runtime and canceling it.
+ */
+export async function servedTools(config: McpGatewayConfig): Promise<Tool[]> {
+  // Only what decides the served set: no store, no durability, no inspector, no telemetry.
+  const { tools, policies, plugins, policyRunner, caps, agent } = config;
+  const runtime = createRuntime({
+    caps: { ...GATEWAY_CAPS, ...caps },
+    ...(tools === undefined ? {} : { tools }),
+    ...(policies === undefined ? {} : { policies }),
+    ...(plugins === undefined ? {} : { plugins }),
+    ...(policyRunner === undefined ? {} : { policyRunner }),
+    telemetry: false,
+    agent: config.agent ?? { id: GATEWAY_AGENT_ID },
+    planner: {
+      planStart: async () => ({ finalResponse: { text: 'catalog' } }),
+      planResume: async () => ({ finalResponse: { text: 'catalog' } }),
+    },
+  });
+  try {
+    const run = runtime.start({ messages: [{ role: 'user', content: 'toolwarden catalog --served' }] });
+    const disabled = run.context.disabledTools;
+    run.cancel('catalog read');
+    await run.result().catch(() => undefined);
+    return runtime
+      .listTools()
+      .filter((tool) => tool.execute !== undefined && disabled[tool.id] === undefined);
+  } finally {
+    await runtime.close();
+  }
 }
 
-/** `toolwarden catalog`: writes or prints the catalog of a config's tools. */
+/** `toolwarden catalog`: writes or prints the `tool_schemas.json` of a config's tools (`served`: only those its gateway serves). */
 export async function catalogCommand(options: {
   config: string;
   out?: string;
+  served?: boolean;
 }): Promise<{ text: string; count: number }> {
   const loaded = await loadGatewayConfig(options.config);
   try {
-    const catalog = toolCatalog(loaded.config.tools ?? []);
+    const tools = options.served ? await servedTools(loaded.config) : (loaded.config.tools ?? []);
+    const catalog = toolCatalog(tools, loaded.config.agent?.id ?? GATEWAY_AGENT_ID);
     const text = `${JSON.stringify(catalog, null, 2)}\n`;
     if (options.out !== undefined) await writeFile(options.out, text);
     return { text, count: catalog.tools.length };

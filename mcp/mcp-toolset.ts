@@ -64,6 +64,7 @@ const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 interface McpToolDefinition {
   name: string;
+  title?: string;
   description?: string;
   inputSchema?: Record<string, unknown>;
   outputSchema?: Record<string, unknown>;
@@ -231,6 +232,9 @@ export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset
       { name: id, description: description.text, parameters: definition.inputSchema ?? { type: 'object' } },
       {
         onWarning: warning,
+        ...(definition.title === undefined
+          ? {}
+          : { title: cleanDescription(definition.title).text.slice(0, 200) }),
         tags,
         ...(output === undefined ? {} : { output }),
         ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
@@ -336,6 +340,12 @@ function readDefinition(entry: unknown): McpToolDefinition | undefined {
   return {
     name: raw.name,
     ...(typeof raw.description === 'string' ? { description: raw.description } : {}),
+    // MCP's display name: the tool's own `title`, else the older `annotations.title`.
+    ...(typeof raw.title === 'string'
+      ? { title: raw.title }
+      : isObject(raw.annotations) && typeof raw.annotations.title === 'string'
+        ? { title: raw.annotations.title }
+        : {}),
     ...(isObject(raw.inputSchema) ? { inputSchema: raw.inputSchema } : {}),
     ...(isObject(raw.outputSchema) ? { outputSchema: raw.outputSchema } : {}),
     ...(isObject(raw.annotations)

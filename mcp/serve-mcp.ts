@@ -75,6 +75,9 @@ export interface McpGateway {
   close(): Promise<void>;
 }
 
+/** The agent id of a gateway's runs when the config names none (also the `service` of its catalog). */
+export const GATEWAY_AGENT_ID = 'mcp-gateway';
+
 /** The gateway's caps when the config sets none: a session lasts up to a day and may make 10,000 calls. */
 export const GATEWAY_CAPS = {
   ...DEFAULT_CAPS,
@@ -121,7 +124,7 @@ export async function serveMcp(
   const runtime = createRuntime({
     caps: GATEWAY_CAPS,
     ...config,
-    agent: config.agent ?? { id: 'mcp-gateway' },
+    agent: config.agent ?? { id: GATEWAY_AGENT_ID },
     planner: gatewayPlanner(sessions),
   });
   const serverInfo = options.serverInfo ?? { name: 'toolwarden-gateway', version: '1.0.0' };
@@ -459,6 +462,7 @@ function toMcpTool(tool: Tool) {
   const tags = new Set(tool.tags ?? []);
   return {
     name: tool.id,
+    ...(tool.title === undefined ? {} : { title: tool.title }),
     description: tool.description,
     inputSchema: { type: 'object' as const, ...tool.inputSchema },
     ...(tool.outputSchema === undefined

@@ -146,7 +146,7 @@ export interface Runtime {
   listTools(): Tool[];
   toolSpec(id: string): Tool | undefined;
   toolSchema(id: string): JSONSchema | undefined;
-  /** The `tool_schemas.json` export. */
+  /** The `tool_schemas.json` export in Goa-AI's shape, `service` being the agent id (docs/mcp.md §Catalog). */
   toolSchemas(): ReturnType<ToolCatalog['schemas']>;
 }
 
@@ -260,7 +260,7 @@ export function runtimeApi(parts: RuntimeParts): Runtime {
       return catalog.get(id)?.inputSchema;
     },
     toolSchemas() {
-      return catalog.schemas();
+      return catalog.schemas(agent.id);
     },
   };
   return runtime;

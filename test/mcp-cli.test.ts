@@ -24,23 +24,39 @@ describe('toolwarden mcp serve / catalog (examples/mcp/gateway.config.ts)', () =
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('writes the catalog: id, toolset, description, tags, input and output schema of every tool', async () => {
+  it('writes tool_schemas.json in Goa-AI’s shape, and with --served only what the gateway serves', async () => {
     const out = join(dir, 'tool_schemas.json');
-    await promisify(execFile)(process.execPath, [BIN, 'catalog', '--config', CONFIG, '--out', out], {
-      env: { ...process.env, TOOLWARDEN_MCP_DIR: dir },
-    });
-    const { tools } = JSON.parse(await readFile(out, 'utf8')) as { tools: Record<string, unknown>[] };
-    const byId = new Map(tools.map((tool) => [tool.id, tool]));
-    expect(byId.get('text.word_count')).toMatchObject({
+    const catalog = async (...extra: string[]) => {
+      await promisify(execFile)(
+        process.execPath,
+        [BIN, 'catalog', '--config', CONFIG, '--out', out, ...extra],
+        {
+          env: { ...process.env, TOOLWARDEN_MCP_DIR: dir },
+        },
+      );
+      const { tools } = JSON.parse(await readFile(out, 'utf8')) as { tools: Record<string, unknown>[] };
+      return new Map(tools.map((tool) => [tool.id, tool]));
+    };
+    const all = await catalog();
+    expect(all.get('text.word_count')).toMatchObject({
+      service: 'mcp-gateway',
       toolset: 'text',
+      title: 'Word count',
       tags: ['read-only', 'idempotent'],
-      input: { type: 'object', properties: { text: { type: 'string' } } },
-      output: { type: 'object' },
+      payload: { schema: { type: 'object', properties: { text: { type: 'string' } } } },
+      result: { schema: { type: 'object' } },
+      confirmation: { required: false },
     });
-    expect(byId.get('fs.write_file')).toMatchObject({
+    expect(all.get('fs.write_file')).toMatchObject({
       toolset: 'fs',
+      title: 'Write File', // the server's MCP title
       tags: expect.arrayContaining(['mcp', 'destructive']),
     });
+    expect(all.has('fs.move_file')).toBe(true);
+    const served = await catalog('--served');
+    expect(served.has('fs.move_file')).toBe(false); // the config's denylist: never served
+    expect(served.has('text.word_count')).toBe(true);
+    expect(served.size).toBeLessThan(all.size);
   });
 
   it('serves the config over stdio: policies hold (a denied tool is hidden and refused), calls work', async () => {

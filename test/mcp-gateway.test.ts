@@ -63,6 +63,15 @@ async function httpClient(gateway: McpGateway, capabilities: Record<string, unkn
   return client;
 }
 
+/** Counts the `notifications/tools/list_changed` a client receives. */
+function countListChanged(client: Client): { count: number } {
+  const seen = { count: 0 };
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    seen.count += 1;
+  });
+  return seen;
+}
+
 const text = (result: unknown) => (result as { content: { text: string }[] }).content[0]!.text;
 
 describe('serveMcp over streamable HTTP, driven by the SDK client', () => {
@@ -104,17 +113,14 @@ describe('serveMcp over streamable HTTP, driven by the SDK client', () => {
     );
     opened.push(gateway);
     const client = await httpClient(gateway);
-    let changes = 0;
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      changes += 1;
-    });
+    const changes = countListChanged(client);
     expect(client.getServerCapabilities()?.tools?.listChanged).toBe(true);
     expect((await client.listTools()).tools).toHaveLength(2);
     for (let i = 0; i < 2; i++) {
       const failed = await client.callTool({ name: 'svc.flaky', arguments: {} });
       expect(text(failed)).toMatch(/reason: tool_unavailable/);
     }
-    await expect.poll(() => changes).toBe(1); // the breaker opened: the served set changed
+    await expect.poll(() => changes.count).toBe(1); // the breaker opened: the served set changed
     const refused = await client.callTool({ name: 'svc.flaky', arguments: {} });
     expect(refused.isError).toBe(true);
     expect(flakyCalls).toBe(2); // the open breaker kept the third call from the backend
@@ -261,10 +267,7 @@ describe('serveMcp sessions: what ends them, and how a client is told', () => {
     );
     opened.push(gateway);
     const client = await httpClient(gateway);
-    let changes = 0;
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      changes += 1;
-    });
+    const changes = countListChanged(client);
     expect((await client.listTools()).tools).toHaveLength(1);
     for (let i = 0; i < 2; i++) {
       const ok = await client.callTool({ name: 'kb.lookup', arguments: { topic: 'a', limit: 1 } });
@@ -276,7 +279,7 @@ describe('serveMcp sessions: what ends them, and how a client is told', () => {
       reason: 'tool_cap',
       message: 'the run finalized (tool_cap)',
     });
-    await expect.poll(() => changes).toBe(1);
+    await expect.poll(() => changes.count).toBe(1);
     const listed = await client.listTools();
     expect(listed.tools).toEqual([]); // it lists nothing it would refuse
     expect(listed._meta?.[SESSION_ENDED_KEY]).toMatchObject({ reason: 'tool_cap' });

@@ -51,6 +51,8 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.Zod
   /** `"<toolset>.<tool>"`, e.g. `crm.upsert_profile`. */
   id: string;
   description: string;
+  /** A human-readable name for UIs and catalogs (MCP's `title`); the model sees `id` and `description`. */
+  title?: string;
   input: I;
   /** When set, a result that fails it becomes `malformed_response`. */
   output?: O;

@@ -38,14 +38,25 @@ describe('ToolCatalog', () => {
     ]);
   });
 
-  it('exports tool_schemas.json with input and output schemas by id', () => {
-    const schemas = new ToolCatalog([tool('crm.search', ['read'])]).schemas();
-    expect(schemas['crm.search']).toMatchObject({
-      description: 'does crm.search',
-      input: { type: 'object', properties: { q: { type: 'string' } } },
-      output: { type: 'object', properties: { ok: { type: 'boolean' } } },
-      tags: ['read'],
-    });
+  it('exports tool_schemas.json in one shape, with Goa-AI field names', () => {
+    const schemas = new ToolCatalog([tool('crm.search_profiles', ['read'])]).schemas('support-agent');
+    expect(schemas.tools).toEqual([
+      {
+        id: 'crm.search_profiles',
+        service: 'support-agent',
+        toolset: 'crm',
+        title: 'Search profiles',
+        description: 'does crm.search_profiles',
+        tags: ['read'],
+        payload: {
+          schema: expect.objectContaining({ type: 'object', properties: { q: { type: 'string' } } }),
+        },
+        result: {
+          schema: expect.objectContaining({ type: 'object', properties: { ok: { type: 'boolean' } } }),
+        },
+        confirmation: { required: false },
+      },
+    ]);
   });
 });
 
