@@ -131,7 +131,7 @@ export async function servedTools(config: McpGatewayConfig): Promise<Tool[]> {
     ...(plugins === undefined ? {} : { plugins }),
     ...(policyRunner === undefined ? {} : { policyRunner }),
     telemetry: false,
-    agent: config.agent ?? { id: GATEWAY_AGENT_ID },
+    agent: agent ?? { id: GATEWAY_AGENT_ID },
     planner: {
       planStart: async () => ({ finalResponse: { text: 'catalog' } }),
       planResume: async () => ({ finalResponse: { text: 'catalog' } }),
