@@ -14,6 +14,7 @@
 
 import { createActor } from 'xstate';
 import type { RunInfo } from '../plugins/define-plugin.ts';
+import { warnOnPeerCopies } from '../run/peer-copies.ts';
 import { createDurableRuns } from './durable/durable-runs.ts';
 import { createRecovery } from './durable/recover-runs.ts';
 import { unpackSnapshot } from './durable/snapshot-codec.ts';
@@ -39,6 +40,7 @@ export { RunNotFoundError } from './stores/run-store-errors.ts';
  * @throws ToolDefinitionError when two tools share an id; ZodError for invalid caps.
  */
 export function createRuntime(options: RuntimeOptions): Runtime {
+  warnOnPeerCopies();
   const settings = resolveRuntimeOptions(options);
   const { agent, catalog, plugins, onError } = settings;
   const live: LiveRuns = new Map<string, RunHandle>();

@@ -12,28 +12,34 @@
 // The BFCL eval stays out of dist: `cli/eval-bfcl.ts` is left as an import the installed package
 // does not have, which `toolwarden eval bfcl` reports as "runs from a checkout".
 import { execFileSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+const tscBin = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+// The build needs the checkout's dev dependencies: installing from a checkout that never ran
+// `npm install` (`npm install ../toolwarden` in an app) must say so, not fail with a bare
+// ERR_MODULE_NOT_FOUND for esbuild (issue 28 item 1).
+const { build } = await import('esbuild').catch((error) => {
+  if (error?.code !== 'ERR_MODULE_NOT_FOUND') throw error;
+  return {};
+});
+if (build === undefined || !existsSync(tscBin)) {
+  console.error(
+    `toolwarden: building the package needs its dev dependencies (esbuild, typescript), and ${root} has none installed.\n` +
+      `  Run \`npm install\` in ${root} first, then install it again;\n` +
+      '  or install a packed copy: `npm pack` there, then `npm install ./toolwarden-<version>.tgz` in your app (README, Install).',
+  );
+  process.exit(1);
+}
 const dist = join(root, 'dist');
 rmSync(dist, { recursive: true, force: true });
 
-execFileSync(
-  process.execPath,
-  [
-    join(root, 'node_modules', 'typescript', 'bin', 'tsc'),
-    '-p',
-    'tsconfig.build.json',
-    '--emitDeclarationOnly',
-  ],
-  {
-    cwd: root,
-    stdio: 'inherit',
-  },
-);
+execFileSync(process.execPath, [tscBin, '-p', 'tsconfig.build.json', '--emitDeclarationOnly'], {
+  cwd: root,
+  stdio: 'inherit',
+});
 
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const entryPoints = Object.values(pkg.exports)
