@@ -218,7 +218,8 @@ export class InspectionStore {
       this.records.get(event.runId) ?? this.create(event.runId, event.runId, 'native', this.graph.machineId);
     if (event.type === 'run_started') {
       record.view.agentId = event.agentId;
-      if (Object.keys(event.labels).length > 0) record.view.labels = event.labels;
+      // Events read back from a store or another process may predate labels.
+      if (event.labels && Object.keys(event.labels).length > 0) record.view.labels = event.labels;
       record.view.startedAt = Math.min(record.view.startedAt, event.at);
     } else if (agentId && !record.view.agentId) {
       record.view.agentId = agentId;
