@@ -113,6 +113,7 @@ export {
   type AgentToolResult,
   agentTool,
 } from './runtime/agent-tool.ts';
+export { type ApprovalEdit, ApprovalEditRefusedError } from './runtime/approval-edits.ts';
 export { SessionBusyError } from './runtime/continue-session.ts';
 export {
   createRuntime,

@@ -162,12 +162,31 @@ export function requestToolConfirmationUpdate(context: RunContext): Partial<RunC
 export function foldBatchUpdate(context: RunContext): Partial<RunContext> {
   const { pending, results } = context.batch;
   if (pending.length === 0) return {};
-  return foldResults(
+  const folded = foldResults(
     context,
     results.map(
       (result, index) => result ?? notRunResult(pending[index]!, 'Not executed: the run stopped this batch'),
     ),
   );
+  // Calls approved with edits ran with the approver's input, not the planner's: the planner is
+  // told after the results (a message between a call and its result would break providers' pairing).
+  const edited = pending.filter((call) => call.edited !== undefined);
+  if (edited.length === 0 || !folded.messages) return folded;
+  const lines = edited.map(
+    (call) =>
+      `${call.name} (${call.providerToolCallId ?? call.toolCallId}) ran with ${JSON.stringify(call.preparedInput)} instead of ${JSON.stringify(call.edited!.original)}`,
+  );
+  const by = [...new Set(edited.map((call) => call.edited!.by).filter((who) => who !== undefined))];
+  return {
+    ...folded,
+    messages: [
+      ...folded.messages,
+      {
+        role: 'user' as const,
+        content: `The approver${by.length > 0 ? ` (${by.join(', ')})` : ''} edited before approving: ${lines.join('; ')}.`,
+      },
+    ],
+  };
 }
 
 /** `recordClarificationAnswer`. */

@@ -15,6 +15,19 @@ export interface ToolStats {
   lastHint?: PolicyRetryHint;
 }
 
+/**
+ * An edit the person who approves makes to a call's input (issue 24 item 4, "approve with
+ * edits"): what they gave (`input`) and what the tool boundary made of it (`preparedInput`, the
+ * validated input the tool runs with). Checked by the run handle (runtime/approval-edits.ts),
+ * carried by the `confirm` event.
+ */
+export interface ApprovalEdit {
+  toolCallId: string;
+  input: unknown;
+  preparedInput: Record<string, unknown>;
+  droppedFields?: string[];
+}
+
 /** One call of the batch in flight, in the order the planner proposed it. */
 export interface PendingCall {
   /** The run's id for the call: `<turnId>:c<n>`, the idempotency key (docs/tool-boundary.md §Vocabulary). */
@@ -31,6 +44,11 @@ export interface PendingCall {
   preparedInput?: Record<string, unknown>;
   /** Injected fields the model tried to set (dropped). */
   droppedFields?: string[];
+  /**
+   * The person who approved the call changed its input: the validated input before the edit
+   * (`original`), the edit as given (`input`), and who (`by`). `preparedInput` is the edited one.
+   */
+  edited?: { original: Record<string, unknown> | undefined; input: unknown; by?: string };
   /**
    * The tool has no `execute`: the app runs the call. Set when admitted; the run awaits its
    * result in `awaiting.externalTools` once the rest of the batch is done.

@@ -29,7 +29,7 @@ import {
   requestExternalCallsUpdate,
   requestToolConfirmationUpdate,
 } from './run-actions.ts';
-import { type RunContext, type RunInput, toolCallMeta } from './run-context.ts';
+import { type ApprovalEdit, type RunContext, type RunInput, toolCallMeta } from './run-context.ts';
 import {
   awaitOutcome,
   externalResultsOutcome,
@@ -53,7 +53,7 @@ import { deadlineAt, now, reviewUpdate, runError, validationUpdate, withFlow } f
 export type RunMachineEvent =
   | { type: 'provide.clarification'; id: string; answer: string }
   | { type: 'provide.toolResults'; id: string; results: ToolResultJSON[] }
-  | { type: 'confirm'; id: string; approved: boolean; by?: string; reason?: string }
+  | { type: 'confirm'; id: string; approved: boolean; by?: string; reason?: string; edits?: ApprovalEdit[] }
   | { type: 'cancel'; reason?: string }
   // Answers of the run's `steps` actor (run-steps.ts).
   | StepEvent;

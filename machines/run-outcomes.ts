@@ -95,11 +95,29 @@ export function toolApprovalOutcome(context: RunContext, event: RunMachineEvent)
     return refused;
   });
   const status = event.approved ? ('admitted' as const) : ('rejected' as const);
+  // Approved with edits: the call runs with the edited input (checked by the tool boundary in the
+  // run handle), and keeps what it was and who changed it (issue 24 item 4).
+  const edits = new Map(event.approved ? (event.edits ?? []).map((edit) => [edit.toolCallId, edit]) : []);
+  const approvedCall = (call: PendingCall): PendingCall => {
+    const edit = edits.get(call.toolCallId);
+    if (!edit) return { ...call, status };
+    return {
+      ...call,
+      status,
+      preparedInput: edit.preparedInput,
+      ...(edit.droppedFields ? { droppedFields: edit.droppedFields } : {}),
+      edited: {
+        original: call.preparedInput,
+        input: edit.input,
+        ...(event.by === undefined ? {} : { by: event.by }),
+      },
+    };
+  };
   return {
     update: {
       batch: {
         ...context.batch,
-        pending: pending.map((call) => (decided(call) ? { ...call, status } : call)),
+        pending: pending.map((call) => (decided(call) ? approvedCall(call) : call)),
         results: nextResults,
       },
       ...withFlow(context, { awaiting: null }),
@@ -121,6 +139,7 @@ export function scheduledOutcome(context: RunContext, calls: readonly ExecuteToo
       toolCallId: call.toolCallId,
       tool: call.name,
       attempt: call.attempt,
+      ...(call.edited ? { edited: call.edited } : {}),
     })),
   };
 }

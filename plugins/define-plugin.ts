@@ -45,6 +45,11 @@ export interface ToolInvocation {
   droppedFields: string[];
   run: RunInfo;
   signal?: AbortSignal;
+  /**
+   * The person who approved the call edited its input (`input` above is the edit, validated):
+   * the validated input before the edit and who made it (approve with edits).
+   */
+  edited?: { original: Record<string, unknown> | undefined; by?: string };
 }
 
 /** One planner turn, as `wrapPlan` sees it. */

@@ -51,6 +51,17 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     toolCallId: z.string(),
     tool: z.string(),
     attempt: z.number().int(),
+    /**
+     * The person who approved the call edited its input (approve with edits): the validated input
+     * before (`original`), the edit (`input`), who (`by`). The call runs with the edit.
+     */
+    edited: z
+      .object({
+        original: z.record(z.string(), z.unknown()).optional(),
+        input: z.unknown(),
+        by: z.string().optional(),
+      })
+      .optional(),
   }),
   z.object({ type: z.literal('tool_result'), ...base, turnId: z.string(), result: ToolResultJSONSchema }),
   z.object({ type: z.literal('retry_hint'), ...base, hint: PolicyRetryHintSchema }),

@@ -52,18 +52,43 @@ export function checkedConfirmation(answer: unknown): {
   approved: boolean;
   by?: string;
   reason?: string;
+  edits?: Record<string, unknown>;
 } {
-  const fields = readFields(answer, 'A confirmation answer', ['id', 'approved', 'by', 'reason']);
+  const fields = readFields(answer, 'A confirmation answer', ['id', 'approved', 'by', 'reason', 'edits']);
   const id = requiredString(fields.id, '`id`');
   if (typeof fields.approved !== 'boolean') throw new AnswerProblem('`approved` must be a boolean');
   const by = optionalString(fields.by, '`by`', MAX_ANSWER_BY_CHARS);
   const reason = optionalString(fields.reason, '`reason`', MAX_ANSWER_CHARS);
+  const edits = checkedEdits(fields.edits);
   return {
     id,
     approved: fields.approved,
     ...(by === undefined ? {} : { by }),
     ...(reason === undefined ? {} : { reason }),
+    ...(edits === undefined ? {} : { edits }),
   };
+}
+
+/**
+ * A confirmation's `edits` (safety, issue 24 item 4: approve with edits): absent, or an object of
+ * toolCallId → the edited input, each JSON of at most 16 MiB, copied. Whether the input is valid
+ * is the tool boundary's business (runtime/approval-edits.ts). @throws AnswerProblem
+ */
+function checkedEdits(value: unknown): Record<string, unknown> | undefined {
+  if (value === undefined) return undefined;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new AnswerProblem('`edits` must be an object of toolCallId → edited input');
+  }
+  const out: Record<string, unknown> = {};
+  for (const id of Object.keys(value).slice(0, 1_000)) {
+    const json = toJsonValue((value as Record<string, unknown>)[id], {
+      subject: `\`edits.${clipText(id, 100)}\``,
+      maxBytes: MAX_TOOL_RESULT_BYTES,
+    });
+    if (!json.ok) throw new AnswerProblem(json.message);
+    out[id] = json.value;
+  }
+  return out;
 }
 
 /** One provided result of an external tool call, as the run keeps it. */

@@ -16,6 +16,7 @@ import { clipText, displayPath } from '../tools/preview-value.ts';
 import type { ToolCatalog } from '../tools/tool-catalog.ts';
 import type { ToolErrorJSON } from '../tools/tool-error.ts';
 import { type ToolResult, type ToolResultJSON, toolResultFromJSON } from '../tools/tool-result.ts';
+import { checkApprovalEdits } from './approval-edits.ts';
 import type { PersistenceStatus } from './durable/run-persister.ts';
 import {
   AnswerProblem,
@@ -278,7 +279,14 @@ export class RunHandle {
    * @throws RunAnswerError on a mismatch, an `approved` that is not a boolean, a `by` or `reason`
    *   that is not a string, or over 256 / 65,536 characters; nothing is sent then.
    */
-  async confirm(answer: { id: string; approved: boolean; by?: string; reason?: string }): Promise<void> {
+  async confirm(answer: {
+    id: string;
+    approved: boolean;
+    by?: string;
+    reason?: string;
+    /** Approve with edits: toolCallId → the input the call runs with instead (checked by the tool boundary). */
+    edits?: Record<string, unknown>;
+  }): Promise<void> {
     const checked = this.checked(() => checkedConfirmation(answer));
     await this.revive?.();
     const awaiting = this.awaitingFor('confirmation');
@@ -288,8 +296,19 @@ export class RunHandle {
         `no confirmation "${clipText(checked.id, 100)}" is awaited (awaiting ${describeAwait(this.context)})`,
       );
     }
+    // Edits pass the tool boundary again; a refused one throws ApprovalEditRefusedError (with the
+    // hint) and the run still waits (safety, issue 24 item 4).
+    const { edits: given, ...rest } = checked;
+    const edits = this.checked(() =>
+      checkApprovalEdits(
+        this.runId,
+        this.context,
+        { approved: checked.approved, edits: given },
+        this.catalog,
+      ),
+    );
     // The checked copy, never the app's object: its `type` or other members must not reach the run.
-    this.actor.send({ type: 'confirm', ...checked });
+    this.actor.send({ type: 'confirm', ...rest, ...(edits ? { edits } : {}) });
   }
 
   /** The persisted snapshot (JSON), as stores save it. */

@@ -100,11 +100,11 @@ export interface Runtime {
   provideClarification(runId: string, answer: { id: string; answer: string }): Promise<RunHandle>;
   /** Results of a run's external tool calls, by run id (see `provideClarification`). */
   provideToolResults(runId: string, results: ProvidedToolResult[]): Promise<RunHandle>;
-  /** Approves or denies what a run awaits confirmation for, by run id (see `provideClarification`). */
-  confirm(
-    runId: string,
-    answer: { id: string; approved: boolean; by?: string; reason?: string },
-  ): Promise<RunHandle>;
+  /**
+   * Approves or denies what a run awaits confirmation for, by run id (see `provideClarification`);
+   * `edits` (toolCallId → input) approves with edits (docs/policies.md §Approve with edits).
+   */
+  confirm(runId: string, answer: Parameters<RunHandle['confirm']>[0]): Promise<RunHandle>;
   /** Cancels a run by id, restoring it first when it is not live here. */
   cancel(runId: string, reason?: string): Promise<RunHandle>;
   /**
@@ -198,10 +198,7 @@ export function runtimeApi(parts: RuntimeParts): Runtime {
       return run;
     },
 
-    async confirm(
-      runId: string,
-      answer: { id: string; approved: boolean; by?: string; reason?: string },
-    ): Promise<RunHandle> {
+    async confirm(runId: string, answer: Parameters<RunHandle['confirm']>[0]): Promise<RunHandle> {
       const run = await resume(runId);
       await run.confirm(answer);
       return run;

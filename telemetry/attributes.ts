@@ -161,6 +161,12 @@ export const ATTR_TOOLWARDEN_PLAN_RESULT_KIND = 'toolwarden.plan.result_kind';
 export const ATTR_TOOLWARDEN_TOOL_CALL_ID = 'toolwarden.tool_call.id';
 /** The fingerprint (tool and input) of the call a policy decision is about, on `toolwarden.policy_decision` (issue 24 item 5). */
 export const ATTR_TOOLWARDEN_TOOL_CALL_FINGERPRINT = 'toolwarden.tool_call.fingerprint';
+/** Who edited a call's input when approving it (approve with edits; issue 24 item 4), on `execute_tool`. */
+export const ATTR_TOOLWARDEN_TOOL_CALL_EDITED_BY = 'toolwarden.tool_call.edited_by';
+/** The call was approved with edits (boolean), on `execute_tool`; `gen_ai.tool.call.arguments` is the edit. */
+export const ATTR_TOOLWARDEN_TOOL_CALL_EDITED = 'toolwarden.tool_call.edited';
+/** The input before the approver's edit (JSON; only with `captureContent`, through `redact`), on `execute_tool`. */
+export const ATTR_TOOLWARDEN_TOOL_CALL_ORIGINAL_ARGUMENTS = 'toolwarden.tool_call.original_arguments';
 /** ToolCallMeta.parentToolCallId, for calls of a child run (agent-as-tool). */
 export const ATTR_TOOLWARDEN_TOOL_CALL_PARENT_ID = 'toolwarden.tool_call.parent_id';
 /** ToolCallMeta.attempt: 1 for the first call in a repair chain, 2 after one repair, ... (int). */

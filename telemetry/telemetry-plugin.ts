@@ -99,9 +99,12 @@ import {
   ATTR_TOOLWARDEN_RUN_STATUS,
   ATTR_TOOLWARDEN_SESSION_ID,
   ATTR_TOOLWARDEN_TOOL_CALL_ATTEMPT,
+  ATTR_TOOLWARDEN_TOOL_CALL_EDITED,
+  ATTR_TOOLWARDEN_TOOL_CALL_EDITED_BY,
   ATTR_TOOLWARDEN_TOOL_CALL_EXECUTED,
   ATTR_TOOLWARDEN_TOOL_CALL_FINGERPRINT,
   ATTR_TOOLWARDEN_TOOL_CALL_ID,
+  ATTR_TOOLWARDEN_TOOL_CALL_ORIGINAL_ARGUMENTS,
   ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME,
   ATTR_TOOLWARDEN_TOOL_CALL_PARENT_ID,
   ATTR_TOOLWARDEN_TURN_ID,
@@ -586,6 +589,15 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
     );
     const info = { tool: tool.id, toolCallId: meta.toolCallId, runId: meta.runId };
     recordContent(span, ATTR_GEN_AI_TOOL_CALL_ARGUMENTS, call.input, { kind: 'arguments', ...info });
+    if (call.edited) {
+      span.setAttribute(ATTR_TOOLWARDEN_TOOL_CALL_EDITED, true);
+      if (call.edited.by !== undefined)
+        span.setAttribute(ATTR_TOOLWARDEN_TOOL_CALL_EDITED_BY, call.edited.by);
+      recordContent(span, ATTR_TOOLWARDEN_TOOL_CALL_ORIGINAL_ARGUMENTS, call.edited.original, {
+        kind: 'arguments',
+        ...info,
+      });
+    }
     let result: ToolResult;
     try {
       // `execute` (and what it calls) sees the tool span as the active span.

@@ -84,6 +84,7 @@ export function createExecuteToolPort(
           droppedFields: call.droppedFields ?? [],
           run: runInfoFor(meta.runId),
           signal: held.signal,
+          ...(call.edited ? { edited: { original: call.edited.original, by: call.edited.by } } : {}),
         });
         result = await Promise.race([
           pending,
