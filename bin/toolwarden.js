@@ -21,5 +21,23 @@ if (existsSync(source)) {
     );
     process.exit(1);
   }
+  // A TypeScript config (`mcp serve -c gateway.config.ts`, `catalog -c …`): Node 20 cannot import
+  // .ts by itself, so it goes through tsx when the app has it, and otherwise the command says what
+  // to do rather than fail with ERR_UNKNOWN_FILE_EXTENSION (issue 28 item 7).
+  const at = process.argv.findIndex((arg) => arg === '-c' || arg === '--config');
+  const config = at === -1 ? undefined : process.argv[at + 1];
+  if (config && /\.[cm]?ts$/.test(config) && !process.features.typescript) {
+    let tsx;
+    try {
+      tsx = import.meta.resolve('tsx/esm/api');
+    } catch {
+      console.error(
+        `toolwarden: ${config} is TypeScript, which Node ${process.versions.node} cannot load by itself. ` +
+          'Install tsx in your app (npm install -D tsx) and run the command again, or write the config as .mjs.',
+      );
+      process.exit(1);
+    }
+    (await import(tsx)).register();
+  }
   await import(fileURLToPath(new URL('../dist/cli/main.js', import.meta.url)));
 }

@@ -8,7 +8,14 @@ import type { ToolResultJSON } from '../tools/tool-result.ts';
 /** A proposed call as policies see it in `onToolBatch`. */
 export interface BatchCall {
   toolCallId: string;
+  /** The tool name as the planner gave it. */
   name: string;
+  /**
+   * The input exactly as the planner sent it, before the tool boundary parsed or validated it
+   * (`onToolBatch` runs first): an object, or the JSON text some models send, possibly invalid.
+   * The parsed and validated value is what the tool, `onToolResult` and `requiresConfirmation`
+   * get; a policy that needs it here parses it itself (issue 28 item 7).
+   */
   input: unknown;
   attempt: number;
 }

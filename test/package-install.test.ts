@@ -254,6 +254,14 @@ describe(SUITE, () => {
     expect(serve.code).toBe(1);
     expect(serve.stderr).toContain('toolwarden mcp serve needs @modelcontextprotocol/sdk');
     expect(serve.stderr).toContain("npm install '@modelcontextprotocol/sdk@^1.32.2'");
+    // A .ts config on Node 20 without tsx in the app: what to do, not ERR_UNKNOWN_FILE_EXTENSION (item 7).
+    writeFileSync(join(app, 'tools.config.ts'), 'export default { tools: [] as unknown[] };\n');
+    const tsConfig = await node([bin, 'catalog', '-c', 'tools.config.ts']);
+    if (!(process.features as { typescript?: unknown }).typescript) {
+      expect(tsConfig.code).toBe(1);
+      expect(tsConfig.stderr).toContain('Install tsx in your app (npm install -D tsx)');
+      expect(tsConfig.stderr).not.toContain('ERR_UNKNOWN_FILE_EXTENSION');
+    }
     const version = await node([bin, '--version']);
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   }, 120_000);
