@@ -32,6 +32,34 @@ function silentClient(port: number): Socket {
   return socket;
 }
 
+/**
+ * Opens `/events`, reads only its `hello` (for the stream id), opens `key` on that stream (so the
+ * run's log is sent to it, as to a page showing the run), then never reads again.
+ */
+async function silentWatcher(srv: InspectorServer, key: string): Promise<Socket> {
+  const socket = connect(srv.port, '127.0.0.1');
+  sockets.push(socket);
+  socket.write(
+    `GET /events?token=t HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\nAccept: text/event-stream\r\n\r\n`,
+  );
+  const stream = await new Promise<string>((resolve, reject) => {
+    let text = '';
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+      const match = /"stream":"([^"]+)"/.exec(text);
+      if (!match) return;
+      socket.off('data', onData);
+      socket.pause();
+      resolve(match[1]!);
+    };
+    socket.on('data', onData);
+    socket.once('error', reject);
+  });
+  const opened = await fetch(`${srv.origin}/api/runs/${key}?token=t&stream=${stream}`);
+  expect(opened.status).toBe(200);
+  return socket;
+}
+
 const status = async (srv: InspectorServer) => {
   const controller = new AbortController();
   const response = await fetch(`${srv.origin}/events?token=t`, { signal: controller.signal });
@@ -62,10 +90,11 @@ describe('the inspector live stream', () => {
       maxSseClients: 1,
       maxSseBufferedBytes: 256 * 1024,
     });
-    silentClient(server.port);
-    await vi.waitFor(async () => expect(await status(server!)).toBe(503));
     const note = 'x'.repeat(100_000);
-    store.recordRunEvent({ type: 'run_started', runId: 'r1', at: 0, agentId: 'a' } as never);
+    store.recordRunEvent({ type: 'run_started', runId: 'r1', at: 0, agentId: 'a', labels: {} } as never);
+    // Only a page that has the run open is sent its log: this one opens it, then stops reading.
+    await silentWatcher(server, 'r1');
+    await vi.waitFor(async () => expect(await status(server!)).toBe(503));
     for (let i = 0; i < 400; i++) {
       store.recordRunEvent({ type: 'planner_note', runId: 'r1', at: i, turnId: 'r1:t1', note } as never);
       // Let the stream write: the backlog builds in the socket first, then in Node's buffer.
