@@ -84,6 +84,17 @@ describe('toolwarden mcp serve / catalog (examples/mcp/gateway.config.ts)', () =
       expect(JSON.stringify(moved.content)).toMatch(/tool_unavailable/);
       const listed = await client.callTool({ name: 'fs.list_allowed_directories', arguments: {} });
       expect(JSON.stringify(listed.content)).toContain(dir);
+      // The filesystem server's isError for a missing file reaches the client as a hint, and the
+      // server behind the gateway is not restarted for it (issue 25 item 1).
+      const missing = await client.callTool({
+        name: 'fs.read_text_file',
+        arguments: { path: join(dir, 'missing.txt') },
+      });
+      expect(missing.isError).toBe(true);
+      const said = (missing.content as { text: string }[])[0]!.text;
+      expect(said).toMatch(/ENOENT: no such file or directory/);
+      expect(said).toMatch(/reason: invalid_arguments/);
+      expect(said).not.toMatch(/tool_unavailable|reconnect/);
     } finally {
       await client.close();
     }
