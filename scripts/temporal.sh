@@ -25,8 +25,8 @@
 #   TEMPORAL_DB       SQLite file for the state   default none (in memory); same as --db-filename
 #   TEMPORAL_START_TIMEOUT  seconds               default 60
 #
-# toolwarden's search attributes are registered at every start (what Temporal
-# shows): ToolwardenStatus (Keyword: running, awaiting, completed, failed, canceled) and
+# toolwarden's search attributes are registered at every start (docs/temporal.md §Visibility):
+# ToolwardenStatus (Keyword: running, awaiting, completed, failed, canceled) and
 # ToolwardenAwaiting (Keyword: clarification, confirmation, external_tools, backoff), so
 #   temporal workflow list --query "ToolwardenAwaiting = 'clarification'"
 # finds the runs waiting for a person's answer.

@@ -24,6 +24,7 @@ export {
   type PayloadRef,
   type PayloadStore,
 } from './payload-store.ts';
+export { RUN_MEMO, type RunMemo } from './run-visibility.ts';
 export {
   TemporalRunAnswerError,
   type TemporalRunHandle,
@@ -50,4 +51,5 @@ export {
   type RunWorkflowInput,
   type RunWorkflowResult,
   type RunWorkflowStatus,
+  SEARCH_ATTRIBUTES,
 } from './workflow-types.ts';

@@ -20,11 +20,13 @@ import { traceContextCarrier } from '../telemetry/trace-context.ts';
 import type { Tool } from '../tools/define-tool.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
 import { type PayloadStore, Payloads } from './payload-store.ts';
+import { RUN_MEMO, type RunMemo } from './run-visibility.ts';
 import {
   RUN_WORKFLOW,
   type RunEventsPage,
   type RunWorkflowResult,
   type RunWorkflowStatus,
+  SEARCH_ATTRIBUTES,
 } from './workflow-types.ts';
 
 /** Options of {@link temporalRuntime}. */
@@ -49,6 +51,19 @@ export interface TemporalRuntimeOptions {
    * reference.
    */
   payloadStore?: PayloadStore;
+  /**
+   * Whether runs carry toolwarden's search attributes (`SEARCH_ATTRIBUTES`: ToolwardenStatus,
+   * ToolwardenAwaiting), so `temporal workflow list --query "ToolwardenAwaiting = 'clarification'"`
+   * finds the runs waiting for a person. They must be registered on the namespace
+   * (`scripts/temporal.sh` does on the dev server; `temporal operator search-attribute create`
+   * on a cluster): a start fails with the server's error otherwise. Default true.
+   */
+  searchAttributes?: boolean;
+  /**
+   * How long `status()` waits for a worker to answer its query before it reads the status the
+   * workflow left in its memo (no worker running: docs/temporal.md §Visibility), ms. Default 2 000.
+   */
+  statusTimeoutMs?: number;
   /** How often `events$` asks the workflow for new events, ms. Default 200. */
   eventPollMs?: number;
   /**
@@ -128,9 +143,29 @@ export function temporalRuntime(options: TemporalRuntimeOptions) {
       .filter((tool) => tool.timeoutMs !== undefined)
       .map((tool) => [tool.id, tool.timeoutMs!]),
   );
+  const searchAttributes = options.searchAttributes ?? true;
   const payloads = options.payloadStore ? new Payloads({ store: options.payloadStore }, 0) : undefined;
   const handleOf = (workflow: WorkflowHandle, runId: string): TemporalRunHandle => {
-    const status = () => workflow.query<RunWorkflowStatus>('status');
+    // A worker answers the query; without one, the memo the workflow keeps says as of its last change.
+    const status = async (): Promise<RunWorkflowStatus> => {
+      try {
+        return await options.client.withDeadline(Date.now() + (options.statusTimeoutMs ?? 2_000), () =>
+          workflow.query<RunWorkflowStatus>('status'),
+        );
+      } catch (error) {
+        const memo = (await workflow.describe()).memo?.[RUN_MEMO] as RunMemo | undefined;
+        if (!memo) throw error;
+        return {
+          status: memo.status,
+          state: memo.state,
+          awaiting: memo.awaiting,
+          eventCount: 0,
+          execution: 0,
+          fromMemo: true,
+          ...(memo.question === undefined ? {} : { question: memo.question }),
+        };
+      }
+    };
     const events = (from = 0) => workflow.query<RunEventsPage, [number]>('events', from);
     const expect = async (kind: string, id?: string) => {
       const now = await status();
@@ -228,10 +263,22 @@ export function temporalRuntime(options: TemporalRuntimeOptions) {
           // A run id names one run: refused while a workflow with it runs or is retained closed.
           workflowIdReusePolicy: 'REJECT_DUPLICATE',
           workflowIdConflictPolicy: 'FAIL',
+          // What the Web UI shows: the agent and the request, the status in the memo and, with
+          // `searchAttributes`, as search attributes the workflow keeps up to date (§Visibility).
+          staticSummary: startSummary(options.agent, start.messages),
+          memo: { [RUN_MEMO]: { status: 'running', state: 'planning', awaiting: null } satisfies RunMemo },
+          ...(searchAttributes
+            ? {
+                typedSearchAttributes: [
+                  { key: { name: SEARCH_ATTRIBUTES.status, type: 'KEYWORD' as const }, value: 'running' },
+                ],
+              }
+            : {}),
           args: [
             {
               run,
               toolTimeoutsMs,
+              visibility: { searchAttributes },
               ...(options.history === undefined ? {} : { history: options.history }),
               ...(options.heartbeatTimeoutMs === undefined
                 ? {}
@@ -265,11 +312,38 @@ export function temporalRuntime(options: TemporalRuntimeOptions) {
     get(runId: string): TemporalRunHandle {
       return handleOf(options.client.workflow.getHandle(runId), runId);
     },
-    /** Runs of this task queue's workflow type, newest first (Temporal's visibility). */
-    async list(limit = 100): Promise<{ runId: string; status: string; startTime: Date }[]> {
-      const out: { runId: string; status: string; startTime: Date }[] = [];
-      for await (const info of options.client.workflow.list({ query: `WorkflowType = '${RUN_WORKFLOW}'` })) {
-        out.push({ runId: info.workflowId, status: info.status.name, startTime: info.startTime });
+    /**
+     * Runs on this task queue, newest first (Temporal's visibility, eventually consistent):
+     * `status` is toolwarden's (a run canceled or failed by toolwarden is a workflow that
+     * completed), `temporalStatus` Temporal's (`TERMINATED`, `TIMED_OUT` … say more), `awaiting`
+     * what it waits for.
+     */
+    async list(
+      limit = 100,
+    ): Promise<
+      { runId: string; status: string; temporalStatus: string; awaiting: string | null; startTime: Date }[]
+    > {
+      const out: {
+        runId: string;
+        status: string;
+        temporalStatus: string;
+        awaiting: string | null;
+        startTime: Date;
+      }[] = [];
+      const query = `WorkflowType = '${RUN_WORKFLOW}' AND TaskQueue = '${options.taskQueue.replaceAll("'", "\\'")}'`;
+      for await (const info of options.client.workflow.list({ query })) {
+        const memo = info.memo?.[RUN_MEMO] as RunMemo | undefined;
+        const temporalStatus = info.status.name;
+        // A workflow that did not complete ended outside toolwarden (terminated, timed out).
+        const status =
+          temporalStatus === 'RUNNING' || temporalStatus === 'COMPLETED' ? memo?.status : undefined;
+        out.push({
+          runId: info.workflowId,
+          status: status ?? temporalStatus.toLowerCase(),
+          temporalStatus,
+          awaiting: memo?.awaiting?.kind ?? null,
+          startTime: info.startTime,
+        });
         if (out.length >= limit) break;
       }
       return out;
@@ -281,6 +355,13 @@ export function temporalRuntime(options: TemporalRuntimeOptions) {
     cancel: (runId: string, reason?: string) =>
       handleOf(options.client.workflow.getHandle(runId), runId).cancel(reason),
   };
+}
+
+/** The start summary the Web UI lists a run with: the agent and the first words of the last user message. */
+function startSummary(agent: { id: string; name?: string }, messages: Message[]): string {
+  const ask = messages.findLast((message) => message.role === 'user')?.content ?? '';
+  const line = ask.replace(/\s+/g, ' ').trim();
+  return `${agent.name ?? agent.id}: ${line.length > 120 ? `${line.slice(0, 119)}…` : line}`;
 }
 
 /** The type of {@link temporalRuntime}'s result. */

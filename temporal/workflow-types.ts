@@ -11,6 +11,14 @@ export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 5_000;
 /** Tool results the workflow keeps for its result (the last ones; `toolResultCount` counts all). */
 export const DEFAULT_RESULT_TOOL_RESULTS = 100;
 
+/**
+ * toolwarden's search attributes (Keyword), registered by `scripts/temporal.sh` (and on a cluster
+ * by `temporal operator search-attribute create`): the run's status (`running`, `awaiting`,
+ * `completed`, `failed`, `canceled`) and what it awaits (`clarification`, `confirmation`,
+ * `external_tools`, `backoff`; unset otherwise). docs/temporal.md §Visibility.
+ */
+export const SEARCH_ATTRIBUTES = { status: 'ToolwardenStatus', awaiting: 'ToolwardenAwaiting' } as const;
+
 /** What `temporalRuntime().start` starts a workflow with. */
 export interface RunWorkflowInput {
   run: RunInput;
@@ -29,6 +37,11 @@ export interface RunWorkflowInput {
    * execution's history has `maxEvents` events or `maxBytes` bytes. Default: Temporal's suggestion only.
    */
   history?: { maxEvents?: number; maxBytes?: number };
+  /**
+   * Set by clients that read the run's status from its memo (docs/temporal.md §Visibility): the
+   * workflow keeps its memo (and, with `searchAttributes`, the `SEARCH_ATTRIBUTES`) up to date.
+   */
+  visibility?: { searchAttributes: boolean };
   /** The last tool results the workflow's result lists. Default 100 (`DEFAULT_RESULT_TOOL_RESULTS`). */
   resultToolResults?: number;
   /** Set by the workflow when it continues as new: where the previous execution stopped. */
@@ -66,6 +79,13 @@ export interface RunWorkflowStatus {
   eventCount: number;
   /** Which execution of the workflow answers: 1, then one more each time it continued as new. */
   execution: number;
+  /**
+   * Set when no worker answered the query: the status was read from the workflow's memo, as of
+   * its last change of status or of what it awaits (`eventCount` and `execution` are then 0).
+   */
+  fromMemo?: true;
+  /** What the run asks a person, when it awaits a clarification or a confirmation (from the memo). */
+  question?: string;
 }
 
 /** The workflow's result: the run's outcome. */

@@ -21,8 +21,11 @@ import {
   patched,
   proxyActivities,
   proxyLocalActivities,
+  setCurrentDetails,
   setHandler,
   sleep,
+  upsertMemo,
+  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import { createActor } from 'xstate';
@@ -33,6 +36,7 @@ import type { RunEvent } from '../run/run-events.ts';
 import { withStepsActor } from '../runtime/durable/snapshot-codec.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
 import type { ToolwardenActivities } from './activities.ts';
+import { awaitedQuestion, currentDetails, RUN_MEMO, type RunMemo } from './run-visibility.ts';
 import { PrefixDigests, type TranscriptPage, transcriptPage } from './transcript-ref.ts';
 import {
   type ContinuedRun,
@@ -42,6 +46,7 @@ import {
   type RunWorkflowInput,
   type RunWorkflowResult,
   type RunWorkflowStatus,
+  SEARCH_ATTRIBUTES,
 } from './workflow-types.ts';
 
 export const clarificationSignal = defineSignal<[{ id: string; answer: string }]>('provide.clarification');
@@ -61,6 +66,8 @@ export const transcriptQuery = defineQuery<TranscriptPage, [number, number]>('tr
 const EVENT_BUFFER = 2_000;
 /** Events handed to the next execution when the workflow continues as new. */
 const EVENTS_CARRIED = 100;
+const STATUS_KEY = { name: SEARCH_ATTRIBUTES.status, type: 'KEYWORD' } as const;
+const AWAITING_KEY = { name: SEARCH_ATTRIBUTES.awaiting, type: 'KEYWORD' } as const;
 /** Stood in for the run's context in a child's input of a snapshot handed on by an earlier release. */
 const SAME_CONTEXT = '$context';
 
@@ -237,6 +244,7 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
       if (state !== previous) {
         push({ type: 'state_changed', runId: input.run.runId, at: Date.now(), state, previous } as RunEvent);
         previous = state;
+        publish();
       }
       if (terminal) {
         push(terminal);
@@ -283,6 +291,34 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
     };
   };
   setHandler(statusQuery, status);
+  // What Temporal shows (run-visibility.ts): the current details at every state change; the memo
+  // and search attributes when the status or what it awaits changes (each one history event), for
+  // runs whose client asked for them (`visibility`; runs started before it never write them).
+  const visible = input.visibility;
+  let shown = continued ? '' : 'running||';
+  const publish = () => {
+    const now = status();
+    const context = actor.getSnapshot().context;
+    setCurrentDetails(currentDetails(context, now));
+    if (!visible) return;
+    const key = `${now.status}|${now.awaiting?.kind ?? ''}|${now.awaiting?.id ?? ''}`;
+    if (key === shown) return;
+    shown = key;
+    const question = awaitedQuestion(context);
+    const memo: RunMemo = {
+      status: now.status,
+      state: now.state,
+      awaiting: now.awaiting,
+      ...(question === undefined ? {} : { question }),
+    };
+    upsertMemo({ [RUN_MEMO]: memo });
+    if (visible.searchAttributes) {
+      upsertSearchAttributes([
+        { key: STATUS_KEY, value: now.status },
+        { key: AWAITING_KEY, value: now.awaiting?.kind ?? null },
+      ]);
+    }
+  };
   setHandler(eventsQuery, (from: number) => ({
     events: events.slice(Math.max(0, from - first)),
     next: first + events.length,
