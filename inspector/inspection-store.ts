@@ -50,6 +50,8 @@ export interface RunSummary {
   dropped: number;
   /** Why a run ended other than completing as planned: failed, canceled, or finalized by a cap. */
   outcome?: RunOutcome;
+  /** Forks (`runtime.fork`): the run this one was forked from, at which of its events; the runs forked from this one. */
+  fork?: { parent?: { runId: string; atEvent: number }; children?: string[] };
 }
 
 /**
@@ -224,6 +226,14 @@ export class InspectionStore {
     } else if (agentId && !record.view.agentId) {
       record.view.agentId = agentId;
     }
+    if (event.type === 'run_forked') {
+      const fork = { ...record.view.fork };
+      if (event.childRunId === event.runId)
+        fork.parent = { runId: event.parentRunId, atEvent: event.atEvent };
+      else fork.children = [...(fork.children ?? []), event.childRunId];
+      record.view.fork = fork;
+      this.publishRun(record);
+    }
     if (event.type === 'run_completed') {
       record.view.status = 'completed';
       const reason = event.finalizeReason;
@@ -380,6 +390,18 @@ export class InspectionStore {
     return [...this.records.values()].sort(
       (a, b) => b.view.startedAt - a.view.startedAt || b.order - a.order,
     );
+  }
+
+  /**
+   * The `seq` a log entry of a native run has in the run's own event log (`runtime.events`):
+   * its place among the run's RunEvents, entries dropped past `maxLog` counted. Undefined for
+   * an entry not kept or not a RunEvent.
+   */
+  runEventSeq(key: string, seq: number): number | undefined {
+    const record = this.records.get(key);
+    if (record?.view.source !== 'native') return undefined;
+    const index = record.log.findIndex((entry) => entry.seq === seq);
+    return index < 0 || record.log[index]!.kind !== 'run_event' ? undefined : record.dropped + index + 1;
   }
 
   /** A run's log, oldest first (sanitized). */

@@ -166,10 +166,32 @@ export const PAGE_SCRIPT = String.raw`
     const context = travel ? travel.frame.context : openContext;
     $('context').textContent = run && context !== null && context !== undefined ? JSON.stringify(context, null, 2) : '–';
     renderOutcome(run);
+    renderLineage(run);
     $('context-when').textContent = travel ? '(as of event #' + travel.seq + ')' : '';
     $('travel').hidden = !travel;
     $('travel-text').textContent = travel ? 'viewing the run as of event #' + travel.seq : '';
     renderAwait();
+  }
+
+  // Forks: where this run came from, and the runs forked from it; each opens on click.
+  function renderLineage(run) {
+    const box = $('lineage');
+    const fork = run && run.fork;
+    box.hidden = !fork;
+    box.replaceChildren();
+    if (!fork) return;
+    const link = (runId) => {
+      const button = el('button', 'run-link', runId);
+      button.type = 'button';
+      button.title = runId;
+      button.addEventListener('click', () => { $('follow').checked = false; select(runId); });
+      return button;
+    };
+    if (fork.parent) box.append(el('span', '', 'forked from '), link(fork.parent.runId), el('span', '', ' at event #' + fork.parent.atEvent + ' '));
+    if (fork.children && fork.children.length) {
+      box.append(el('span', '', 'forked into '));
+      for (const child of fork.children) box.append(link(child), ' ');
+    }
   }
 
   // Why the run ended as it did (failed, canceled, capped): cause, error name, step.
@@ -403,6 +425,61 @@ export const PAGE_SCRIPT = String.raw`
     // The run's own trace when its context carries one; else a search by its run id.
     return parent ? base + '/trace/' + parent : base + '/search?tags=' + encodeURIComponent(JSON.stringify({ 'toolwarden.run.id': run.runId }));
   }
+  // Fork from a step (issue 27 item 4): the call's input (as it was then) or the clarification's
+  // answer, editable, then POST /fork; the new run opens.
+  function forkButton(open) {
+    const button = el('button', 'fork', 'fork');
+    button.type = 'button';
+    button.title = 'Start a new run from this step';
+    button.addEventListener('click', (event) => { event.stopPropagation(); open(); });
+    return button;
+  }
+  function forkForm(run, seq, call, clarification) {
+    const detail = $('timeline-detail');
+    detail.replaceChildren();
+    detail.hidden = false;
+    const form = el('div', 'fork-form');
+    form.id = 'fork-form';
+    const text = el('textarea');
+    text.id = 'fork-edit';
+    const error = el('p', 'error');
+    error.hidden = true;
+    const send = el('button', '', call ? 'fork with this input' : 'fork with this answer');
+    send.id = 'fork-send';
+    send.type = 'button';
+    form.append(el('p', 'note', call ? 'Fork from ' + call.tool + ' (' + call.id + '): its input, as the planner sent it' : 'Fork from: ' + ((clarification && clarification.question) || 'the clarification') + ' — the answer'), text, send, error);
+    detail.append(form);
+    if (call) {
+      text.value = '…';
+      // The call as the run held it once it had run: in its batch, or in the transcript.
+      fetch('/api/runs/' + encodeURIComponent(run.key) + '/frame?seq=' + (call.endSeq || seq) + '&token=' + encodeURIComponent(token))
+        .then((response) => response.ok ? response.json() : null)
+        .then((frame) => {
+          const context = (frame && frame.context) || {};
+          const pending = (context.batch && context.batch.pending) || [];
+          const sent = (context.messages || []).flatMap((message) => message.toolCalls || []);
+          const found = pending.find((p) => p.toolCallId === call.id) || sent.find((p) => p.toolCallId === call.id);
+          text.value = JSON.stringify(found ? (found.input !== undefined ? found.input : found.args) : {}, null, 2);
+        });
+    }
+    send.addEventListener('click', () => {
+      let edit;
+      if (call) {
+        try { edit = { input: JSON.parse(text.value) }; } catch (problem) { error.textContent = 'not JSON: ' + problem.message; error.hidden = false; return; }
+      } else edit = { answer: text.value };
+      send.disabled = true;
+      fetch('/api/runs/' + encodeURIComponent(run.key) + '/fork?token=' + encodeURIComponent(token), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-toolwarden-inspector': 'fork' },
+        body: JSON.stringify({ seq, edit }),
+      }).then((response) => response.json().then((json) => ({ ok: response.ok, json }))).then(({ ok, json }) => {
+        send.disabled = false;
+        if (!ok) { error.textContent = json.error || 'refused'; error.hidden = false; return; }
+        $('follow').checked = false;
+        select(json.runId);
+      }, (problem) => { send.disabled = false; error.textContent = String(problem); error.hidden = false; });
+    });
+  }
   function renderTimeline() {
     const list = $('timeline');
     list.replaceChildren();
@@ -414,7 +491,7 @@ export const PAGE_SCRIPT = String.raw`
     for (const entry of entries) {
       const d = entry.data || {};
       if (entry.type === 'tool_call_scheduled') {
-        const call = { id: d.toolCallId, tool: d.tool, turn: d.turnId, start: entry.at, attempt: d.attempt };
+        const call = { id: d.toolCallId, tool: d.tool, turn: d.turnId, start: entry.at, attempt: d.attempt, seq: entry.seq };
         calls.set(d.toolCallId, call);
         order.push(call);
       } else if (entry.type === 'tool_result' && d.result) {
@@ -425,9 +502,10 @@ export const PAGE_SCRIPT = String.raw`
           order.push(call);
         }
         call.end = entry.at;
+        call.endSeq = entry.seq;
         call.result = d.result;
       } else if (entry.type.startsWith('await_')) {
-        order.push({ note: entry.type.replace('await_', 'awaits ') , at: entry.at });
+        order.push({ note: entry.type.replace('await_', 'awaits ') , at: entry.at, seq: entry.seq, clarification: entry.type === 'await_clarification' ? d.clarification : null });
       } else if (entry.type === 'policy_decision' && d.decision) {
         order.push({ note: 'policy ' + d.decision.policy + ': ' + (d.decision.kinds || []).join(', '), at: entry.at });
       }
@@ -435,7 +513,12 @@ export const PAGE_SCRIPT = String.raw`
     let turn = null;
     let count = 0;
     for (const item of order) {
-      if (item.note) { list.append(el('li', 'note', item.note)); continue; }
+      if (item.note) {
+        const note = el('li', 'note', item.note);
+        if (item.clarification && config.canFork) note.append(' ', forkButton(() => forkForm(run, item.seq, null, item.clarification)));
+        list.append(note);
+        continue;
+      }
       if (item.turn !== turn) {
         turn = item.turn;
         list.append(el('li', 'turn', 'turn ' + String(turn).replace(/^.*:t/, '')));
@@ -449,6 +532,7 @@ export const PAGE_SCRIPT = String.raw`
       const badge = el('span', 'badge', outcome);
       badge.dataset.status = !r ? 'running' : r.error ? (r.retryHint ? 'hint' : 'error') : 'ok';
       row.append(el('span', 'tool', item.tool), el('span', 'ms', item.end ? (item.end - item.start) + ' ms' : '…'), badge);
+      if (config.canFork && item.seq !== undefined) row.append(forkButton(() => forkForm(run, item.seq, item, null)));
       const open = () => {
         for (const other of list.querySelectorAll('li.call.open')) other.classList.remove('open');
         row.classList.add('open');
@@ -488,6 +572,7 @@ export const PAGE_SCRIPT = String.raw`
       case 'run_completed': return d.finalResponse ? d.finalResponse.text : '';
       case 'run_failed': return d.error ? d.error.message : '';
       case 'run_canceled': return d.reason || '';
+      case 'run_forked': return d.childRunId === d.runId ? 'from ' + d.parentRunId + ' at #' + d.atEvent : 'into ' + d.childRunId + ' at #' + d.atEvent;
       default: {
         const text = JSON.stringify(d);
         return text && text.length > 140 ? text.slice(0, 140) + '…' : (text || '');
@@ -566,7 +651,9 @@ export const PAGE_SCRIPT = String.raw`
         logs.set(key, detail.log.concat(pending.buffered.filter((entry) => entry.seq > last)));
         if (pending.context !== undefined) openContext = pending.context;
         else openContext = detail.context;
-        runs.set(key, Object.assign(runs.get(key) || {}, detail.run));
+        // The summary that came with the log, unless an update the stream brought meanwhile is newer.
+        const known = runs.get(key);
+        if (!known || detail.run.updatedAt >= known.updatedAt) runs.set(key, Object.assign(known || {}, detail.run));
         renderChart();
         renderTimeline();
         renderLog();

@@ -106,6 +106,11 @@ button[aria-pressed="true"] { background: var(--sel); border-color: var(--accent
 #outcome-step { color: var(--muted); }
 #outcome-message { margin-top: 2px; white-space: pre-wrap; word-break: break-word; }
 #outcome-causes { margin: 2px 0 0; padding-left: 18px; font-size: 11px; }
+.lineage { padding: 4px 10px; border-bottom: 1px solid var(--line); font-size: 12px; color: var(--muted); }
+.run-link { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 11px; color: var(--accent); background: none; border: none; padding: 0 2px; text-decoration: underline; }
+button.fork { font-size: 10px; padding: 0 5px; margin-left: 4px; }
+#timeline li.call { grid-template-columns: 1fr auto auto auto; }
+.fork-form textarea { width: 100%; min-height: 80px; font-family: ui-monospace, "DejaVu Sans Mono", monospace; }
 .dropped { margin: 0 8px 8px; padding: 6px 8px; border-radius: 6px; background: #fee2e2; color: #991b1b; font-size: 12px; }
 .connection[data-state="dropped"] { background: #991b1b; color: #fee2e2; }
 .error { color: #b91c1c; margin: 6px 12px; white-space: pre-wrap; }

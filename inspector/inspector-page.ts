@@ -19,6 +19,8 @@ export interface InspectorPageOptions {
   title?: string;
   /** Whether the page may answer waiting runs (attached to a runtime and not read-only). */
   canAnswer?: boolean;
+  /** Whether the page may fork runs (attached to a runtime that forks, not read-only). */
+  canFork?: boolean;
   /** A Jaeger UI to link runs' traces to. */
   jaegerUrl?: string;
 }
@@ -47,6 +49,7 @@ export function inspectorPage(options: InspectorPageOptions): string {
   const title = options.title ?? `toolwarden inspector · ${options.machineId}`;
   const config = {
     canAnswer: options.canAnswer === true,
+    canFork: options.canFork === true,
     jaegerUrl: options.jaegerUrl ?? null,
     via: options.simple?.via ?? null,
     shownAs: options.simple?.shownAs ?? null,
@@ -94,6 +97,7 @@ export function inspectorPage(options: InspectorPageOptions): string {
       <span class="spacer"></span>
       <span id="last-transition" class="transition"></span>
     </div>
+    <div id="lineage" class="lineage" hidden></div>
     <div id="outcome" class="outcome" role="status" hidden>
       <div class="outcome-head"><span id="outcome-kind" class="badge"></span> <code id="outcome-error"></code> <span id="outcome-step"></span></div>
       <div id="outcome-message"></div>

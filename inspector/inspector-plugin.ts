@@ -86,6 +86,11 @@ export function inspectorPlugin(options: InspectorPluginOptions = {}): Inspector
     provideClarification: (runId, answer) => need().provideClarification(runId, answer),
     provideToolResults: (runId, results) => need().provideToolResults(runId, results),
     confirm: (runId, answer) => need().confirm(runId, answer),
+    fork: (runId, fork) => {
+      const runtime = need();
+      if (!runtime.fork) throw new Error('this runtime cannot fork runs');
+      return runtime.fork(runId, fork);
+    },
   };
   const need = () => {
     if (!answers) throw new Error('this inspector is not attached to a runtime: it cannot answer runs');

@@ -21,6 +21,11 @@ export interface InspectorAnswers {
     runId: string,
     answer: { id: string; approved: boolean; by?: string; reason?: string },
   ): Promise<unknown>;
+  /** `runtime.fork` (issue 27 item 4): a new run from the step at the run's event `atEvent`; resolves with its handle. */
+  fork?(
+    runId: string,
+    options: { atEvent: number; edit?: { input: unknown } | { answer: string } },
+  ): Promise<{ runId: string }>;
 }
 
 /** The header a write from the page must carry: a cross-site form or `fetch` cannot send it without a CORS preflight, which the server never grants. */
@@ -150,6 +155,7 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
         machineId: store.graph.machineId,
         ...(options.simple === undefined ? {} : { simple: options.simple }),
         canAnswer: options.answers !== undefined && options.readOnly !== true,
+        canFork: options.answers?.fork !== undefined && options.readOnly !== true,
         ...(options.jaegerUrl === undefined ? {} : { jaegerUrl: options.jaegerUrl }),
       }),
     );
@@ -207,6 +213,47 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
       return c.json({ error: error instanceof Error ? error.message : String(error) }, 409);
     }
     return c.json({ ok: true });
+  });
+
+  // Forking a run from a step of its timeline (issue 27 item 4): guarded like answers, with the
+  // header's value `fork`; the page names the step by its log entry, turned here into the run's
+  // own event seq.
+  app.post('/api/runs/:key/fork', async (c) => {
+    if (options.readOnly || options.answers?.fork === undefined) {
+      return c.json({ error: 'the inspector is read-only: runs are not forked here' }, 403);
+    }
+    if (
+      c.req.header('origin') !== `http://${c.req.header('host')}` ||
+      c.req.header(ANSWER_HEADER) !== 'fork'
+    ) {
+      return c.json({ error: 'forks are started from the inspector page only (same origin)' }, 403);
+    }
+    const run = store.run(c.req.param('key'));
+    if (run?.source !== 'native') return c.json({ error: 'no such run here' }, 404);
+    let body: { seq?: unknown; edit?: unknown };
+    try {
+      body = await c.req.json();
+    } catch {
+      return c.json({ error: 'the body must be JSON' }, 400);
+    }
+    const atEvent = typeof body.seq === 'number' ? store.runEventSeq(run.key, body.seq) : undefined;
+    if (atEvent === undefined)
+      return c.json({ error: 'expected { seq: a log entry of this run kept here }' }, 400);
+    const edit = body.edit as { input?: unknown; answer?: unknown } | undefined;
+    if (edit !== undefined && !('input' in edit) && typeof edit.answer !== 'string') {
+      return c.json({ error: 'edit: { input } or { answer: string }' }, 400);
+    }
+    try {
+      const child = await options.answers.fork(run.runId, {
+        atEvent,
+        ...(edit === undefined
+          ? {}
+          : { edit: 'input' in edit ? { input: edit.input } : { answer: edit.answer as string } }),
+      });
+      return c.json({ ok: true, runId: child.runId });
+    } catch (error) {
+      return c.json({ error: error instanceof Error ? error.message : String(error) }, 409);
+    }
   });
 
   // Issue 12 defect 6: 1,000 clients blocked the process for 137 s sending 3.3 GB, and a client

@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { InspectorServer } from '../inspector/inspector-server.ts';
-import { scriptedPlanner } from '../run/planner.ts';
+import { type Planner, scriptedPlanner } from '../run/planner.ts';
 import { createRuntime, type Runtime } from '../runtime/create-runtime.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { launchChromium, probeChromium } from './support/chromium.ts';
@@ -60,7 +60,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
 
   async function open(
     options: { readOnly?: boolean } = {},
-    planner = scriptedPlanner([]),
+    planner: Planner = scriptedPlanner([]),
     viewport = { width: 1280, height: 800 },
   ): Promise<{ runtime: Runtime; server: InspectorServer; page: Page; problems: string[] }> {
     const runtime = createRuntime({
@@ -313,6 +313,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
     );
     expect(drawn.length).toBeGreaterThan(25);
     expect(drawn.filter((text) => text.px < 11)).toEqual([]);
+    await page.waitForSelector('[data-view="full"] .edge.taken');
     const taken = await page.$$eval('[data-view="full"] .edge.taken .edge-float .edge-label', (labels) =>
       labels.map((label) => label.textContent),
     );
@@ -326,6 +327,51 @@ describe.skipIf(!available && !required)(SUITE, () => {
     await page.click('#copy-id');
     await page.waitForSelector('#copy-id:text("copied")');
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(runId);
+    expect(problems).toEqual([]);
+  });
+
+  it('forks a run from a timeline call with an edited input: the fork completes with it, both runs show the link', async () => {
+    const planner: Planner = {
+      async planStart() {
+        return {
+          toolCalls: [{ name: 'crm.upsert_profile', input: { email: 'ada@example.com', plan: 'free' } }],
+        };
+      },
+      async planResume(input) {
+        return { finalResponse: { text: `saved ${JSON.stringify(input.toolResults.at(-1)?.result)}` } };
+      },
+    };
+    const { runtime, page, problems } = await open({}, planner, { width: 1600, height: 1000 });
+    const parent = runtime.start({ runId: 'fork-parent', messages: [{ role: 'user', content: 'Add Ada' }] });
+    expect((await parent.result()).finalResponse?.text).toContain('"plan":"free"');
+    await page.waitForSelector('#run-status:text("completed")');
+    await page.click('#timeline li.call button.fork');
+    await page.waitForFunction(() =>
+      (document.getElementById('fork-edit') as HTMLTextAreaElement)?.value.includes('free'),
+    );
+    const input = JSON.parse(await page.inputValue('#fork-edit'));
+    expect(input).toEqual({ email: 'ada@example.com', plan: 'free' });
+    await page.fill('#fork-edit', JSON.stringify({ ...input, plan: 'pro' }));
+    await page.click('#fork-send');
+    // The fork opens: a new run, linked to its parent, that ran the call with the edited input.
+    await page.waitForSelector('#lineage:not([hidden]) :text("forked from")');
+    const childId = (await page.textContent('#run-title'))!;
+    expect(childId).not.toBe('fork-parent');
+    await page.waitForSelector('#run-status:text("completed")');
+    const childEvents: { type: string; finalResponse?: { text: string } }[] = [];
+    for await (const record of runtime.events(childId, { follow: false }))
+      childEvents.push(record.event as never);
+    expect(childEvents.find((event) => event.type === 'run_completed')?.finalResponse?.text).toBe(
+      'saved {"saved":true,"email":"ada@example.com","plan":"pro"}',
+    );
+    expect(await page.textContent('#lineage')).toMatch(/forked from fork-parent at event #\d+/);
+    expect(await page.$$eval('#event-log li[data-type="run_forked"]', (items) => items.length)).toBe(1);
+    if (screenshots) await page.screenshot({ path: 'examples/inspection/fork.png' });
+    // The parent says where its fork went.
+    await page.click('#lineage .run-link');
+    await page.waitForSelector(`#lineage:text("forked into ${childId}")`);
+    expect(await page.textContent('#run-title')).toBe('fork-parent');
+    await page.waitForSelector('#event-log li[data-type="run_forked"]');
     expect(problems).toEqual([]);
   });
 
@@ -371,6 +417,22 @@ describe.skipIf(!available && !required)(SUITE, () => {
     await readOnly.page.waitForSelector('#await-body .note');
     expect(await readOnly.page.textContent('#await-body .note')).toMatch(/read-only/);
     expect(await readOnly.page.$('#answer-text')).toBeNull();
+    // Nor can it fork: no fork button by the clarification, and the endpoint refuses.
+    await readOnly.page.waitForSelector('#timeline li.note');
+    expect(await readOnly.page.$('#timeline button.fork')).toBeNull();
+    const fork = await fetch(
+      `${readOnly.server.origin}/api/runs/ro/fork?token=${encodeURIComponent(readOnly.server.token)}`,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          origin: readOnly.server.origin,
+          'x-toolwarden-inspector': 'fork',
+        },
+        body: JSON.stringify({ seq: 1 }),
+      },
+    );
+    expect(fork.status).toBe(403);
     const status = await new Promise<number>((resolve, reject) => {
       const req = request(
         `${readOnly.server.origin}/api/runs/ro/answer?token=${encodeURIComponent(readOnly.server.token)}`,
