@@ -1,28 +1,34 @@
 /**
- * The SQLite RunStore: the embedded, durable default (docs/durability.md), through `@libsql/client`.
+ * The SQLite RunStore: the embedded, durable default (docs/durability.md), through the `libsql`
+ * package (a better-sqlite3-style synchronous API on libSQL, prebuilt binaries, no install script).
  *
  * - One database file holds the runs of any number of processes on one machine. Tables are
  *   prefixed `toolwarden_` so the file can be an application's own database.
  * - The schema is created on first use and versioned in `toolwarden_schema_migrations`; pending
  *   migrations are applied in one `BEGIN IMMEDIATE` transaction (see `migrate` for how processes
  *   starting at once settle it).
- * - WAL journal mode (readers do not block the writer); a busy timeout makes writers queue
- *   instead of failing while another process writes. No transaction is held across an `await`
- *   (every write is one statement or one batch), so several stores on one file in one process
- *   cannot stall each other.
+ * - WAL journal mode (readers do not block the writer).
+ * - Every statement is prepared once and kept for the store's life (a statement cache on the
+ *   connection): a step's write is `BEGIN IMMEDIATE`, one multi-row insert of its events, one
+ *   multi-row insert of the snapshot rows it added, one `UPDATE` of the run row, `COMMIT`, all
+ *   within one synchronous call, so no transaction is ever held across an `await`.
+ * - Another process's write lock never blocks the event loop (issue 24 item 8): the connection's
+ *   busy timeout is 0, so SQLite answers SQLITE_BUSY at once instead of waiting inside the call,
+ *   and the store tries the whole transaction again after a pause of 1–20 ms (the event loop runs
+ *   meanwhile), until `busyTimeoutMs` has passed.
  * - Optimistic concurrency in SQL: `UPDATE ... WHERE run_id = ? AND version = ?`, then the rows
  *   affected decide (1: saved; 0: stale or missing). Snapshots, labels and events are JSON text.
  * - Event `seq` numbers come from a per-run counter advanced in the same transaction as the
  *   inserts, so concurrent appenders never collide. Events given to `create`/`save` are inserted
- *   in the same batch, under the same condition as the run row (see `save`).
+ *   in the same transaction, under the same condition as the run row (see `save`).
  * - Leases (migration 2): `toolwarden_run_owners` holds each owner's `lease_until`; a run's
  *   `owner` column names who holds it. `claim` is one conditional `UPDATE ... RETURNING`.
  * - `synchronous = NORMAL` by default (WAL): a committed write survives the process being
  *   killed; only an OS crash or power loss can take back the last commits. `synchronous: 'full'`
  *   fsyncs every commit (~3-4 ms each on a typical disk, against ~0.15 ms).
  *
- * `@libsql/client` is loaded on first use, so importing toolwarden does not load its native
- * binary for apps that never use this store.
+ * `libsql` is loaded on first use, so importing toolwarden does not load its native binary for
+ * apps that never use this store.
  *
  * @module
  */
@@ -30,8 +36,7 @@
 import { statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import type { Client, InStatement, Row } from '@libsql/client';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type {
   NewRun,
   NewRunEvent,
@@ -63,7 +68,10 @@ import {
   checkTtl,
   FINISHED_STATUSES,
 } from './run-store-input.ts';
-import { groupRows, hasMarkers, joinSnapshot, RowTracker } from './snapshot-rows.ts';
+import { groupRows, hasMarkers, joinSnapshot, type MemberRows, RowTracker } from './snapshot-rows.ts';
+import { SqliteConnection } from './sqlite-connection.ts';
+
+type Row = Record<string, unknown>;
 
 /** Options of {@link sqliteStore}. */
 export interface SqliteStoreOptions {
@@ -157,33 +165,68 @@ const RUN_COLUMNS_WITHOUT_SNAPSHOT =
 const FINISHED = `('completed', 'failed', 'canceled')`;
 /** The next write-order number; the unique index on touch_seq makes max() a lookup. */
 const NEXT_TOUCH = '(SELECT coalesce(max(touch_seq), 0) + 1 FROM toolwarden_runs)';
+/** The run is at the version a save names (the condition every statement of a save repeats). */
+const AT_VERSION = 'EXISTS (SELECT 1 FROM toolwarden_runs WHERE run_id = ? AND version = ?)';
 
-/**
- * `PRAGMA journal_mode = WAL`, retried while another process holds the lock it needs. Switching
- * a new file to WAL takes an exclusive lock, and SQLite answers SQLITE_BUSY at once rather than
- * calling the busy handler when processes open one new file at the same moment (seen in CI: one of
- * four processes failed with "database is locked"). Retries every 10–50 ms for up to `timeoutMs`.
- */
-async function switchToWal(db: Client, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await db.execute('PRAGMA journal_mode = WAL');
-      return;
-    } catch (error) {
-      const code = (error as { code?: string }).code;
-      if (code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(50, 10 * attempt)));
-    }
-  }
-}
+/** The SQL of every statement the store runs (each prepared once per connection). */
+const SQL = {
+  insertEventsIfAbsent: `INSERT INTO toolwarden_run_events (run_id, seq, event, at)
+    SELECT ?, e.key + 1, e.value ->> 0, e.value ->> 1 FROM json_each(?) e
+    WHERE NOT EXISTS (SELECT 1 FROM toolwarden_runs WHERE run_id = ?)`,
+  insertRowsIfAbsent: `INSERT INTO toolwarden_run_rows (run_id, member, idx, value)
+    SELECT ?, e.value ->> 0, e.value ->> 1, e.value ->> 2 FROM json_each(?) e
+    WHERE NOT EXISTS (SELECT 1 FROM toolwarden_runs WHERE run_id = ?)`,
+  insertRun: `INSERT INTO toolwarden_runs (run_id, session_id, agent_id, status, version, snapshot, labels,
+      created_at, updated_at, touch_seq, event_seq, owner)
+    VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ${NEXT_TOUCH}, ?, ?)
+    ON CONFLICT (run_id) DO NOTHING`,
+  loadRun: `SELECT ${RUN_COLUMNS} FROM toolwarden_runs WHERE run_id = ?`,
+  runRows: `SELECT run_id, member, value FROM toolwarden_run_rows
+    WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, member, idx`,
+  insertEventsAtVersion: `INSERT INTO toolwarden_run_events (run_id, seq, event, at)
+    SELECT r.run_id, r.event_seq + e.key + 1, e.value ->> 0, e.value ->> 1
+    FROM toolwarden_runs r, json_each(?) e WHERE r.run_id = ? AND r.version = ?`,
+  trimRowsAtVersion: `DELETE FROM toolwarden_run_rows WHERE run_id = ? AND member = ? AND idx >= ? AND ${AT_VERSION}`,
+  upsertRowsAtVersion: `INSERT INTO toolwarden_run_rows (run_id, member, idx, value)
+    SELECT ?, e.value ->> 0, e.value ->> 1, e.value ->> 2 FROM json_each(?) e WHERE ${AT_VERSION}
+    ON CONFLICT (run_id, member, idx) DO UPDATE SET value = excluded.value`,
+  updateRun: `UPDATE toolwarden_runs
+    SET status = ?, snapshot = ?, labels = coalesce(?, labels), version = version + 1,
+        updated_at = ?, touch_seq = ${NEXT_TOUCH}, event_seq = event_seq + ?
+    WHERE run_id = ? AND version = ?`,
+  runVersion: 'SELECT version FROM toolwarden_runs WHERE run_id = ?',
+  reserveEvents: 'UPDATE toolwarden_runs SET event_seq = event_seq + ? WHERE run_id = ?',
+  insertReservedEvents: `INSERT INTO toolwarden_run_events (run_id, seq, event, at)
+    SELECT r.run_id, r.event_seq - ? + e.key, e.value ->> 0, e.value ->> 1
+    FROM toolwarden_runs r, json_each(?) e WHERE r.run_id = ?`,
+  readEvents: 'SELECT seq, event, at FROM toolwarden_run_events WHERE run_id = ? AND seq > ? ORDER BY seq',
+  readEventsLimit:
+    'SELECT seq, event, at FROM toolwarden_run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?',
+  deleteEvents: 'DELETE FROM toolwarden_run_events WHERE run_id = ?',
+  deleteRun: 'DELETE FROM toolwarden_runs WHERE run_id = ?',
+  deleteRows: 'DELETE FROM toolwarden_run_rows WHERE run_id = ?',
+  heartbeat: `INSERT INTO toolwarden_run_owners (owner, lease_until) VALUES (?, ?)
+    ON CONFLICT (owner) DO UPDATE SET lease_until = excluded.lease_until`,
+  claim: `UPDATE toolwarden_runs
+    SET owner = ?, version = version + 1, updated_at = ?, touch_seq = ${NEXT_TOUCH}
+    WHERE run_id = ? AND status NOT IN ${FINISHED}
+      AND (owner IS NULL OR owner = ? OR NOT EXISTS (
+        SELECT 1 FROM toolwarden_run_owners o
+        WHERE o.owner = toolwarden_runs.owner AND o.lease_until > ?))
+    RETURNING ${RUN_COLUMNS}`,
+  claimRefused: `SELECT ${RUN_COLUMNS},
+      (SELECT lease_until FROM toolwarden_run_owners o WHERE o.owner = r.owner) AS lease_until
+    FROM toolwarden_runs r WHERE run_id = ?`,
+  release: 'UPDATE toolwarden_runs SET owner = NULL WHERE run_id = ? AND owner = ?',
+} as const;
 
 /** Opens (lazily, on first call) a {@link RunStore} on a SQLite database. */
 export function sqliteStore(options: SqliteStoreOptions): RunStore {
   const url = toDatabaseUrl(options.path);
   const now = options.now ?? Date.now;
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
   const storeName = `sqlite run store (${url})`;
-  let client: Promise<Client> | undefined;
+  let client: Promise<SqliteConnection> | undefined;
   let closed = false;
   const rowTracker = new RowTracker();
   /** Each run as this store last read or wrote it, without its snapshot: what a save returns. */
@@ -199,18 +242,12 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
   }
 
   /** Runs from their rows, each snapshot joined with its member rows (snapshot-rows.ts). */
-  async function withRows(db: Client, rows: readonly Row[]): Promise<StoredRun[]> {
+  function withRows(db: SqliteConnection, rows: readonly Row[]): StoredRun[] {
     const heads = rows.map((row) => JSON.parse(String(row.snapshot)) as unknown);
     const ids = rows.filter((_, index) => hasMarkers(heads[index])).map((row) => String(row.run_id));
     const stored: { runId: string; member: string; value: unknown }[] = [];
-    for (let at = 0; at < ids.length; at += ROW_READ_CHUNK) {
-      const chunk = ids.slice(at, at + ROW_READ_CHUNK);
-      const result = await db.execute({
-        sql: `SELECT run_id, member, value FROM toolwarden_run_rows
-              WHERE run_id IN (${chunk.map(() => '?').join(', ')}) ORDER BY run_id, member, idx`,
-        args: chunk,
-      });
-      for (const row of result.rows) {
+    if (ids.length > 0) {
+      for (const row of db.all(SQL.runRows, JSON.stringify(ids))) {
         stored.push({
           runId: String(row.run_id),
           member: String(row.member),
@@ -258,14 +295,13 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
     }
   }
 
-  async function open(): Promise<Client> {
-    const { createClient } = await import('@libsql/client');
-    if (url !== options.path) await mkdir(dirname(resolve(options.path)), { recursive: true });
-    const db = createClient({ url, timeout: options.busyTimeoutMs ?? 5000 });
+  async function open(): Promise<SqliteConnection> {
+    if (file !== undefined) await mkdir(dirname(file), { recursive: true });
+    const db = await SqliteConnection.open(databasePath(url), busyTimeoutMs);
     try {
       if (url !== ':memory:') {
-        await switchToWal(db, options.busyTimeoutMs ?? 5000);
-        await db.execute(`PRAGMA synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+        await db.retrying(() => db.exec('PRAGMA journal_mode = WAL'));
+        db.exec(`PRAGMA synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
       }
       await migrate(db);
       if (file !== undefined) {
@@ -283,7 +319,7 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
   async function withDatabase<T>(
     operation: string,
     runId: string | undefined,
-    work: (db: Client) => Promise<T>,
+    work: (db: SqliteConnection) => T | Promise<T>,
   ): Promise<T> {
     if (closed) throw unavailable(operation, runId, new RunStoreClosedError());
     try {
@@ -308,34 +344,16 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
       const snapshot = JSON.stringify(split.head);
       const labels = run.labels === undefined ? null : JSON.stringify(run.labels);
       const events = run.events ?? [];
-      return withDatabase('create', run.runId, async (db) => {
-        const at = now();
-        // Events first, only if the run is absent: the same condition the run insert checks, in
-        // the same transaction, so either both land or neither does.
-        const statements: InStatement[] = [];
-        if (events.length > 0) {
-          statements.push({
-            sql: `INSERT INTO toolwarden_run_events (run_id, seq, event, at)
-                  SELECT ?, e.key + 1, e.value ->> 0, e.value ->> 1 FROM json_each(?) e
-                  WHERE NOT EXISTS (SELECT 1 FROM toolwarden_runs WHERE run_id = ?)`,
-            args: [run.runId, eventRows(events), run.runId],
-          });
-        }
-        for (const rows of split.rows) {
-          if (rows.values.length === 0) continue;
-          statements.push({
-            sql: `INSERT INTO toolwarden_run_rows (run_id, member, idx, value)
-                  SELECT ?, ?, ? + e.key, e.value FROM json_each(?) e
-                  WHERE NOT EXISTS (SELECT 1 FROM toolwarden_runs WHERE run_id = ?)`,
-            args: [run.runId, rows.member, rows.from, rowTexts(rows.values), run.runId],
-          });
-        }
-        statements.push({
-          sql: `INSERT INTO toolwarden_runs (run_id, session_id, agent_id, status, version, snapshot, labels,
-                  created_at, updated_at, touch_seq, event_seq, owner)
-                VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ${NEXT_TOUCH}, ?, ?)
-                ON CONFLICT (run_id) DO NOTHING`,
-          args: [
+      const memberRows = rowEntries(split.rows);
+      return withDatabase('create', run.runId, (db) =>
+        db.write(() => {
+          const at = now();
+          // Events and rows first, only if the run is absent: the condition the run insert
+          // checks, so either all land or none does.
+          if (events.length > 0) db.run(SQL.insertEventsIfAbsent, run.runId, eventRows(events), run.runId);
+          if (memberRows !== undefined) db.run(SQL.insertRowsIfAbsent, run.runId, memberRows, run.runId);
+          const inserted = db.run(
+            SQL.insertRun,
             run.runId,
             run.sessionId ?? null,
             run.agentId,
@@ -346,36 +364,33 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
             at,
             events.length,
             run.owner ?? null,
-          ],
-        });
-        const results = await db.batch(statements, 'write');
-        if (results[results.length - 1]?.rowsAffected === 0) throw new RunExistsError(run.runId);
-        rowTracker.written(run.runId, run.snapshot, 1, FINISHED_STATUSES.includes(run.status));
-        return remember({
-          runId: run.runId,
-          ...(run.sessionId === undefined ? {} : { sessionId: run.sessionId }),
-          agentId: run.agentId,
-          status: run.status,
-          version: 1,
-          snapshot: structuredClone(run.snapshot),
-          createdAt: at,
-          updatedAt: at,
-          ...(labels === null ? {} : { labels: JSON.parse(labels) }),
-          ...(run.owner === undefined ? {} : { owner: run.owner }),
-        });
-      });
+          );
+          if (inserted === 0) throw new RunExistsError(run.runId);
+          rowTracker.written(run.runId, run.snapshot, 1, FINISHED_STATUSES.includes(run.status));
+          return remember({
+            runId: run.runId,
+            ...(run.sessionId === undefined ? {} : { sessionId: run.sessionId }),
+            agentId: run.agentId,
+            status: run.status,
+            version: 1,
+            snapshot: structuredClone(run.snapshot),
+            createdAt: at,
+            updatedAt: at,
+            ...(labels === null ? {} : { labels: JSON.parse(labels) }),
+            ...(run.owner === undefined ? {} : { owner: run.owner }),
+          });
+        }),
+      );
     },
 
     async load(runId: string): Promise<StoredRun | undefined> {
       checkRunId(runId);
-      return withDatabase('load', runId, async (db) => {
-        const result = await db.execute({
-          sql: `SELECT ${RUN_COLUMNS} FROM toolwarden_runs WHERE run_id = ?`,
-          args: [runId],
-        });
-        const row = result.rows[0];
-        return row === undefined ? undefined : (await withRows(db, [row]))[0];
-      });
+      return withDatabase('load', runId, (db) =>
+        db.read(() => {
+          const row = db.get(SQL.loadRun, runId);
+          return row === undefined ? undefined : withRows(db, [row])[0];
+        }),
+      );
     },
 
     async save(runId: string, update: RunUpdate): Promise<StoredRun> {
@@ -385,161 +400,125 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
       const snapshot = JSON.stringify(split.head);
       const labels = update.labels === undefined ? null : JSON.stringify(update.labels);
       const events = update.events ?? [];
-      const rows = eventRows(events);
-      return withDatabase('save', runId, async (db) => {
-        // The events are inserted first, numbered after the run's counter, only if the run is at
-        // `expectedVersion`; then the run row is updated under the same condition. Nothing else
-        // runs inside the batch's transaction, so both statements see the same row: the events
-        // land exactly when the save does.
-        const statements: InStatement[] = [];
-        if (events.length > 0) {
-          statements.push({
-            sql: `INSERT INTO toolwarden_run_events (run_id, seq, event, at)
-                  SELECT r.run_id, r.event_seq + e.key + 1, e.value ->> 0, e.value ->> 1
-                  FROM toolwarden_runs r, json_each(?) e WHERE r.run_id = ? AND r.version = ?`,
-            args: [rows, runId, update.expectedVersion],
-          });
-        }
-        // Only what the step added (snapshot-rows.ts); like the events, only at `expectedVersion`.
-        const atVersion = 'EXISTS (SELECT 1 FROM toolwarden_runs WHERE run_id = ? AND version = ?)';
-        for (const member of split.rows) {
-          if (member.trim) {
-            statements.push({
-              sql: `DELETE FROM toolwarden_run_rows WHERE run_id = ? AND member = ? AND idx >= ? AND ${atVersion}`,
-              args: [runId, member.member, member.from + member.values.length, runId, update.expectedVersion],
-            });
+      const rows = events.length === 0 ? undefined : eventRows(events);
+      const memberRows = rowEntries(split.rows);
+      const version = update.expectedVersion;
+      return withDatabase('save', runId, (db) =>
+        db.write(() => {
+          // The events are inserted first, numbered after the run's counter, only if the run is
+          // at `expectedVersion`; then the rows the step added (snapshot-rows.ts), under the same
+          // condition; then the run row. One transaction: the events land exactly when the save does.
+          if (rows !== undefined) db.run(SQL.insertEventsAtVersion, rows, runId, version);
+          for (const member of split.rows) {
+            if (member.trim) {
+              db.run(
+                SQL.trimRowsAtVersion,
+                runId,
+                member.member,
+                member.from + member.values.length,
+                runId,
+                version,
+              );
+            }
           }
-          if (member.values.length === 0) continue;
-          statements.push({
-            sql: `INSERT INTO toolwarden_run_rows (run_id, member, idx, value)
-                  SELECT ?, ?, ? + e.key, e.value FROM json_each(?) e WHERE ${atVersion}
-                  ON CONFLICT (run_id, member, idx) DO UPDATE SET value = excluded.value`,
-            args: [runId, member.member, member.from, rowTexts(member.values), runId, update.expectedVersion],
-          });
-        }
-        // RETURNING costs ~100 µs in libsql (a third of a save): the run's other columns are
-        // known when this store last read or wrote the version being replaced.
-        const before = known.get(runId);
-        const returning = before?.version !== update.expectedVersion;
-        const at = now();
-        statements.push({
-          sql: `UPDATE toolwarden_runs
-                SET status = ?, snapshot = ?, labels = coalesce(?, labels), version = version + 1,
-                    updated_at = ?, touch_seq = ${NEXT_TOUCH}, event_seq = event_seq + ?
-                WHERE run_id = ? AND version = ?
-                ${returning ? `RETURNING ${RUN_COLUMNS_WITHOUT_SNAPSHOT}` : ''}`,
-          args: [update.status, snapshot, labels, at, events.length, runId, update.expectedVersion],
-        });
-        const results =
-          statements.length === 1 ? [await db.execute(statements[0]!)] : await db.batch(statements, 'write');
-        const last = results[results.length - 1];
-        const row = last?.rows[0];
-        if (row !== undefined || (!returning && last?.rowsAffected === 1)) {
-          const saved =
-            row !== undefined
-              ? toStoredRun(row, undefined)
-              : {
-                  ...before!,
-                  status: update.status,
-                  version: update.expectedVersion + 1,
-                  updatedAt: at,
-                  ...(update.labels === undefined ? {} : { labels: structuredClone(update.labels) }),
-                };
-          remember(saved);
-          return rowTracker.saved(runId, update, saved);
-        }
-        const current = await db.execute({
-          sql: 'SELECT version FROM toolwarden_runs WHERE run_id = ?',
-          args: [runId],
-        });
-        const actual = current.rows[0];
-        if (actual === undefined) throw new RunNotFoundError(runId);
-        throw new StaleRunVersionError(runId, update.expectedVersion, Number(actual.version));
-      });
+          if (memberRows !== undefined) db.run(SQL.upsertRowsAtVersion, runId, memberRows, runId, version);
+          // The run's other columns are known when this store last read or wrote the version
+          // being replaced; else they are read back (RETURNING).
+          const before = known.get(runId);
+          const at = now();
+          const args = [update.status, snapshot, labels, at, events.length, runId, version] as const;
+          let saved: StoredRun | undefined;
+          if (before?.version === version) {
+            if (db.run(SQL.updateRun, ...args) === 1) {
+              saved = {
+                ...before,
+                status: update.status,
+                version: version + 1,
+                updatedAt: at,
+                ...(update.labels === undefined ? {} : { labels: structuredClone(update.labels) }),
+              };
+            }
+          } else {
+            const row = db.get(`${SQL.updateRun} RETURNING ${RUN_COLUMNS_WITHOUT_SNAPSHOT}`, ...args);
+            if (row !== undefined) saved = toStoredRun(row, undefined);
+          }
+          if (saved !== undefined) {
+            remember(saved);
+            return rowTracker.saved(runId, update, saved);
+          }
+          const actual = db.get(SQL.runVersion, runId);
+          if (actual === undefined) throw new RunNotFoundError(runId);
+          throw new StaleRunVersionError(runId, version, Number(actual.version));
+        }),
+      );
     },
 
     async list(filter?: RunListFilter): Promise<StoredRun[]> {
       const { statuses, sessionId, limit } = checkListFilter(filter);
-      if (statuses?.length === 0) return withDatabase('list', undefined, async () => []);
+      if (statuses?.length === 0) return withDatabase('list', undefined, () => []);
       const where: string[] = [];
       const args: (string | number)[] = [];
       if (statuses !== undefined) {
-        where.push(`status IN (${statuses.map(() => '?').join(', ')})`);
-        args.push(...statuses);
+        where.push('status IN (SELECT value FROM json_each(?))');
+        args.push(JSON.stringify(statuses));
       }
       if (sessionId !== undefined) {
         where.push('session_id = ?');
         args.push(sessionId);
       }
       if (limit !== undefined) args.push(limit);
-      return withDatabase('list', undefined, async (db) => {
-        const result = await db.execute({
-          sql: `SELECT ${RUN_COLUMNS} FROM toolwarden_runs
-                ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
-                ORDER BY updated_at DESC, touch_seq DESC
-                ${limit === undefined ? '' : 'LIMIT ?'}`,
-          args,
-        });
-        return withRows(db, result.rows);
-      });
+      const sql = `SELECT ${RUN_COLUMNS} FROM toolwarden_runs
+        ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
+        ORDER BY updated_at DESC, touch_seq DESC
+        ${limit === undefined ? '' : 'LIMIT ?'}`;
+      return withDatabase('list', undefined, (db) => db.read(() => withRows(db, db.all(sql, ...args))));
     },
 
     async appendEvents(runId: string, events: NewRunEvent[]): Promise<void> {
       checkRunId(runId);
       checkEvents(events);
-      const texts = events.map(({ event }) => JSON.stringify(event));
-      return withDatabase('appendEvents', runId, async (db) => {
+      const rows = eventRows(events);
+      return withDatabase('appendEvents', runId, (db) => {
         if (events.length === 0) return;
         // One transaction: reserve seq numbers (last + 1 ... last + n) on the run row, then insert
-        // each event at its number. A missing run reserves nothing and inserts nothing.
-        const statements: InStatement[] = [
-          {
-            sql: 'UPDATE toolwarden_runs SET event_seq = event_seq + ? WHERE run_id = ?',
-            args: [events.length, runId],
-          },
-          ...events.map(({ at }, index) => ({
-            sql: `INSERT INTO toolwarden_run_events (run_id, seq, event, at)
-                  SELECT run_id, event_seq - ?, ?, ? FROM toolwarden_runs WHERE run_id = ?`,
-            args: [events.length - 1 - index, texts[index]!, at, runId],
-          })),
-        ];
-        const [reserved] = await db.batch(statements, 'write');
-        if (reserved?.rowsAffected === 0) throw new RunNotFoundError(runId);
+        // the events at those numbers. A missing run reserves nothing and inserts nothing.
+        return db.write(() => {
+          if (db.run(SQL.reserveEvents, events.length, runId) === 0) throw new RunNotFoundError(runId);
+          db.run(SQL.insertReservedEvents, events.length - 1, rows, runId);
+        });
       });
     },
 
     async readEvents(runId: string, options?: ReadEventsOptions): Promise<RunEventRecord[]> {
       checkRunId(runId);
       const { afterSeq, limit } = checkReadEventsOptions(options);
-      return withDatabase('readEvents', runId, async (db) => {
-        const result = await db.execute({
-          sql: `SELECT seq, event, at FROM toolwarden_run_events WHERE run_id = ? AND seq > ?
-                ORDER BY seq ${limit === undefined ? '' : 'LIMIT ?'}`,
-          args: limit === undefined ? [runId, afterSeq] : [runId, afterSeq, limit],
-        });
-        return result.rows.map((row) => ({
-          runId,
-          seq: Number(row.seq),
-          event: JSON.parse(String(row.event)),
-          at: Number(row.at),
-        }));
-      });
+      return withDatabase('readEvents', runId, (db) =>
+        db.read(() =>
+          (limit === undefined
+            ? db.all(SQL.readEvents, runId, afterSeq)
+            : db.all(SQL.readEventsLimit, runId, afterSeq, limit)
+          ).map((row) => ({
+            runId,
+            seq: Number(row.seq),
+            event: JSON.parse(String(row.event)),
+            at: Number(row.at),
+          })),
+        ),
+      );
     },
 
     async delete(runId: string): Promise<boolean> {
       checkRunId(runId);
       return withDatabase('delete', runId, async (db) => {
-        const [, deleted] = await db.batch(
-          [
-            { sql: 'DELETE FROM toolwarden_run_events WHERE run_id = ?', args: [runId] },
-            { sql: 'DELETE FROM toolwarden_runs WHERE run_id = ?', args: [runId] },
-            { sql: 'DELETE FROM toolwarden_run_rows WHERE run_id = ?', args: [runId] },
-          ],
-          'write',
-        );
+        const deleted = await db.write(() => {
+          db.run(SQL.deleteEvents, runId);
+          const runs = db.run(SQL.deleteRun, runId);
+          db.run(SQL.deleteRows, runId);
+          return runs;
+        });
         rowTracker.forget(runId);
         known.delete(runId);
-        return (deleted?.rowsAffected ?? 0) > 0;
+        return deleted > 0;
       });
     },
 
@@ -555,67 +534,48 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
     async heartbeat(owner: string, ttlMs: number): Promise<void> {
       checkOwner(owner);
       checkTtl(ttlMs);
-      return withDatabase('heartbeat', undefined, async (db) => {
-        await db.execute({
-          sql: `INSERT INTO toolwarden_run_owners (owner, lease_until) VALUES (?, ?)
-                ON CONFLICT (owner) DO UPDATE SET lease_until = excluded.lease_until`,
-          args: [owner, now() + ttlMs],
-        });
-      });
+      return withDatabase('heartbeat', undefined, (db) =>
+        db.write(() => {
+          db.run(SQL.heartbeat, owner, now() + ttlMs);
+        }),
+      );
     },
 
     async claim(runId: string, owner: string): Promise<StoredRun> {
       checkRunId(runId);
       checkOwner(owner);
-      return withDatabase('claim', runId, async (db) => {
-        // A refusal read a moment after the UPDATE may find the lease just expired or the run
-        // just finished: then the claim is tried again.
-        for (let attempt = 0; ; attempt++) {
-          const at = now();
-          const claimed = await db.execute({
-            sql: `UPDATE toolwarden_runs
-                  SET owner = ?, version = version + 1, updated_at = ?, touch_seq = ${NEXT_TOUCH}
-                  WHERE run_id = ? AND status NOT IN ${FINISHED}
-                    AND (owner IS NULL OR owner = ? OR NOT EXISTS (
-                      SELECT 1 FROM toolwarden_run_owners o
-                      WHERE o.owner = toolwarden_runs.owner AND o.lease_until > ?))
-                  RETURNING ${RUN_COLUMNS}`,
-            args: [owner, at, runId, owner, at],
-          });
-          const row = claimed.rows[0];
-          if (row !== undefined) return (await withRows(db, [row]))[0]!;
-          const current = await db.execute({
-            sql: `SELECT ${RUN_COLUMNS},
-                    (SELECT lease_until FROM toolwarden_run_owners o WHERE o.owner = r.owner) AS lease_until
-                  FROM toolwarden_runs r WHERE run_id = ?`,
-            args: [runId],
-          });
-          const found = current.rows[0];
-          if (found === undefined) throw new RunNotFoundError(runId);
-          const run = (await withRows(db, [found]))[0]!;
-          if (FINISHED_STATUSES.includes(run.status)) return run;
-          const leaseUntil = Number(found.lease_until);
-          if ((run.owner !== undefined && leaseUntil > now()) || attempt >= 2) {
-            throw new RunLeasedError(runId, run.owner ?? '(unknown)', leaseUntil);
+      return withDatabase('claim', runId, (db) =>
+        db.write(() => {
+          // A refusal read a moment after the UPDATE may find the lease just expired (the clock
+          // moved between the two): then the claim is tried again.
+          for (let attempt = 0; ; attempt++) {
+            const at = now();
+            const row = db.get(SQL.claim, owner, at, runId, owner, at);
+            if (row !== undefined) return withRows(db, [row])[0]!;
+            const found = db.get(SQL.claimRefused, runId);
+            if (found === undefined) throw new RunNotFoundError(runId);
+            const run = withRows(db, [found])[0]!;
+            if (FINISHED_STATUSES.includes(run.status)) return run;
+            const leaseUntil = Number(found.lease_until);
+            if ((run.owner !== undefined && leaseUntil > now()) || attempt >= 2) {
+              throw new RunLeasedError(runId, run.owner ?? '(unknown)', leaseUntil);
+            }
           }
-        }
-      });
+        }),
+      );
     },
 
     async release(runId: string, owner: string): Promise<boolean> {
       checkRunId(runId);
       checkOwner(owner);
       return withDatabase('release', runId, async (db) => {
-        const result = await db.execute({
-          sql: 'UPDATE toolwarden_runs SET owner = NULL WHERE run_id = ? AND owner = ?',
-          args: [runId, owner],
-        });
+        const released = await db.write(() => db.run(SQL.release, runId, owner));
         // Released (evicted, or the runtime closed): its next save here follows a claim, which
         // advances the version past what was tracked, so the rows kept for appending (the
         // run's transcript) would only hold memory (issue 29 item 3).
         known.delete(runId);
         rowTracker.forget(runId);
-        return result.rowsAffected > 0;
+        return released > 0;
       });
     },
   };
@@ -624,22 +584,20 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
 /**
  * Creates the schema, or brings it up to {@link SQLITE_SCHEMA_VERSION}.
  *
- * Optimistic, without holding a lock across an `await`: read the version; if migrations are
- * pending, apply them and record them in one `BEGIN IMMEDIATE` batch, which libsql runs without
- * yielding. If another process migrated in between, that batch fails (the table exists, or the
- * version row does) and rolls back whole; reading the version again then shows it done.
- *
- * (An interactive transaction would hold SQLite's write lock across awaits, and another store
- * on the same file in this process would then block the event loop in its busy handler until
- * the timeout: libsql's calls are synchronous underneath.)
+ * Optimistic: read the version; if migrations are pending, apply them and record them in one
+ * `BEGIN IMMEDIATE` transaction. If another process migrated in between, that transaction fails
+ * (the table exists, or the version row does) and rolls back whole; reading the version again
+ * then shows it done.
  */
-async function migrate(db: Client): Promise<void> {
-  await db.execute(`CREATE TABLE IF NOT EXISTS toolwarden_schema_migrations (
-    version INTEGER PRIMARY KEY,
-    description TEXT NOT NULL,
-    applied_at INTEGER NOT NULL
-  )`);
-  const current = await schemaVersion(db);
+async function migrate(db: SqliteConnection): Promise<void> {
+  await db.write(() =>
+    db.exec(`CREATE TABLE IF NOT EXISTS toolwarden_schema_migrations (
+      version INTEGER PRIMARY KEY,
+      description TEXT NOT NULL,
+      applied_at INTEGER NOT NULL
+    )`),
+  );
+  const current = await db.read(() => schemaVersion(db));
   if (current === SQLITE_SCHEMA_VERSION) return;
   if (current > SQLITE_SCHEMA_VERSION) {
     throw new Error(
@@ -648,26 +606,27 @@ async function migrate(db: Client): Promise<void> {
     );
   }
   const pending = MIGRATIONS.filter((migration) => migration.version > current);
-  const statements: InStatement[] = pending.flatMap((migration) => [
-    ...migration.statements,
-    {
-      sql: 'INSERT INTO toolwarden_schema_migrations (version, description, applied_at) VALUES (?, ?, ?)',
-      args: [migration.version, migration.description, Date.now()],
-    },
-  ]);
   try {
-    await db.batch(statements, 'write');
+    await db.write(() => {
+      for (const migration of pending) {
+        for (const statement of migration.statements) db.exec(statement);
+        db.once(
+          'INSERT INTO toolwarden_schema_migrations (version, description, applied_at) VALUES (?, ?, ?)',
+          migration.version,
+          migration.description,
+          Date.now(),
+        );
+      }
+    });
   } catch (error) {
-    if ((await schemaVersion(db)) >= SQLITE_SCHEMA_VERSION) return; // another process won the race
+    if ((await db.read(() => schemaVersion(db))) >= SQLITE_SCHEMA_VERSION) return; // another process won the race
     throw error;
   }
 }
 
-async function schemaVersion(db: Client): Promise<number> {
-  const result = await db.execute(
-    'SELECT coalesce(max(version), 0) AS version FROM toolwarden_schema_migrations',
-  );
-  return Number(result.rows[0]?.version ?? 0);
+function schemaVersion(db: SqliteConnection): number {
+  const row = db.get('SELECT coalesce(max(version), 0) AS version FROM toolwarden_schema_migrations');
+  return Number(row?.version ?? 0);
 }
 
 function toDatabaseUrl(path: string): string {
@@ -677,20 +636,31 @@ function toDatabaseUrl(path: string): string {
   return pathToFileURL(resolve(path)).href;
 }
 
+/** The file path `libsql` opens for a store URL (`:memory:` as it is; a `file:` URL's path). */
+function databasePath(url: string): string {
+  if (url === ':memory:') return url;
+  const bare = url.replace(/[?#].*$/, '');
+  return bare.startsWith('file://') ? fileURLToPath(bare) : resolve(bare.slice('file:'.length));
+}
+
 /**
  * Events as one JSON array of `[eventText, at]` pairs, for a single `json_each` insert (one
  * statement, whatever the count: ~25 µs less per event than a statement each).
  */
-/** Run ids per query when reading member rows. */
-const ROW_READ_CHUNK = 500;
-
-/** Member entries as `json_each` input: an array of each entry's JSON text. */
-function rowTexts(values: readonly unknown[]): string {
-  return JSON.stringify(values.map((value) => JSON.stringify(value)));
-}
-
 function eventRows(events: NewRunEvent[]): string {
   return JSON.stringify(events.map(({ event, at }) => [JSON.stringify(event), at]));
+}
+
+/**
+ * The member rows a write adds, every member in one JSON array of `[member, idx, valueText]`
+ * for a single `json_each` insert; `undefined` when there are none.
+ */
+function rowEntries(members: readonly MemberRows[]): string | undefined {
+  const entries: [string, number, string][] = [];
+  for (const { member, from, values } of members) {
+    for (let i = 0; i < values.length; i++) entries.push([member, from + i, JSON.stringify(values[i])]);
+  }
+  return entries.length === 0 ? undefined : JSON.stringify(entries);
 }
 
 function toStoredRun(row: Row, snapshot: unknown): StoredRun {
