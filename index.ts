@@ -10,6 +10,7 @@
  * @packageDocumentation
  */
 
+export type { RunContext } from './machines/run-context.ts';
 // --- The run machine (docs/architecture.md): for diagrams, inspectors and durable engines -----
 export { PARENT_RUN_LABEL, PARENT_TOOL_CALL_LABEL } from './machines/run-context.ts';
 export {
@@ -71,6 +72,7 @@ export { DEFAULT_POLICY_TIMEOUT_MS } from './policies/policy-engine.ts';
 export { PolicyError, PolicyTimeoutError } from './policies/policy-error.ts';
 export type { JsonValue } from './policies/policy-json.ts';
 export type { ToolSelector } from './policies/tool-selector.ts';
+export { matchesTool } from './policies/tool-selector.ts';
 // --- The run's vocabulary: planner contract, awaits, events, caps, messages ------------------
 export {
   type Caps,
@@ -138,6 +140,7 @@ export {
   RunHandle,
   type RunOutcome,
   type RunStorage,
+  stateName,
 } from './runtime/run-handle.ts';
 export {
   type MemoryStoreOptions,
@@ -158,6 +161,7 @@ export {
   StaleRunVersionError,
   type StoredRun,
 } from './runtime/stores/index.ts';
+export { RUN_STATUSES } from './runtime/stores/run-store.ts';
 // --- The tool boundary (docs/tool-boundary.md) -------------------------------------------------
 export {
   callTool,

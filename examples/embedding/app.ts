@@ -21,16 +21,21 @@
 
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
+import {
+  MessageSchema,
+  RUN_STATUSES,
+  RunAnswerError,
+  type RunAwaiting,
+  RunConflictError,
+  type RunContext,
+  type RunHandle,
+  RunNotFoundError,
+  type RunStatus,
+  type Runtime,
+  type StoredRun,
+  stateName,
+} from 'toolwarden';
 import { z } from 'zod';
-import type { RunContext } from '../../machines/run-context.ts';
-import { MessageSchema } from '../../run/message.ts';
-import type { Runtime } from '../../runtime/create-runtime.ts';
-import { RunConflictError } from '../../runtime/durable/durable-errors.ts';
-import type { RunAwaiting } from '../../runtime/run-awaiting.ts';
-import { RunAnswerError, type RunHandle, stateName } from '../../runtime/run-handle.ts';
-import type { StoredRun } from '../../runtime/stores/run-store.ts';
-import { RUN_STATUSES, type RunStatus } from '../../runtime/stores/run-store.ts';
-import { RunNotFoundError } from '../../runtime/stores/run-store-errors.ts';
 
 const StartBody = z.union([
   z.object({

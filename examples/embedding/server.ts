@@ -16,9 +16,8 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { serve } from '@hono/node-server';
-import { createRuntime, type Runtime } from '../../runtime/create-runtime.ts';
-import { RunConflictError } from '../../runtime/durable/durable-errors.ts';
-import { sqliteStore } from '../../runtime/stores/sqlite-store.ts';
+import { createRuntime, RunConflictError, type Runtime } from 'toolwarden';
+import { sqliteStore } from 'toolwarden/sqlite';
 import { createEmbeddingApp } from './app.ts';
 import { supportAgent } from './support-agent.ts';
 

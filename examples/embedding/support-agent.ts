@@ -10,10 +10,15 @@
  * @module
  */
 
+import {
+  defineTool,
+  type Message,
+  type PlanInput,
+  type Planner,
+  type PlanResult,
+  type PlanResumeInput,
+} from 'toolwarden';
 import { z } from 'zod';
-import type { Message } from '../../run/message.ts';
-import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../../run/planner.ts';
-import { defineTool } from '../../tools/define-tool.ts';
 
 /** A stand-in for a CRM that honours idempotency keys (as Stripe-style APIs do). */
 export class DemoCrm {

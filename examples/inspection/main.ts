@@ -12,10 +12,9 @@
  */
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
+import { createRuntime, defineTool } from 'toolwarden';
+import { scriptedPlanner } from 'toolwarden/testing';
 import { z } from 'zod';
-import { scriptedPlanner } from '../../run/planner.ts';
-import { createRuntime } from '../../runtime/create-runtime.ts';
-import { defineTool } from '../../tools/define-tool.ts';
 
 const { values: flags } = parseArgs({
   options: {

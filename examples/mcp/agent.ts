@@ -13,9 +13,9 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRuntime } from '../../index.ts';
-import { mcpToolset } from '../../mcp/index.ts';
-import { scriptedPlanner } from '../../testing.ts';
+import { createRuntime } from 'toolwarden';
+import { mcpToolset } from 'toolwarden/mcp';
+import { scriptedPlanner } from 'toolwarden/testing';
 
 const dir = await mkdtemp(join(tmpdir(), 'toolwarden-mcp-example-'));
 await writeFile(join(dir, 'todo.md'), '- write the MCP example\n- ship it\n');

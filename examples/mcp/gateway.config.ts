@@ -14,9 +14,9 @@
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { circuitBreaker, defineTool, toolDenylist } from 'toolwarden';
+import type { GatewayConfigFile } from 'toolwarden/mcp';
 import { z } from 'zod';
-import { circuitBreaker, defineTool, toolDenylist } from '../../index.ts';
-import type { GatewayConfigFile } from '../../mcp/index.ts';
 
 const sandbox = process.env.TOOLWARDEN_MCP_DIR ?? join(import.meta.dirname, 'sandbox');
 mkdirSync(sandbox, { recursive: true });

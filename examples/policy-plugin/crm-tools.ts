@@ -1,6 +1,5 @@
+import { defineTool, RateLimitedError } from 'toolwarden';
 import { z } from 'zod';
-import { defineTool } from '../../tools/define-tool.ts';
-import { RateLimitedError } from '../../tools/tool-error.ts';
 
 /**
  * A small fake CRM for the example: one read tool and two write tools (tagged `write`). The

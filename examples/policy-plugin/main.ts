@@ -6,8 +6,8 @@
  * run is printed; the policy decisions show what the guard did and why.
  */
 
-import { scriptedPlanner } from '../../run/planner.ts';
-import { createRuntime } from '../../runtime/create-runtime.ts';
+import { createRuntime } from 'toolwarden';
+import { scriptedPlanner } from 'toolwarden/testing';
 import { crmTools } from './crm-tools.ts';
 import { writeGuard } from './write-guard.ts';
 

@@ -1,8 +1,6 @@
+import { createRuntime, type PolicyDecisionRecord } from 'toolwarden';
+import { policyHarness, scriptedPlanner } from 'toolwarden/testing';
 import { describe, expect, it } from 'vitest';
-import { policyHarness } from '../../policies/testing.ts';
-import { scriptedPlanner } from '../../run/planner.ts';
-import type { PolicyDecisionRecord } from '../../run/run-events.ts';
-import { createRuntime } from '../../runtime/create-runtime.ts';
 import { crmTools } from './crm-tools.ts';
 import { writeGuard } from './write-guard.ts';
 

@@ -1,9 +1,14 @@
-import { definePlugin, type Plugin } from '../../plugins/define-plugin.ts';
-import { rateLimitBackoff } from '../../policies/builtins/rate-limit-backoff.ts';
-import { restrictOnInvalidArguments } from '../../policies/builtins/restrict-on-invalid-arguments.ts';
-import { definePolicy, type Policy } from '../../policies/define-policy.ts';
-import { matchesTool, type ToolSelector } from '../../policies/tool-selector.ts';
-import type { PolicyDecisionRecord } from '../../run/run-events.ts';
+import {
+  definePlugin,
+  definePolicy,
+  matchesTool,
+  type Plugin,
+  type Policy,
+  type PolicyDecisionRecord,
+  rateLimitBackoff,
+  restrictOnInvalidArguments,
+  type ToolSelector,
+} from 'toolwarden';
 
 /** What {@link writeGuard} takes. Every field has a default. */
 export interface WriteGuardOptions {

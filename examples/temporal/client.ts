@@ -7,7 +7,7 @@
  * @module
  */
 import { Client, Connection } from '@temporalio/client';
-import { temporalRuntime } from '../../temporal/index.ts';
+import { temporalRuntime } from 'toolwarden/temporal';
 
 const client = new Client({
   connection: await Connection.connect({ address: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233' }),

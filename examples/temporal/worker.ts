@@ -11,9 +11,9 @@ import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
+import { defineTool, type Planner } from 'toolwarden';
+import { createTemporalWorker } from 'toolwarden/temporal';
 import { z } from 'zod';
-import { defineTool, type Planner } from '../../index.ts';
-import { createTemporalWorker } from '../../temporal/index.ts';
 
 const ledger = process.env.TOOLWARDEN_LEDGER ?? join(tmpdir(), 'toolwarden-temporal-ledger.jsonl');
 const booked = (id: string) =>

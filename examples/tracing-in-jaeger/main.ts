@@ -15,13 +15,11 @@
  * (default `http://localhost:16686`), and the other `OTEL_*` variables `startTelemetry` documents.
  */
 import { trace } from '@opentelemetry/api';
+import { createRuntime, defineTool, restrictOnInvalidArguments } from 'toolwarden';
+import { spanContextFromCarrier } from 'toolwarden/telemetry';
+import { startTelemetry } from 'toolwarden/telemetry/setup';
+import { scriptedPlanner } from 'toolwarden/testing';
 import { z } from 'zod';
-import { restrictOnInvalidArguments } from '../../policies/index.ts';
-import { scriptedPlanner } from '../../run/planner.ts';
-import { createRuntime } from '../../runtime/create-runtime.ts';
-import { startTelemetry } from '../../telemetry/setup.ts';
-import { spanContextFromCarrier } from '../../telemetry/trace-context.ts';
-import { defineTool } from '../../tools/define-tool.ts';
 
 const JAEGER_UI = process.env.JAEGER_UI ?? 'http://localhost:16686';
 
