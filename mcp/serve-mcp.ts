@@ -6,6 +6,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { isLoopbackHost, isLoopbackOrigin, tokenMatches } from '../inspector/request-guard.ts';
 import { DEFAULT_CAPS } from '../run/caps.ts';
 import type { RunEvent } from '../run/run-events.ts';
+import { ApprovalEditRefusedError } from '../runtime/approval-edits.ts';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime/create-runtime.ts';
 import type { RunHandle } from '../runtime/run-handle.ts';
 import type { Tool } from '../tools/define-tool.ts';
@@ -78,12 +79,18 @@ export interface McpGateway {
 /** The agent id of a gateway's runs when the config names none (also the `service` of its catalog). */
 export const GATEWAY_AGENT_ID = 'mcp-gateway';
 
+/** Times a client may send an edit the tool boundary refuses before the call is denied. */
+export const MAX_EDIT_ROUNDS = 3;
+
 /** The gateway's caps when the config sets none: a session lasts up to a day and may make 10,000 calls. */
 export const GATEWAY_CAPS = {
   ...DEFAULT_CAPS,
   maxToolCalls: 10_000,
   maxConsecutiveFailedToolCalls: 50,
   timeBudgetMs: 86_400_000,
+  // Every `tools/call` of the session is a planner turn, and a confirmation an await: as many as calls.
+  maxTurns: 10_000,
+  maxAwaits: 10_000,
 };
 
 /**
@@ -221,25 +228,74 @@ export async function serveMcp(
           answer: 'The MCP client was sent the hint and decides how to retry.',
         });
       } else if (event.type === 'await_confirmation') {
-        const { id, prompt, details } = event.confirmation;
+        const { id, prompt, details, toolCallIds } = event.confirmation;
         let approved = false;
         let reason = 'the MCP client cannot be asked (no elicitation capability)';
         if (server.getClientCapabilities()?.elicitation) {
-          const answer = await server.elicitInput({
-            message: `${prompt}\n${JSON.stringify(details ?? [], null, 2)}`,
-            requestedSchema: {
-              type: 'object',
-              properties: { approve: { type: 'boolean', title: 'Approve', description: prompt } },
-              required: ['approve'],
-            },
-          });
-          approved = answer.action === 'accept' && answer.content?.approve === true;
-          reason = approved ? '' : `the MCP client answered ${answer.action}`;
+          // Approve with edits (issue 24 item 4, safety): a confirmation holding one call offers an
+          // `input` field; an edit the tool boundary refuses is asked again with its hint.
+          const editable = toolCallIds?.length === 1 ? toolCallIds[0] : undefined;
+          let refusal = '';
+          for (let round = 0; ; round++) {
+            const answer = await server.elicitInput({
+              message: `${refusal}${prompt}\n${JSON.stringify(details ?? [], null, 2)}`,
+              requestedSchema: {
+                type: 'object',
+                properties: {
+                  approve: { type: 'boolean', title: 'Approve', description: prompt },
+                  ...(editable === undefined
+                    ? {}
+                    : {
+                        input: {
+                          type: 'string',
+                          title: 'Edited input (JSON)',
+                          description: 'Approve the call with this input instead; leave empty to keep it',
+                        },
+                      }),
+                },
+                required: ['approve'],
+              },
+            });
+            approved = answer.action === 'accept' && answer.content?.approve === true;
+            reason = approved ? '' : `the MCP client answered ${answer.action}`;
+            const edit = answer.content?.input;
+            if (!approved || editable === undefined || typeof edit !== 'string' || edit.trim() === '') break;
+            const problem = await confirmWithEdit(run, id, editable, edit);
+            if (problem === undefined) return;
+            if (round + 1 >= MAX_EDIT_ROUNDS) {
+              approved = false;
+              reason = `the MCP client's edits were refused ${MAX_EDIT_ROUNDS} times: ${problem}`;
+              break;
+            }
+            refusal = `Your edited input was refused: ${problem}\nEdit it again, or approve or deny the call as it is.\n\n`;
+          }
         }
         await run.confirm({ id, approved, by: 'mcp-client', ...(approved ? {} : { reason }) });
       }
     } catch {
       // The run ended or the answer was refused: nothing waits on it any more.
+    }
+  }
+
+  /** Approves with the client's edit; what was wrong with it when refused (the hint's message), else undefined. */
+  async function confirmWithEdit(
+    run: RunHandle,
+    id: string,
+    toolCallId: string,
+    edit: string,
+  ): Promise<string | undefined> {
+    let input: unknown;
+    try {
+      input = JSON.parse(edit);
+    } catch (err) {
+      return `not JSON (${err instanceof Error ? err.message : String(err)})`;
+    }
+    try {
+      await run.confirm({ id, approved: true, by: 'mcp-client', edits: { [toolCallId]: input } });
+      return undefined;
+    } catch (err) {
+      if (err instanceof ApprovalEditRefusedError) return err.message;
+      throw err;
     }
   }
 

@@ -482,3 +482,52 @@ describe('serveMcp over stdio', () => {
     expect(bad._meta?.['toolwarden/retry']).toMatchObject({ retryHint: { reason: 'missing_fields' } });
   });
 });
+
+/** Issue 24 item 4 over MCP (safety): approve with edits by elicitation; the turn cap of a session. */
+const strictWipe = defineTool({
+  id: 'disk.wipe',
+  description: 'Wipes a disk',
+  input: z.object({ disk: z.string().regex(/^sd[a-z]$/) }),
+  requiresConfirmation: true,
+  execute: ({ disk }) => `wiped ${disk}`,
+});
+
+describe('the MCP gateway: approve with edits by elicitation', () => {
+  it('runs the call with the client’s edit; a refused edit is asked again with why', async () => {
+    const gateway = await serveMcp({ tools: [strictWipe], telemetry: false }, { transport: { port: 0 } });
+    opened.push(gateway);
+    const client = await httpClient(gateway, { elicitation: {} });
+    const asked: { message: string; fields: string[] }[] = [];
+    const answers = [
+      { approve: true, input: '{"disk":"/dev/sda"}' }, // refused by the tool's schema
+      { approve: true, input: '{"disk":"sdc"}' },
+    ];
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      const params = request.params as { message: string; requestedSchema: { properties: object } };
+      asked.push({ message: params.message, fields: Object.keys(params.requestedSchema.properties) });
+      return { action: 'accept', content: answers.shift()! };
+    });
+
+    const result = await client.callTool({ name: 'disk.wipe', arguments: { disk: 'sdb' } });
+
+    expect(text(result)).toBe('wiped sdc');
+    expect(asked).toHaveLength(2);
+    expect(asked[0]!.fields).toEqual(['approve', 'input']);
+    expect(asked[1]!.message).toMatch(/^Your edited input was refused: .*Argument validation failed/);
+  });
+
+  it('a session runs past the default turn cap (each call is a turn)', async () => {
+    const ping = defineTool({
+      id: 'svc.ping',
+      description: 'Ping',
+      input: z.object({}),
+      execute: () => 'pong',
+    });
+    const gateway = await serveMcp({ tools: [ping], telemetry: false }, { transport: { port: 0 } });
+    opened.push(gateway);
+    const client = await httpClient(gateway);
+    for (let i = 0; i < 55; i++) {
+      expect(text(await client.callTool({ name: 'svc.ping', arguments: {} }))).toBe('pong');
+    }
+  }, 60_000);
+});
