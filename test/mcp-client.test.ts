@@ -239,6 +239,36 @@ describe('mcpToolset faults (own servers)', () => {
     }
   });
 
+  it('JSON-RPC errors are read by code and never drop the connection', async () => {
+    const server = await startTestMcpServer([
+      {
+        name: 'locked',
+        call: () => {
+          throw Object.assign(new Error('database is locked'), { code: -32603 });
+        },
+      },
+      {
+        name: 'gone',
+        call: () => {
+          throw Object.assign(new Error('no handler for this tool'), { code: -32601 });
+        },
+      },
+    ]);
+    try {
+      const toolset = await connect({ name: 'rpc', transport: { url: server.url } });
+      const locked = await call(toolset, 'rpc.locked', {});
+      expect(locked.error).toMatchObject({ recoverable: true });
+      expect(locked.error?.message).toMatch(/MCP server "rpc" answered with an error: .*database is locked/);
+      expect(locked.retryHint).toBeUndefined();
+      const gone = await call(toolset, 'rpc.gone', {});
+      expect(gone.retryHint).toMatchObject({ reason: 'tool_unavailable', tool: 'rpc.gone' });
+      expect(gone.error?.message).toMatch(/does not answer this call: .*no handler for this tool/);
+      expect(server.sessionsOpened()).toBe(1);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('a hanging tool times out at its timeoutMs, and the server sees the cancellation', async () => {
     const server = await startTestMcpServer([
       {
