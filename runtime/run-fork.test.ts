@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Planner } from '../run/planner.ts';
+import { inMemoryTracing } from '../test/support/in-memory-tracing.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { createRuntime } from './create-runtime.ts';
-import { FORK_AT_LABEL, FORK_PARENT_LABEL, ForkError } from './run-fork.ts';
+import { FORK_AT_LABEL, FORK_PARENT_LABEL, FORK_TRACEPARENT_LABEL, ForkError } from './run-fork.ts';
 
 const upsert = defineTool({
   id: 'crm.upsert_profile',
@@ -82,6 +83,26 @@ describe('runtime.fork (issue 27 item 4)', () => {
       expect.objectContaining({ ...link, runId: 'child' }),
     );
     expect((await eventsOf(runtime, 'parent')).at(-1)!.event).toMatchObject({ ...link, runId: 'parent' });
+    await runtime.close();
+  });
+
+  it('hands a traced parent’s traceparent to the fork (a span link’s target), in its labels', async () => {
+    const { exporter, provider } = inMemoryTracing();
+    const runtime = createRuntime({
+      agent: { id: 'crm' },
+      planner: planner(),
+      tools: [upsert],
+      telemetry: { tracerProvider: provider },
+      forks: true,
+    });
+    await runtime.start({ runId: 'traced', messages: [{ role: 'user', content: 'Add Ada' }] }).result();
+    const root = exporter.getFinishedSpans().find((span) => span.name.startsWith('invoke_agent'))!;
+    const child = await runtime.fork('traced', { atEvent: 2 });
+    await child.result();
+    const labels = child.context.labels;
+    expect(labels[FORK_TRACEPARENT_LABEL]).toMatch(
+      new RegExp(`^00-${root.spanContext().traceId}-[0-9a-f]{16}-0[01]$`),
+    );
     await runtime.close();
   });
 

@@ -9,8 +9,9 @@
  * | `await_clarification`                           | waiting for that clarification; `edit.answer` answers it at once         |
  * | any other event                                 | from the step the parent was in right after that event                  |
  *
- * Links: the child's labels `toolwarden.fork.parent` and `toolwarden.fork.at` (its `run_started`
- * carries them; plugins read them in `onRunStart`, e.g. for a span link), and a `run_forked` event
+ * Links: the child's labels `toolwarden.fork.parent`, `toolwarden.fork.at` and, when the parent
+ * was traced, `toolwarden.fork.traceparent` (its `run_started` carries them; plugins read them in
+ * `onRunStart`: what a span link to the parent's trace needs), and a `run_forked` event
  * in both runs' logs. Ids of turns and calls are the child's (`<child>:t2:c1`), so a forked call
  * never reuses the parent's idempotency key.
  *
@@ -47,6 +48,8 @@ export class ForkError extends Error {
 /** Labels a forked run carries: its parent's id and the parent's event it was forked at. */
 export const FORK_PARENT_LABEL = 'toolwarden.fork.parent';
 export const FORK_AT_LABEL = 'toolwarden.fork.at';
+/** The parent's W3C `traceparent` at the step, when it was traced: what a span link to it needs. */
+export const FORK_TRACEPARENT_LABEL = 'toolwarden.fork.traceparent';
 
 interface Step {
   /** Events the run had emitted when this snapshot was persisted. */
@@ -145,10 +148,12 @@ export async function forkRun(
       `Event ${options.atEvent} of run ${parentId} is no tool call: its input cannot be edited`,
     );
 
+  const traceparent = snapshot.context.traceContext?.traceparent;
   const labels = {
     ...snapshot.context.labels,
     [FORK_PARENT_LABEL]: parentId,
     [FORK_AT_LABEL]: String(options.atEvent),
+    ...(traceparent ? { [FORK_TRACEPARENT_LABEL]: traceparent } : {}),
   };
   const context: RunContext = { ...snapshot.context, labels, startedAt: Date.now(), traceContext: null };
   const actor = createActor(parts.machine, {

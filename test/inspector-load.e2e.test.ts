@@ -83,4 +83,40 @@ describe.skipIf(!available && !required)(SUITE, () => {
       `1,001 runs: hello ${received[0]!.data.length} bytes, first row ${firstRow} ms, opening the waiting run ${open} ms`,
     );
   }, 120_000);
+
+  it('tells the page why the server dropped it, keeps its list, and reconnects', async () => {
+    const small = createRuntime({
+      agent: { id: 'busy' },
+      planner: busyPlanner(3, 3),
+      tools: [lookupTool],
+      telemetry: false,
+      // Room for a short first page, not for a burst of updates read late.
+      inspector: { port: 0, onListening: () => {}, maxSseBufferedBytes: 3000 },
+    });
+    try {
+      await runBusyRuns(small, 5);
+      const server = await small.inspector!.start();
+      const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+      page.setDefaultTimeout(15_000);
+      await page.goto(server.url);
+      await page.waitForSelector('#connection[data-state="open"]');
+      await page.waitForSelector('#run-list li[data-key]');
+      // A burst: 40 runs at once, a few hundred summary updates in a few milliseconds.
+      await runBusyRuns(small, 40, 40, 5);
+      await page.waitForSelector('#dropped:not([hidden])');
+      expect(await page.textContent('#dropped-reason')).toMatch(
+        /fell more than 3 KiB of updates behind.*maxSseBufferedBytes/,
+      );
+      expect(await page.textContent('#connection')).toBe('disconnected');
+      expect(await page.$$eval('#run-list li[data-key]', (rows) => rows.length)).toBeGreaterThan(0);
+      // It reconnects by itself; the new stream's hello repeats why.
+      await page.waitForSelector('#connection[data-state="open"]');
+      expect(await page.textContent('#dropped-reason')).toMatch(
+        /^reconnected after: this page fell more than/,
+      );
+    } finally {
+      await small.inspector?.close();
+      await small.close();
+    }
+  }, 120_000);
 });
