@@ -28,6 +28,7 @@ export const SLOW_OR_OUTSIDE = [
   'test/package-lock.test.ts',
   'test/dts-size.test.ts',
   'test/mcp-client.test.ts',
+  'test/mcp-hostile.test.ts',
   // Slow by design: event-loop timing under load, the inspect command's demo agent end to end.
   'test/reliability/event-loop.test.ts',
   'test/inspector-commands.test.ts',
