@@ -5,6 +5,7 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { ApprovalEditRefusedError } from '../runtime/approval-edits.ts';
 import type { ProvidedToolResult } from '../runtime/run-handle.ts';
 import type { InspectionStore, InspectorMessage, RunQuery } from './inspection-store.ts';
 import { inspectorPage } from './inspector-page.ts';
@@ -19,7 +20,7 @@ export interface InspectorAnswers {
   provideToolResults(runId: string, results: ProvidedToolResult[]): Promise<unknown>;
   confirm(
     runId: string,
-    answer: { id: string; approved: boolean; by?: string; reason?: string },
+    answer: { id: string; approved: boolean; by?: string; reason?: string; edits?: Record<string, unknown> },
   ): Promise<unknown>;
   /** `runtime.fork` (issue 27 item 4): a new run from the step at the run's event `atEvent`; resolves with its handle. */
   fork?(
@@ -101,7 +102,7 @@ export class InspectorHostError extends Error {
  * | `/api/runs/:key/log` | one run's log                                                   |
  * | `/api/graph`   | the chart's graph model (JSON)                                        |
  * | `/api/runs/:key/frame?seq=N` | the run as it was at log entry N (time travel)          |
- * | `POST /api/runs/:key/answer` | answers what the run awaits (same origin, {@link ANSWER_HEADER}; not when read-only) |
+ * | `POST /api/runs/:key/answer` | answers what the run awaits (same origin, {@link ANSWER_HEADER}; not when read-only); a confirmation may carry `edits` (a refused edit: 422 with its `retryHint`) |
  * | `/ws` (upgrade)| `@statelyai/inspect` WebSocket inspector events, shown like native runs |
  *
  * Every request needs `?token=<token>` (else 403) and a loopback `Host` header (else 421, which
@@ -198,11 +199,17 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
         typeof body.id === 'string' &&
         typeof body.approved === 'boolean'
       ) {
+        // Approve with edits (issue 24 item 4, safety): `edits` (toolCallId → input) pass the
+        // tool boundary in the run handle; a refused edit is a 422 with the hint, the run still waits.
+        const edits = body.edits;
         await options.answers.confirm(run.runId, {
           id: body.id,
           approved: body.approved,
           by: 'inspector',
           ...(typeof body.reason === 'string' && body.reason !== '' ? { reason: body.reason } : {}),
+          ...(edits !== null && typeof edits === 'object' && !Array.isArray(edits)
+            ? { edits: edits as Record<string, unknown> }
+            : {}),
         });
       } else if (body.kind === 'toolResults' && Array.isArray(body.results)) {
         await options.answers.provideToolResults(run.runId, body.results as ProvidedToolResult[]);
@@ -210,6 +217,12 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
         return c.json({ error: 'expected { kind: clarification | confirmation | toolResults, ... }' }, 400);
       }
     } catch (error) {
+      if (error instanceof ApprovalEditRefusedError) {
+        return c.json(
+          { error: error.message, toolCallId: error.toolCallId, retryHint: error.retryHint ?? null },
+          422,
+        );
+      }
       return c.json({ error: error instanceof Error ? error.message : String(error) }, 409);
     }
     return c.json({ ok: true });

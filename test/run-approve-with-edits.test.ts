@@ -4,8 +4,10 @@
  * hint and the run still waits for the person); the run log records the original, the edit and
  * who made it; the tool's span carries both.
  */
+import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { ANSWER_HEADER } from '../inspector/inspector-server.ts';
 import { scriptedPlanner } from '../run/planner.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import { ApprovalEditRefusedError } from '../runtime/approval-edits.ts';
@@ -171,3 +173,69 @@ describe('approve with edits: what the planner learns', () => {
     });
   });
 });
+
+describe('approve with edits from the inspector (POST /api/runs/:key/answer)', () => {
+  it('a refused edit is a 422 with the hint and the run waits; a good edit runs', async () => {
+    const { tool, refunded } = refundTool();
+    const planner = scriptedPlanner([call('payments.refund', { orderId: 'A-17', amountEur: 500 }), done()]);
+    const runtime = testRuntime({ planner, tools: [tool], inspector: { port: 0 } });
+    try {
+      const server = await runtime.inspector!.start();
+      const run = runtime.start({ runId: 'refund-1', messages: prompt });
+      const asked = await nextEvent(run, 'await_confirmation');
+      const toolCallId = asked.confirmation.toolCallIds![0]!;
+      const page = (await (await fetch(`${server.origin}/api/runs?token=${server.token}`)).json()) as {
+        runs: { key: string; runId: string }[];
+      };
+      const key = page.runs.find((r) => r.runId === 'refund-1')!.key;
+      const answer = (amountEur: unknown) =>
+        post(`${server.origin}/api/runs/${encodeURIComponent(key)}/answer?token=${server.token}`, {
+          kind: 'confirmation',
+          id: asked.confirmation.id,
+          approved: true,
+          edits: { [toolCallId]: { orderId: 'A-17', amountEur } },
+        });
+
+      const refused = await answer('a lot');
+      expect(refused.status).toBe(422);
+      expect(JSON.parse(refused.body)).toMatchObject({
+        toolCallId,
+        retryHint: { reason: 'invalid_arguments' },
+      });
+      expect(run.status).toBe('awaiting');
+
+      expect((await answer(100)).status).toBe(200);
+      await run.result();
+      expect(refunded).toEqual([{ orderId: 'A-17', amountEur: 100 }]);
+    } finally {
+      await runtime.inspector?.close();
+    }
+  });
+});
+
+/** A POST as the inspector page sends it: same origin, the answer header. */
+function post(url: string, body: unknown): Promise<{ status: number; body: string }> {
+  const { host } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          origin: `http://${host}`,
+          [ANSWER_HEADER]: 'answer',
+        },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk) => {
+          text += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
