@@ -357,9 +357,16 @@ describe('serveMcp sessions: what ends them, and how a client is told', () => {
     expect(gateway.sessions()).toBe(0);
     const closedPer = (heap() - base) / closed;
     const before = heap();
-    await many(count, session);
+    let last: Record<string, string> = {};
+    await many(count, async () => {
+      last = await session();
+    });
     expect(gateway.sessions()).toBeGreaterThan(0);
     await expect.poll(() => gateway.sessions(), { timeout: 20_000, interval: 200 }).toBe(0);
+    // The run behind an abandoned session finalized (it was `running`, for a day, before).
+    await expect
+      .poll(async () => (await gateway.runtime.load(`mcp-${last['mcp-session-id']}`))?.status)
+      .toBe('completed');
     const abandonedPer = (heap() - before) / count;
     console.info(
       `heap per session: abandoned, after the idle timeout ${(abandonedPer / 1024).toFixed(1)} KiB; closed with DELETE ${(closedPer / 1024).toFixed(1)} KiB`,
