@@ -134,7 +134,17 @@ export async function forkRun(
     };
     snapshot = { ...base, value: { validating: 'checking' }, context };
   } else {
-    const at = steps.find((step) => step.events >= options.atEvent) ?? steps.at(-1)!;
+    // A clarification is found by its id (the nearest such step), so events logged outside the
+    // run's own steps (a `run_forked`) cannot shift it; any other event by the count of events.
+    const asked = parentEvent.type === 'await_clarification' ? parentEvent.clarification.id : undefined;
+    const waiting = steps.filter((step) => {
+      const awaiting = step.snapshot.context.flow.awaiting;
+      return awaiting?.kind === 'clarification' && awaiting.clarification.id === asked;
+    });
+    const nearest = waiting.sort(
+      (a, b) => Math.abs(a.events - options.atEvent) - Math.abs(b.events - options.atEvent),
+    )[0];
+    const at = nearest ?? steps.find((step) => step.events >= options.atEvent) ?? steps.at(-1)!;
     snapshot = renamed(at.snapshot, parentId, childId);
     if (edit && 'answer' in edit) {
       const awaiting = snapshot.context.flow.awaiting;
