@@ -1,5 +1,14 @@
 import { execFile } from 'node:child_process';
-import { existsSync, lstatSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -275,6 +284,20 @@ describe(SUITE, () => {
     const version = await node([bin, '--version']);
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   }, 120_000);
+
+  it('runs an example copied out of the repository against the installed package (issue 28 item 5)', async (context) => {
+    if (skipped) return context.skip();
+    const copy = join(app, 'policy-plugin');
+    mkdirSync(copy, { recursive: true });
+    for (const file of ['main.ts', 'crm-tools.ts', 'write-guard.ts']) {
+      copyFileSync(join(root, 'examples', 'policy-plugin', file), join(copy, file));
+    }
+    const tsx = pathToFileURL(join(root, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
+    const ran = await node(['--import', tsx, join('policy-plugin', 'main.ts')]);
+    expect(ran.stderr).toBe('');
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).toContain('completed: Ada is on pro.');
+  }, 60_000);
 
   it('stays installed through a later npm install: toolwarden a copy, one zod, one OTel API (issue 28 item 1)', async (context) => {
     if (skipped) return context.skip();
