@@ -7,19 +7,32 @@
  * - history: events and bytes of the finished workflow's history, per step — what decides when a
  *   long run must continue as new (Temporal's limits: 50,000 events, 50 MB);
  * - one long run (`--long 500` steps, 0 to skip) with Temporal's own continue-as-new
- *   suggestion: executions, the largest execution's history, bytes for the whole run;
+ *   suggestion, each call returning `--long-kb` KB (default 50; results over 16 KB go to a folder
+ *   payload store, issue 26 item 3): executions (continue-as-new count), the largest execution's
+ *   history, the largest single payload, each execution's input, bytes for the whole run;
  * - 100 concurrent 10-step runs on the one worker: runs per second.
  *
- *     node --import tsx bench/temporal.bench.ts [--runs 5] [--long 500] [--concurrent 100]
+ *     node --import tsx bench/temporal.bench.ts [--runs 5] [--steps 10,100] [--long 500] [--long-kb 50] [--concurrent 100]
  *
  * @module
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
+import { z } from 'zod';
 import type { PlanInput, PlanResult, PlanResumeInput } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
-import { createTemporalWorker, temporalRuntime } from '../temporal/index.ts';
+import {
+  createTemporalWorker,
+  folderPayloadStore,
+  type PayloadStore,
+  temporalRuntime,
+} from '../temporal/index.ts';
+import { historyPayloads } from '../test/support/temporal-history-size.ts';
+import { defineTool } from '../tools/define-tool.ts';
 import { addTool } from './support/reference-loop.ts';
 
 const { values } = parseArgs({
@@ -27,6 +40,8 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '5' },
     concurrent: { type: 'string', default: '100' },
     long: { type: 'string', default: '500' },
+    'long-kb': { type: 'string', default: '50' },
+    steps: { type: 'string', default: '10,100' },
     address: { type: 'string', default: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233' },
   },
 });
@@ -51,13 +66,24 @@ const client = new Client({ connection: await Connection.connect({ address: valu
 const rows: string[] = [];
 
 /** A worker on a queue of its own running the `steps`-step loop, and a runtime on that queue. */
-async function loopOnTemporal(name: string, steps: number) {
+async function loopOnTemporal(name: string, steps: number, resultKb = 0, store?: PayloadStore) {
   const taskQueue = `bench-${name}-${Date.now()}`;
+  // With `resultKb`, each call also returns that much text (a page of a report, say).
+  const padding = 'r'.repeat(resultKb * 1000);
+  const tool = resultKb
+    ? defineTool({
+        id: addTool.id,
+        description: 'Adds, and returns a large page',
+        input: z.object({ a: z.number(), b: z.number() }),
+        execute: ({ a, b }) => ({ sum: a + b, page: padding }),
+      })
+    : addTool;
   const worker = await createTemporalWorker({
     connection,
     taskQueue,
-    tools: [addTool],
+    tools: [tool],
     planner: loopPlanner(steps),
+    ...(store ? { payloads: { store } } : {}),
   });
   const running = worker.run();
   const runtime = temporalRuntime({
@@ -67,6 +93,7 @@ async function loopOnTemporal(name: string, steps: number) {
     tools: [addTool],
     caps: {
       maxToolCalls: steps + 1,
+      maxTurns: steps + 2,
       maxConsecutiveFailedToolCalls: 5,
       maxRetriesPerTool: 3,
       timeBudgetMs: 3_600_000,
@@ -79,7 +106,7 @@ async function loopOnTemporal(name: string, steps: number) {
   return { taskQueue, runtime, stop };
 }
 
-for (const steps of [10, 50]) {
+for (const steps of values.steps.split(',').filter(Boolean).map(Number)) {
   const { taskQueue, runtime, stop } = await loopOnTemporal(String(steps), steps);
   const local = createRuntime({
     agent: { id: 'bench' },
@@ -120,7 +147,9 @@ for (const steps of [10, 50]) {
 // One long run: how many executions, how large each one's history (limits: 50,000 events, 50 MB).
 if (Number(values.long) > 0) {
   const steps = Number(values.long);
-  const { taskQueue, runtime, stop } = await loopOnTemporal('long', steps);
+  const resultKb = Number(values['long-kb']);
+  const dir = await mkdtemp(join(tmpdir(), 'toolwarden-bench-payloads-'));
+  const { taskQueue, runtime, stop } = await loopOnTemporal('long', steps, resultKb, folderPayloadStore(dir));
   const started = performance.now();
   const run = await runtime.start({ runId: taskQueue, messages: [{ role: 'user', content: 'add' }] });
   const outcome = await run.result();
@@ -135,14 +164,18 @@ if (Number(values.long) > 0) {
     largestBytes = Math.max(largestBytes, bytes);
     totalBytes += bytes;
   }
+  const executions = await historyPayloads(client, run.runId);
+  const largestPayload = Math.max(...executions.map((execution) => execution.largestPayload));
+  const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
   rows.push(
-    `${steps}-step run: ${outcome.status} in ${seconds.toFixed(0)} s, ${outcome.executions} execution(s); largest history ${largestEvents} events, ${(largestBytes / 1024).toFixed(0)} KB; all executions ${(totalBytes / 1024).toFixed(0)} KB (${(totalBytes / steps / 1024).toFixed(1)} KB/step)`,
+    `${steps}-step run, ${resultKb} KB results: ${outcome.status} in ${seconds.toFixed(0)} s (${((seconds * 1000) / steps).toFixed(0)} ms/step), ${outcome.executions} execution(s) (${outcome.executions - 1} continue-as-new); largest history ${largestEvents} events, ${(largestBytes / 1024).toFixed(0)} KB; all executions ${(totalBytes / 1024).toFixed(0)} KB (${(totalBytes / steps / 1024).toFixed(1)} KB/step); largest payload ${kb(largestPayload)}; execution inputs ${executions.map((execution) => kb(execution.inputBytes)).join(' → ')}`,
   );
   await stop();
+  await rm(dir, { recursive: true, force: true });
 }
 
 // 100 concurrent 10-step runs on one worker.
-{
+if (Number(values.concurrent) > 0) {
   const count = Number(values.concurrent);
   const { taskQueue, runtime, stop } = await loopOnTemporal('concurrent', 10);
   const started = performance.now();

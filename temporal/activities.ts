@@ -11,7 +11,7 @@ import type {
 } from '../machines/run-ports.ts';
 import type { RunInfo } from '../plugins/define-plugin.ts';
 import type { PolicyEffects } from '../run/policy-effects.ts';
-import { createExecuteToolPort } from '../runtime/steps/execute-tool.ts';
+import { createExecuteToolPort, toolTimeoutMs } from '../runtime/steps/execute-tool.ts';
 import { createPlanPort } from '../runtime/steps/plan-step.ts';
 import { createReviewResultsPort } from '../runtime/steps/review-results.ts';
 import type { RunDeps } from '../runtime/steps/run-deps.ts';
@@ -28,9 +28,16 @@ import type { TranscriptPage, TranscriptRef } from './transcript-ref.ts';
  */
 export type PlanStepInput = PlanActorInput & { transcript?: TranscriptRef };
 
+/**
+ * A planner turn's activity output: the machine's, plus the timeout of each tool it calls as
+ * this worker runs it (`timeoutMs`, or the worker's default), so the workflow sizes the calls'
+ * activities without the client knowing the tools.
+ */
+export type PlanStepOutput = PlanActorOutput & { toolTimeoutsMs?: Record<string, number> };
+
 /** The activities a toolwarden worker registers: the run machine's steps (docs/temporal.md §Activities). */
 export interface ToolwardenActivities {
-  plan(input: PlanStepInput): Promise<PlanActorOutput>;
+  plan(input: PlanStepInput): Promise<PlanStepOutput>;
   validateBatch(input: ValidateBatchInput): Promise<ValidateBatchOutput>;
   executeTool(input: TracedExecuteToolInput): Promise<ExecuteToolOutput>;
   reviewResults(input: ReviewResultsInput): Promise<PolicyEffects>;
@@ -95,8 +102,19 @@ export function createActivities(
         full.context = await withPayloads(full.context);
         // A retried turn gets its deadline moved by the time lost; the workflow then books it.
         if (lostMs > 0) full.context = lostTimeCredited(full.context, lostMs);
-        const output = await tracedPlan(tracerProvider, full, () => step(plan, full));
-        return lostMs > 0 ? { ...output, hostLostMs: lostMs } : output;
+        const output: PlanStepOutput = await tracedPlan(tracerProvider, full, () => step(plan, full));
+        if (lostMs > 0) output.hostLostMs = lostMs;
+        // The worker knows its tools' timeouts; the workflow sizes each call's activity by them.
+        const calls = output.result?.toolCalls ?? [];
+        if (calls.length > 0) {
+          output.toolTimeoutsMs = Object.fromEntries(
+            calls.map((call) => [
+              call.name,
+              toolTimeoutMs(deps.catalog.get(call.name)?.timeoutMs, deps.defaultToolTimeoutMs),
+            ]),
+          );
+        }
+        return output;
       }),
     validateBatch: (input) => step(validateBatch, input),
     executeTool: (input: TracedExecuteToolInput) =>

@@ -37,7 +37,11 @@ export interface TemporalRuntimeOptions {
   agent: { id: string; name?: string };
   /** The run's caps (the worker's steps enforce them). Default `DEFAULT_CAPS`. */
   caps?: Caps;
-  /** The tools, for their `timeoutMs` (each call's activity timeout); their code runs in workers. */
+  /**
+   * Not needed: the worker reports each tool's timeout with the planner turn that calls it, and
+   * the workflow sizes the call's activity by it. Given, their `timeoutMs` serve runs whose
+   * workers do not report them (earlier releases).
+   */
   tools?: Pick<Tool, 'id' | 'timeoutMs'>[];
   defaultToolTimeoutMs?: number;
   /**

@@ -22,7 +22,10 @@ export const SEARCH_ATTRIBUTES = { status: 'ToolwardenStatus', awaiting: 'Toolwa
 /** What `temporalRuntime().start` starts a workflow with. */
 export interface RunWorkflowInput {
   run: RunInput;
-  /** Start-to-close timeout of each tool's activity, ms, by tool id (its `timeoutMs`). */
+  /**
+   * Each tool's `timeoutMs` as the client knows it, ms, by tool id: used for a call only when the
+   * worker did not report the tool's timeout with the planner turn (workers of earlier releases).
+   */
   toolTimeoutsMs?: Record<string, number>;
   /** For tools without one. Default 60 000. */
   defaultToolTimeoutMs?: number;
@@ -65,6 +68,8 @@ export interface ContinuedRun {
   sentMark: number;
   /** Executions so far (this one is `executions + 1`). */
   executions: number;
+  /** Tools' timeouts as workers reported them with planner turns, ms, by tool. */
+  toolTimeoutsMs?: Record<string, number>;
 }
 
 /** The `status` query's answer. */

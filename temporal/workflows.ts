@@ -114,9 +114,15 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
     startToCloseTimeout: 60_000,
     retry,
   });
+  // Each tool's timeout as the worker that planned the call reported it (activities.ts), else as
+  // the client gave it. Carried across continue-as-new (one entry a tool).
+  const workerTimeouts: Record<string, number> = { ...input.continued?.toolTimeoutsMs };
   const toolOptions = (step: ExecuteToolInput): ActivityOptions => ({
     startToCloseTimeout:
-      (input.toolTimeoutsMs?.[step.call.name] ?? input.defaultToolTimeoutMs ?? 60_000) + 5_000,
+      (workerTimeouts[step.call.name] ??
+        input.toolTimeoutsMs?.[step.call.name] ??
+        input.defaultToolTimeoutMs ??
+        60_000) + 5_000,
     heartbeatTimeout,
     retry,
     // What the Web UI and `temporal workflow show` name the activity with.
@@ -133,9 +139,14 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
           }
           plannedHere += 1;
           const summary = `turn ${step.context.turn} · ${step.kind === 'finalize' ? 'finalize' : 'plan'}`;
-          return cancellable(controller.signal, () =>
-            steps.plan.executeWithOptions({ ...planOptions, summary }, [planInput(step)]),
-          );
+          return cancellable(controller.signal, async () => {
+            const { toolTimeoutsMs, ...output } = await steps.plan.executeWithOptions(
+              { ...planOptions, summary },
+              [planInput(step)],
+            );
+            Object.assign(workerTimeouts, toolTimeoutsMs);
+            return output;
+          });
         },
         // Policies never read the transcript: it stays out of the local activities' inputs.
         validateBatch: ({ input: step, controller }) =>
@@ -377,6 +388,7 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
       ...(previous === undefined ? {} : { state: previous }),
       sentMark,
       executions: execution,
+      toolTimeoutsMs: workerTimeouts,
     };
     actor.stop();
     return continueAsNew<typeof toolwardenRun>({ ...input, continued: next });

@@ -38,8 +38,9 @@ const book = defineTool({
     return { booked: amount };
   },
 });
-let toolStarted!: () => void;
-const inSlowTool = new Promise<void>((resolve) => (toolStarted = resolve));
+let toolStarted = () => {};
+/** Resolves when the next slow.export call starts. */
+const nextSlowCall = () => new Promise<void>((resolve) => (toolStarted = resolve));
 const slow = defineTool({
   id: 'slow.export',
   description: 'Exports until aborted',
@@ -108,6 +109,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
     const asking = await runtime.start({ messages: [{ role: 'user', content: 'ask' }] });
     const booking = await runtime.start({ messages: [{ role: 'user', content: 'book' }] });
     const failing = await runtime.start({ messages: [{ role: 'user', content: 'fail' }] });
+    const inSlowTool = nextSlowCall();
     const exporting = await runtime.start({ messages: [{ role: 'user', content: 'export' }] });
     await inSlowTool;
     await exporting.cancel('changed my mind');
@@ -196,4 +198,24 @@ describe.skipIf(!available && !required)(SUITE, () => {
     const outcome = await run.result();
     expect(outcome).toMatchObject({ status: 'completed', finalResponse: { text: 'done: {"booked":40}' } });
   }, 90_000);
+
+  it('sizes a call’s activity by the timeout the worker reports, with no tools given to the client', async () => {
+    const taskQueue = `toolwarden-timeouts-${randomUUID().slice(0, 8)}`;
+    await startWorker(taskQueue);
+    // The client knows no tools: before, every call's activity got the 65 s fallback.
+    const runtime = temporalRuntime({ client: temporal.client, taskQueue, agent: { id: 'timeouts' } });
+    const inSlowTool = nextSlowCall();
+    const run = await runtime.start({ messages: [{ role: 'user', content: 'export' }] });
+    await inSlowTool;
+    await run.cancel();
+    await run.result();
+    const history = await temporal.client.workflow.getHandle(run.runId).fetchHistory();
+    const scheduled = (history.events ?? []).flatMap((event) => {
+      const attributes = event.activityTaskScheduledEventAttributes;
+      return attributes?.activityType?.name === 'executeTool' ? [attributes] : [];
+    });
+    expect(scheduled).toHaveLength(1);
+    // slow.export's timeoutMs (30 s) + the 5 s backstop margin.
+    expect(Number(scheduled[0]!.startToCloseTimeout?.seconds)).toBe(35);
+  }, 60_000);
 });

@@ -126,7 +126,7 @@ export function createExecuteToolPort(
 }
 
 /** The effective timeout of a tool (ms), as {@link executeToolCall} computes it. */
-function toolTimeoutMs(declared: number | undefined, fallback: number | undefined): number {
+export function toolTimeoutMs(declared: number | undefined, fallback: number | undefined): number {
   const requested = declared ?? fallback ?? DEFAULT_TOOL_TIMEOUT_MS;
   return requested > 0 ? Math.min(requested, MAX_TIMEOUT_MS) : DEFAULT_TOOL_TIMEOUT_MS;
 }
