@@ -1,9 +1,16 @@
 /**
- * `npm run bench -- --peers`: toolwarden beside the AI SDK, OpenAI Agents JS and LangGraph.js on
- * the reference loop (issue 17 item 3; docs/benchmarks.md). One process, the variants interleaved
- * in rounds so the load of a shared machine hits all alike; per variant the median and the
- * interquartile range of µs per step, and the ratio to AI SDK 6 `generateText` of the same run,
- * at 10 and at 500 steps. Then what a run holds and costs beyond the loop:
+ * `npm run bench -- --peers`: toolwarden beside its yardstick, the chart's floor
+ * (support/chart-floor.ts), and beside the AI SDK, OpenAI Agents JS and LangGraph.js on the
+ * reference loop (issue 17 item 3, issue 29; docs/benchmarks.md §Side by side).
+ *
+ * How it measures (issue 29 item 5): every variant in a process of its own
+ * (support/variant-process.ts), one process per variant and run length; the variants take turns
+ * in fixed time blocks, A B C … A B C, round after round, the first round a warm-up
+ * (support/rotation.ts); each run is timed by its process's CPU time (GC included) per step.
+ * Per variant: the median, the interquartile range, the range of block medians, and the ratios of
+ * the median to the chart floor's and to AI SDK 6 `generateText`'s, at 10 and at 500 steps.
+ * `--one-process` measures all the variants in this process instead (the old way: the garbage of
+ * one is collected in another's time). Then what a run holds and costs beyond the loop:
  *
  * - heap per idle run: 10,000 runs waiting in `awaiting.clarification`, bytes of heap each after a
  *   full GC: live in the default runtime, and evicted (`durable: { evictAfterMs }`) to the memory
@@ -18,17 +25,19 @@
  * only (`bench/peers/package.json`), installed on first use with `npm ci --prefix bench/peers`.
  *
  *     npm run bench -- --peers
- *     npm run bench -- --peers --steps 10 --rounds 4 --runs 40    # quicker
+ *     npm run bench -- --peers --steps 10 --rounds 3 --block-ms 500    # quicker
+ *     npm run bench -- --peers --one-process                            # all variants in one process
  *
- * Options: `--steps 10,500` (run lengths), `--rounds N` (default 8), `--runs N` (measured runs per
- * variant at 10 steps, default 160; a 500-step run is measured once per round), `--idle N`
- * (default 10,000), `--concurrent N` (default 1,000), `--json path`, `--no-extras` (the loop only).
+ * Options: `--steps 10,500` (run lengths), `--rounds N` (measured rounds, default 6, after one
+ * warm-up round), `--block-ms N` (a variant's turn, default 1000; at least one run), `--runs N`
+ * (at most N measured runs per variant and length, spread over the rounds; default: no bound),
+ * `--variants a,b` (names containing these, default all), `--one-process`, `--idle N` (default
+ * 10,000), `--concurrent N` (default 1,000), `--json path`, `--no-extras` (the loop only).
  *
  * @module
  */
 
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -39,26 +48,39 @@ import { createRuntime } from '../runtime/create-runtime.ts';
 import type { RunHandle } from '../runtime/run-handle.ts';
 import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
 import { benchDurable } from './durable.bench.ts';
-import { addTool, discardingStore } from './support/reference-loop.ts';
-import { actorLoop, machineLoop, naiveLoop, plainLoop } from './support/toolwarden-loops.ts';
+import { type BlockLimits, type BlockSamples, runBlock } from './support/cpu-block.ts';
+import { addTool } from './support/reference-loop.ts';
+import { aggregateBlocks, type MeasuredBlock, rotationSchedule, summarize } from './support/rotation.ts';
+import { startVariantProcess } from './support/variant-process.ts';
+import {
+  BASELINE,
+  ensurePeers,
+  loadPeers,
+  makeVariantLoop,
+  type PeerModule,
+  variantNames,
+  YARDSTICK,
+} from './support/variants.ts';
 
-type Loop = () => Promise<void>;
-
-/** The peer loops of `bench/peers/peer-loops.ts` (loaded by URL: its packages live in bench/peers). */
-interface PeerModule {
-  peerLoops: Record<string, (steps: number) => Loop>;
-  aiSdkLoop: (steps: number) => Loop;
-}
-
-/** One variant at one run length: µs per step over the measured runs. */
+/** One variant at one run length: CPU µs per step over its measured runs (GC included). */
 export interface VariantFigures {
   name: string;
   steps: number;
   runs: number;
+  /** Measured blocks (rounds). */
+  blocks: number;
   medianUs: number;
   /** 25th and 75th percentile, µs per step. */
   p25Us: number;
   p75Us: number;
+  minUs: number;
+  maxUs: number;
+  /** Lowest and highest median of one block. */
+  blockMedianUs: { min: number; max: number };
+  /** Median wall-clock µs per step of the same runs. */
+  wallMedianUs: number;
+  /** Median ÷ the chart floor's median at the same length. */
+  vsFloor: number;
   /** Median ÷ AI SDK 6's median at the same length (below 1: faster than the AI SDK). */
   vsAiSdk: number;
 }
@@ -66,7 +88,12 @@ export interface VariantFigures {
 export interface SideBySideResult {
   node: string;
   date: string;
+  /** `processes`: each variant in its own process; `one-process`: all in the bench's. */
+  mode: 'processes' | 'one-process';
+  /** CPU time of the variant's process per step (user + system: every thread, GC included). */
+  metric: 'cpu';
   rounds: number;
+  blockMs: number;
   loops: VariantFigures[];
   /** Median µs per step at the longest length ÷ at the shortest, by variant. */
   growth: Record<string, number>;
@@ -75,74 +102,77 @@ export interface SideBySideResult {
   durable?: { storedSnapshotBytes: number; persistUsPerStep: number; sqliteRunUsPerStep: number };
 }
 
-const peersDir = join(dirname(new URL(import.meta.url).pathname), 'peers');
-
-/** Installs the peers (bench/peers/package-lock.json) when they are not there yet. */
-function ensurePeers(): void {
-  if (existsSync(join(peersDir, 'node_modules', '@langchain', 'langgraph', 'package.json'))) return;
-  console.log('installing the bench peers: npm ci --prefix bench/peers');
-  const installed = spawnSync('npm', ['ci', '--prefix', peersDir, '--no-audit', '--no-fund'], {
-    stdio: 'inherit',
-  });
-  if (installed.status !== 0) throw new Error(`npm ci --prefix bench/peers exited with ${installed.status}`);
+/** Runs blocks of one variant: in its own process or in this one. */
+interface BlockRunner {
+  runBlock(limits: BlockLimits): Promise<BlockSamples>;
+  close(): Promise<void>;
 }
 
-/** The toolwarden variants, made for a run length. */
-function toolwardenLoops(steps: number, dir: string): Record<string, Loop> {
-  return {
-    'toolwarden: default runtime': actorLoop({}, steps),
-    'toolwarden: no store, no telemetry': actorLoop({ store: discardingStore(), telemetry: false }, steps),
-    'toolwarden: SQLite store': actorLoop(
-      { store: sqliteStore({ path: join(dir, `runs-${steps}.db`) }) },
-      steps,
-    ),
-    'toolwarden: run machine alone': machineLoop(steps),
-    'naive XState machine': naiveLoop(steps),
-    'plain async loop': plainLoop(steps),
-  };
+async function inThisProcess(name: string, steps: number, dir: string): Promise<BlockRunner> {
+  const loop = await makeVariantLoop(name, steps, dir);
+  return { runBlock: (limits) => runBlock(loop, steps, limits), close: async () => {} };
 }
 
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? Number.NaN;
-
-async function timeRuns(loop: Loop, runs: number, steps: number, into: number[]): Promise<void> {
-  for (let i = 0; i < runs; i++) {
-    const started = performance.now();
-    await loop();
-    into.push(((performance.now() - started) * 1000) / steps);
-  }
+interface MeasureOptions {
+  rounds: number;
+  blockMs: number;
+  /** Measured runs per variant at most (spread over the rounds). */
+  runs?: number;
+  oneProcess: boolean;
 }
 
-/** Every variant at one length, interleaved in rounds; the first round warms up. */
-async function measureLoops(
-  loops: Record<string, Loop>,
+/**
+ * Every variant at one length: the runners started (processes in parallel), then the rotation of
+ * blocks, A B C … A B C, the first round a warm-up; aggregated per variant.
+ */
+async function measureLength(
+  names: string[],
   steps: number,
-  rounds: number,
-  runsPerRound: number,
+  options: MeasureOptions,
+  dir: string,
 ): Promise<VariantFigures[]> {
-  const samples = new Map<string, number[]>(Object.keys(loops).map((name) => [name, []]));
-  for (const loop of Object.values(loops)) await timeRuns(loop, runsPerRound, steps, []);
-  for (let round = 0; round < rounds; round++) {
-    for (const [name, loop] of Object.entries(loops))
-      await timeRuns(loop, runsPerRound, steps, samples.get(name)!);
-    process.stdout.write(`\r  ${steps} steps: round ${round + 1}/${rounds}`);
-  }
-  process.stdout.write('\n');
-  const figures = [...samples].map(([name, values]) => {
-    const sorted = values.sort((a, b) => a - b);
-    return {
-      name,
-      steps,
-      runs: sorted.length,
-      medianUs: round1(percentile(sorted, 0.5)),
-      p25Us: round1(percentile(sorted, 0.25)),
-      p75Us: round1(percentile(sorted, 0.75)),
-      vsAiSdk: Number.NaN,
+  const started = await Promise.allSettled(
+    names.map((name) =>
+      options.oneProcess ? inThisProcess(name, steps, dir) : startVariantProcess(name, steps, dir),
+    ),
+  );
+  const runners = new Map<string, BlockRunner>();
+  for (const [i, s] of started.entries()) if (s.status === 'fulfilled') runners.set(names[i]!, s.value);
+  try {
+    const failed = started.find((s) => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    const limits: BlockLimits = {
+      ms: options.blockMs,
+      ...(options.runs ? { maxRuns: Math.max(1, Math.ceil(options.runs / options.rounds)) } : {}),
     };
-  });
-  const aiSdk = figures.find((f) => f.name.startsWith('AI SDK'))?.medianUs ?? Number.NaN;
-  for (const f of figures) f.vsAiSdk = Math.round((f.medianUs / aiSdk) * 100) / 100;
-  return figures;
+    const schedule = rotationSchedule(names, options.rounds, 1);
+    const measured: MeasuredBlock[] = [];
+    const wall = new Map<string, number[]>(names.map((name) => [name, []]));
+    for (const [i, block] of schedule.entries()) {
+      const samples = await runners.get(block.variant)!.runBlock(limits);
+      measured.push({ ...block, samples: samples.cpuUsPerStep });
+      if (!block.warmUp) wall.get(block.variant)!.push(...samples.wallUsPerStep);
+      process.stdout.write(`\r  ${steps} steps: block ${i + 1}/${schedule.length}`);
+    }
+    process.stdout.write('\n');
+    return aggregateBlocks(measured, { yardstick: YARDSTICK, baseline: BASELINE }).map((a) => ({
+      name: a.variant,
+      steps,
+      runs: a.n,
+      blocks: a.blocks,
+      medianUs: round1(a.median),
+      p25Us: round1(a.p25),
+      p75Us: round1(a.p75),
+      minUs: round1(a.min),
+      maxUs: round1(a.max),
+      blockMedianUs: { min: round1(a.blockMedians.min), max: round1(a.blockMedians.max) },
+      wallMedianUs: round1(summarize(wall.get(a.variant)!).median),
+      vsFloor: round2(a.vsYardstick),
+      vsAiSdk: round2(a.vsBaseline),
+    }));
+  } finally {
+    await Promise.all([...runners.values()].map((runner) => runner.close()));
+  }
 }
 
 /** A planner for many runs at once: `steps` calls per run, counted by run id. */
@@ -262,8 +292,11 @@ export async function benchSideBySide(argv: string[] = process.argv.slice(2)): P
     strict: false,
     options: {
       steps: { type: 'string', default: '10,500' },
-      rounds: { type: 'string', default: '8' },
-      runs: { type: 'string', default: '160' },
+      rounds: { type: 'string', default: '6' },
+      'block-ms': { type: 'string', default: '1000' },
+      runs: { type: 'string' },
+      variants: { type: 'string' },
+      'one-process': { type: 'boolean', default: false },
       idle: { type: 'string', default: '10000' },
       concurrent: { type: 'string', default: '1000' },
       json: { type: 'string', default: '.artifacts/bench/side-by-side.json' },
@@ -271,37 +304,46 @@ export async function benchSideBySide(argv: string[] = process.argv.slice(2)): P
     },
   });
   ensurePeers();
-  const peers = (await import(new URL('./peers/peer-loops.ts', import.meta.url).href)) as PeerModule;
+  const peers = await loadPeers();
   const lengths = String(values.steps)
     .split(',')
     .map(Number)
     .filter((n) => Number.isInteger(n) && n > 0);
-  const rounds = Number(values.rounds);
-  const runs = Number(values.runs);
+  const wanted = values.variants ? String(values.variants).split(',') : [];
+  const names = (await variantNames()).filter(
+    (name) => wanted.length === 0 || wanted.some((part) => name.includes(part)),
+  );
+  const options: MeasureOptions = {
+    rounds: Number(values.rounds),
+    blockMs: Number(values['block-ms']),
+    ...(values.runs ? { runs: Number(values.runs) } : {}),
+    oneProcess: values['one-process'] === true,
+  };
   const dir = mkdtempSync(join(tmpdir(), 'tw-side-by-side-'));
   const result: SideBySideResult = {
     node: process.version,
     date: new Date().toISOString(),
-    rounds,
+    mode: options.oneProcess ? 'one-process' : 'processes',
+    metric: 'cpu',
+    rounds: options.rounds,
+    blockMs: options.blockMs,
     loops: [],
     growth: {},
   };
   try {
-    console.log(`side by side: the reference loop (one zod-validated tool call per step), ${rounds} rounds`);
-    for (const steps of lengths) {
-      const loops: Record<string, Loop> = { ...toolwardenLoops(steps, dir) };
-      for (const [name, make] of Object.entries(peers.peerLoops)) loops[name] = make(steps);
-      // A 500-step run of a peer takes seconds: one run per variant per round beyond 10 steps.
-      const perRound = steps <= 10 ? Math.max(1, Math.ceil(runs / rounds)) : 1;
-      result.loops.push(...(await measureLoops(loops, steps, rounds, perRound)));
-    }
+    console.log(
+      `side by side: the reference loop (one zod-validated tool call per step); ${names.length} variants, ${
+        options.oneProcess ? 'all in this process' : 'each in its own process'
+      }, rotated in ${options.blockMs} ms blocks: 1 warm-up + ${options.rounds} rounds`,
+    );
+    for (const steps of lengths) result.loops.push(...(await measureLength(names, steps, options, dir)));
     printLoops(result.loops, lengths);
     const shortest = Math.min(...lengths);
     const longest = Math.max(...lengths);
     if (longest > shortest) {
       for (const f of result.loops.filter((l) => l.steps === longest)) {
         const base = result.loops.find((l) => l.steps === shortest && l.name === f.name);
-        if (base) result.growth[f.name] = Math.round((f.medianUs / base.medianUs) * 100) / 100;
+        if (base) result.growth[f.name] = round2(f.medianUs / base.medianUs);
       }
     }
     if (!values['no-extras']) {
@@ -326,19 +368,27 @@ export async function benchSideBySide(argv: string[] = process.argv.slice(2)): P
 }
 
 function printLoops(loops: VariantFigures[], lengths: number[]): void {
-  const names = [...new Set(loops.map((l) => l.name))];
-  const cell = (name: string, steps: number) => {
-    const f = loops.find((l) => l.name === name && l.steps === steps);
-    return f
-      ? `${f.medianUs.toFixed(1)} (${f.p25Us.toFixed(0)}–${f.p75Us.toFixed(0)}) ${f.vsAiSdk.toFixed(2)}×`
-      : '';
-  };
-  console.log(
-    '\nµs per step: median (interquartile range), ratio to AI SDK 6 generateText at the same length',
-  );
-  console.log(['variant'.padEnd(36), ...lengths.map((n) => `${n} steps`.padStart(30))].join(''));
-  for (const name of names)
-    console.log([name.padEnd(36), ...lengths.map((n) => cell(name, n).padStart(30))].join(''));
+  const us = (value: number) => value.toFixed(value < 100 ? 1 : 0);
+  const ratio = (value: number) => (Number.isNaN(value) ? '–' : `${value.toFixed(2)}×`);
+  const row = (cells: string[]) =>
+    console.log(
+      cells.map((cell, i) => (i === 0 ? cell.padEnd(36) : cell.padStart(i === 2 ? 16 : 12))).join(''),
+    );
+  for (const steps of lengths) {
+    console.log(
+      `\n${steps} steps: CPU µs per step (GC included), median, interquartile range, block medians; ratio of the median to the chart floor and to AI SDK 6`,
+    );
+    row(['variant', 'median', 'IQR', 'blocks', '× floor', '× AI SDK']);
+    for (const f of loops.filter((l) => l.steps === steps))
+      row([
+        f.name,
+        us(f.medianUs),
+        `${us(f.p25Us)}–${us(f.p75Us)}`,
+        `${us(f.blockMedianUs.min)}–${us(f.blockMedianUs.max)}`,
+        ratio(f.vsFloor),
+        ratio(f.vsAiSdk),
+      ]);
+  }
 }
 
 function printExtras(result: SideBySideResult): void {
@@ -358,3 +408,4 @@ function printExtras(result: SideBySideResult): void {
 }
 
 const round1 = (value: number) => Math.round(value * 10) / 10;
+const round2 = (value: number) => Math.round(value * 100) / 100;

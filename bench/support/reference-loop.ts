@@ -9,12 +9,15 @@ import { defineTool } from '../../tools/define-tool.ts';
  */
 export const STEPS = 10;
 
+/** The tool's work: asynchronous, as a tool's is. */
+export const add = async ({ a, b }: { a: number; b: number }) => ({ sum: a + b });
+
 export const addTool = defineTool({
   id: 'bench.add',
   description: 'Adds two numbers',
   input: z.object({ a: z.number(), b: z.number() }),
   output: z.object({ sum: z.number() }),
-  execute: async ({ a, b }) => ({ sum: a + b }),
+  execute: add,
 });
 
 const script = (steps: number) =>

@@ -1,0 +1,32 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startVariantProcess } from './variant-process.ts';
+import { YARDSTICK } from './variants.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'tw-variant-process-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('a variant measured in its own process', () => {
+  it('runs blocks on request in a child process and answers CPU and wall µs per step of each run', async () => {
+    const worker = await startVariantProcess(YARDSTICK, 2, dir);
+    try {
+      // A block ends when its time is up or after `maxRuns` runs; it runs at least once.
+      const first = await worker.runBlock({ ms: 60_000, maxRuns: 3 });
+      const second = await worker.runBlock({ ms: 0 });
+      expect(first.cpuUsPerStep).toHaveLength(3);
+      expect(first.wallUsPerStep).toHaveLength(3);
+      expect(second.cpuUsPerStep).toHaveLength(1);
+      expect(first.wallUsPerStep.every((us) => us > 0)).toBe(true);
+    } finally {
+      await worker.close();
+    }
+  }, 60_000);
+
+  it('rejects with the worker’s error when the variant does not exist', async () => {
+    await expect(startVariantProcess('no such variant', 2, dir)).rejects.toThrow(
+      /no bench variant is named "no such variant"/,
+    );
+  }, 60_000);
+});

@@ -1,0 +1,82 @@
+/**
+ * The side-by-side's variants by name (docs/benchmarks.md §Side by side): each a factory of the
+ * reference loop for a run length, made where it is measured (in its own process, or all in one
+ * with `--one-process`). The yardstick is the chart's floor (chart-floor.ts); the peers come from
+ * bench/peers/peer-loops.ts, whose packages live in bench/peers/node_modules.
+ *
+ * @module
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Loop } from './cpu-block.ts';
+
+/** The variant the others are divided by first: the run machine's chart with the loop's work only. */
+export const YARDSTICK = 'chart floor: same states + work';
+/** The peer the others are divided by second. */
+export const BASELINE = 'AI SDK 6 generateText';
+
+/**
+ * Makes a variant's loop for runs of `steps` steps; `dir` is a scratch directory (SQLite's file).
+ * Imports what the variant needs only, so that a process measuring one variant holds no other's
+ * code or heap.
+ */
+export type MakeLoop = (steps: number, dir: string) => Promise<Loop>;
+
+/** The peer loops of `bench/peers/peer-loops.ts` (loaded by URL: its packages live in bench/peers). */
+export interface PeerModule {
+  peerLoops: Record<string, (steps: number) => Loop>;
+  aiSdkLoop: (steps: number) => Loop;
+}
+
+const peersDir = join(dirname(new URL(import.meta.url).pathname), '..', 'peers');
+
+/** Installs the peers (bench/peers/package-lock.json) when they are not there yet. */
+export function ensurePeers(): void {
+  if (existsSync(join(peersDir, 'node_modules', '@langchain', 'langgraph', 'package.json'))) return;
+  console.log('installing the bench peers: npm ci --prefix bench/peers');
+  const installed = spawnSync('npm', ['ci', '--prefix', peersDir, '--no-audit', '--no-fund'], {
+    stdio: 'inherit',
+  });
+  if (installed.status !== 0) throw new Error(`npm ci --prefix bench/peers exited with ${installed.status}`);
+}
+
+export async function loadPeers(): Promise<PeerModule> {
+  return (await import(new URL('../peers/peer-loops.ts', import.meta.url).href)) as PeerModule;
+}
+
+const loops = () => import('./toolwarden-loops.ts');
+
+const toolwarden: Record<string, MakeLoop> = {
+  [YARDSTICK]: async (steps) => (await import('./chart-floor.ts')).chartFloorLoop(steps),
+  'toolwarden: default runtime': async (steps) => (await loops()).actorLoop({}, steps),
+  'toolwarden: no store, no telemetry': async (steps) => {
+    const { discardingStore } = await import('./reference-loop.ts');
+    return (await loops()).actorLoop({ store: discardingStore(), telemetry: false }, steps);
+  },
+  'toolwarden: SQLite store': async (steps, dir) => {
+    const { sqliteStore } = await import('../../runtime/stores/sqlite-store.ts');
+    const path = join(dir, `runs-${steps}-${process.pid}.db`);
+    return (await loops()).actorLoop({ store: sqliteStore({ path }) }, steps);
+  },
+  'toolwarden: run machine alone': async (steps) => (await loops()).machineLoop(steps),
+  'naive XState machine': async (steps) => (await loops()).naiveLoop(steps),
+  'plain async loop': async (steps) => (await loops()).plainLoop(steps),
+};
+
+/** Every variant's name, yardstick first, then toolwarden's, then the peers' (which need {@link ensurePeers}). */
+export async function variantNames(): Promise<string[]> {
+  return [...Object.keys(toolwarden), ...Object.keys((await loadPeers()).peerLoops)];
+}
+
+/**
+ * The loop of variant `name` for runs of `steps` steps.
+ * @throws Error when no variant has that name.
+ */
+export async function makeVariantLoop(name: string, steps: number, dir: string): Promise<Loop> {
+  const own = toolwarden[name];
+  if (own) return own(steps, dir);
+  const peer = (await loadPeers()).peerLoops[name];
+  if (!peer) throw new Error(`no bench variant is named ${JSON.stringify(name)}`);
+  return peer(steps);
+}
