@@ -1,6 +1,17 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { INSPECT_HELP } from '../inspector/inspect-command.ts';
 import { portOption } from './cli-checks.ts';
+
+/** Commander's way of taking an option more than once. */
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** A number above 0 (`--idle-timeout 0.5`, `--max-sessions 20`). */
+function positiveNumber(value: string): number {
+  const n = Number(value);
+  if (!(n > 0)) throw new InvalidArgumentError(`"${value}" is not a number above 0`);
+  return n;
+}
+
 import type { EvalBfclOptions } from './eval-bfcl.ts';
 
 /** Parses a non-negative integer option (ports, counts, milliseconds). */
@@ -135,8 +146,30 @@ Examples:
     .option('-p, --port <port>', 'streamable HTTP port (0: any free port)', portOption)
     .option('--host <host>', 'HTTP bind address (default 127.0.0.1; off loopback requires --token)')
     .option('--token <token>', 'bearer token HTTP clients must send')
+    .option(
+      '--allowed-host <name>',
+      'a Host name HTTP clients may use besides loopback (repeatable)',
+      collect,
+    )
+    .option(
+      '--allowed-origin <origin>',
+      'an Origin browser clients may send besides loopback (repeatable)',
+      collect,
+    )
+    .option('--idle-timeout <minutes>', 'end an HTTP session idle this long (default 15)', positiveNumber)
+    .option('--max-sessions <n>', 'HTTP sessions open at once (default 100)', positiveNumber)
     .action(
-      async (options: { config: string; stdio?: boolean; port?: number; host?: string; token?: string }) => {
+      async (options: {
+        config: string;
+        stdio?: boolean;
+        port?: number;
+        host?: string;
+        token?: string;
+        allowedHost?: string[];
+        allowedOrigin?: string[];
+        idleTimeout?: number;
+        maxSessions?: number;
+      }) => {
         const { requireOptionalPeers } = await import('../run/optional-peers.ts');
         requireOptionalPeers('toolwarden mcp serve', { '@modelcontextprotocol/sdk': '^1.32.2' });
         const { mcpServeCommand } = await import('../mcp/mcp-command.ts');

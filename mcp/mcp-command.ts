@@ -83,6 +83,11 @@ export async function mcpServeCommand(options: {
   port?: number;
   host?: string;
   token?: string;
+  allowedHost?: string[];
+  allowedOrigin?: string[];
+  /** Minutes. */
+  idleTimeout?: number;
+  maxSessions?: number;
 }): Promise<McpGateway & { toolsets: McpToolset[] }> {
   const loaded = await loadGatewayConfig(options.config);
   // The config's allowed hosts and origins hold whatever port and host the command line picks.
@@ -96,7 +101,15 @@ export async function mcpServeCommand(options: {
           ...(options.host === undefined ? {} : { host: options.host }),
           ...(options.token === undefined ? {} : { token: options.token }),
         }
-      : (loaded.transport ?? { port: 3333 });
+      : typeof loaded.transport === 'object'
+        ? { ...loaded.transport }
+        : (loaded.transport ?? { port: 3333 });
+  if (transport !== 'stdio') {
+    if (options.allowedHost !== undefined) transport.allowedHosts = options.allowedHost;
+    if (options.allowedOrigin !== undefined) transport.allowedOrigins = options.allowedOrigin;
+    if (options.idleTimeout !== undefined) transport.idleTimeoutMs = options.idleTimeout * 60_000;
+    if (options.maxSessions !== undefined) transport.maxSessions = options.maxSessions;
+  }
   const gateway = await serveMcp(loaded.config, { transport });
   return {
     ...gateway,

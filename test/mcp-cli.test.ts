@@ -1,5 +1,6 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -57,6 +58,78 @@ describe('toolwarden mcp serve / catalog (examples/mcp/gateway.config.ts)', () =
     expect(served.has('fs.move_file')).toBe(false); // the config's denylist: never served
     expect(served.has('text.word_count')).toBe(true);
     expect(served.size).toBeLessThan(all.size);
+  });
+
+  it('serves HTTP with the security and session options of the command line', async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        'mcp',
+        'serve',
+        '--config',
+        CONFIG,
+        '--port',
+        '0',
+        '--allowed-host',
+        'mcp.internal',
+        '--max-sessions',
+        '1',
+        '--idle-timeout',
+        '5',
+      ],
+      { env: { ...process.env, TOOLWARDEN_MCP_DIR: dir }, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let said = '';
+        child.stderr!.on('data', (chunk: Buffer) => {
+          said += chunk.toString('utf8');
+          const found = /toolwarden MCP gateway on (http:\S+)/.exec(said);
+          if (found) resolve(found[1]!);
+        });
+        child.once('exit', (code) => reject(new Error(`mcp serve exited ${code}: ${said}`)));
+      });
+      const initialize = (host: string) =>
+        new Promise<number>((resolve, reject) => {
+          const target = new URL(url);
+          request(
+            {
+              host: target.hostname,
+              port: target.port,
+              path: '/mcp',
+              method: 'POST',
+              headers: {
+                host,
+                'content-type': 'application/json',
+                accept: 'application/json, text/event-stream',
+              },
+            },
+            (res) => {
+              res.resume();
+              resolve(res.statusCode ?? 0);
+            },
+          )
+            .on('error', reject)
+            .end(
+              JSON.stringify({
+                jsonrpc: '2.0',
+                id: 1,
+                method: 'initialize',
+                params: {
+                  protocolVersion: '2025-06-18',
+                  capabilities: {},
+                  clientInfo: { name: 'c', version: '1' },
+                },
+              }),
+            );
+        });
+      expect(await initialize('attacker.example')).toBe(421);
+      expect(await initialize('mcp.internal:8080')).toBe(200); // --allowed-host
+      expect(await initialize('127.0.0.1')).toBe(503); // --max-sessions 1
+    } finally {
+      child.kill('SIGTERM');
+    }
   });
 
   it('serves the config over stdio: policies hold (a denied tool is hidden and refused), calls work', async () => {
