@@ -215,7 +215,12 @@ export function awaitOutcome(context: RunContext): RunOutcome {
     return { events: [{ type: 'await_external_tools', ...base, externalTools: awaiting.externalTools }] };
   }
   if (awaiting?.kind === 'confirmation') {
-    const confirmation = { ...awaiting.confirmation, toolCallIds: awaiting.toolCallIds };
+    // `question` is the one name for what is asked (as in run.awaiting); `prompt` stays, deprecated.
+    const confirmation = {
+      ...awaiting.confirmation,
+      question: awaiting.confirmation.prompt,
+      toolCallIds: awaiting.toolCallIds,
+    };
     return { events: [{ type: 'await_confirmation', ...base, confirmation }] };
   }
   return NOTHING;

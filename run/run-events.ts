@@ -76,7 +76,15 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('await_confirmation'),
     ...base,
-    confirmation: AwaitConfirmationSchema.extend({ toolCallIds: z.array(z.string()).optional() }),
+    confirmation: AwaitConfirmationSchema.extend({
+      toolCallIds: z.array(z.string()).optional(),
+      /**
+       * What a person approves or denies: the name `run.awaiting.question` and clarifications use
+       * (issue 28 item 7). `prompt` holds the same text, kept for existing readers (deprecated);
+       * absent in events stored before it was added.
+       */
+      question: z.string().optional(),
+    }),
   }),
   z.object({ type: z.literal('planner_note'), ...base, turnId: z.string(), note: z.string() }),
   /** Ephemeral: text a streaming planner's model is writing (on `run.events$` only, never stored). */
