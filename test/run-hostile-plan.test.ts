@@ -58,7 +58,7 @@ describe('a planner result over the run bounds', () => {
 
     expect(outcome.status).toBe('failed');
     expect(outcome.error?.message).toContain(
-      "Planner returned a PlanResult over the run's bounds: Plan result hold more than 100000 values",
+      "Planner returned a PlanResult over the run's bounds: Plan result hold more than 1000000 values",
     );
     expect(reads).toBe(0);
     await runtime.close?.();

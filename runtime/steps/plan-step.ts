@@ -98,12 +98,13 @@ export const MAX_PLANNER_NOTES = 32;
 export const MAX_PLANNER_NOTE_CHARS = 4_096;
 
 /**
- * Bounds of one planner result (16 MiB of JSON, 100,000 values): ten tool calls at the tool
- * boundary's default caps. A bigger result is refused from its size before it is walked (issue 24
- * item 8: a tool input of `new Array(1e7)` was copied whole, seconds, before the boundary refused it).
+ * Bounds of one planner result (16 MiB of JSON, as a tool result; 1,000,000 values): a final
+ * answer's data may be large, and each tool call's input meets the boundary's own caps after. A
+ * bigger result is refused from its size before it is walked (issue 24 item 8: a tool input of
+ * `new Array(1e7)` was copied whole, seconds, before the boundary refused it).
  */
 export const MAX_PLAN_RESULT_BYTES = 16 * 1024 * 1024;
-export const MAX_PLAN_RESULT_VALUES = 100_000;
+export const MAX_PLAN_RESULT_VALUES = 1_000_000;
 
 /**
  * The planner's result as the run keeps it: a plain JSON copy (so nothing a store cannot hold
