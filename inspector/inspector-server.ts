@@ -312,15 +312,18 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
       let stop: () => void = () => {};
       let watched = null as { key: string; release: () => void } | null;
       // One write at a time, in order; resolves when the queue is empty.
+      const drain = async () => {
+        while (queue.length > 0 && !ended) {
+          const next = queue.shift()!;
+          queued -= next.text.length;
+          await stream.writeSSE({ event: next.event, data: next.text }).catch(() => undefined);
+        }
+      };
       const pump = (): Promise<void> => {
-        writing ??= (async () => {
-          while (queue.length > 0 && !ended) {
-            const next = queue.shift()!;
-            queued -= next.text.length;
-            await stream.writeSSE({ event: next.event, data: next.text }).catch(() => undefined);
-          }
+        // Cleared in a later microtask, after the assignment, even when nothing was to be written.
+        writing ??= drain().finally(() => {
           writing = null;
-        })();
+        });
         return writing;
       };
       const send = (event: string, data: unknown) => {
