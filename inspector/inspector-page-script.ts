@@ -74,7 +74,8 @@ export const PAGE_SCRIPT = String.raw`
       const id = el('span', 'run-id', run.runId);
       id.title = run.runId;
       item.append(badge, id);
-      const meta = el('span', 'run-meta', [run.agentId, leaf(run.activeStates || [])].filter(Boolean).join(' · '));
+      const why = run.outcome ? run.outcome.errorName || run.outcome.message : '';
+      const meta = el('span', 'run-meta', [run.agentId, leaf(run.activeStates || []), why].filter(Boolean).join(' · '));
       if (run.source !== 'native') meta.append(' ', el('span', 'source', 'via ' + run.source));
       item.append(meta);
       item.title = run.runId + ' (' + run.source + ')';

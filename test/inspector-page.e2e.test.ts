@@ -272,6 +272,10 @@ describe.skipIf(!available && !required)(SUITE, () => {
     expect(await page.textContent('#outcome-error')).toBe('QuotaExceededError');
     expect(await page.textContent('#outcome-message')).toBe('Planner failed: model quota exceeded for today');
     expect(await page.textContent('#outcome-step')).toBe('in planning, turn 2 (on plan.error)');
+    // The list says it too, next to the run.
+    expect(await page.textContent('#run-list li[data-key="failing-run"] .run-meta')).toContain(
+      'QuotaExceededError',
+    );
     // The simple view: the taken arrow into failed names the way taken, not planInvalid.
     const taken = await page.$$eval('[data-view="simple"] [data-edge-id].taken', (nodes) =>
       nodes.map((node) => ({
