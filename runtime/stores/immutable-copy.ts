@@ -77,12 +77,28 @@ function copyMember(value: unknown, source: unknown, copied: unknown, depth: num
   if (depth === MAX_DEPTH) throw NOT_PLAIN;
   const sameShape = typeof source === 'object' && source !== null && copied !== undefined;
   if (Array.isArray(value)) {
-    const before = sameShape && Array.isArray(source) ? source : undefined;
-    const beforeCopy = before && (copied as unknown[]);
-    const copy: unknown[] = new Array(value.length);
-    for (let index = 0; index < value.length; index++) {
-      if (!(index in value)) continue;
-      copy[index] = copyMember(value[index], before?.[index], beforeCopy?.[index], depth + 1);
+    const length = value.length;
+    const copy: unknown[] = new Array(length);
+    if (sameShape && Array.isArray(source)) {
+      // An appended transcript: every entry but the new ones is the very object the previous
+      // value had at that index, whose copy is reused without a call per entry.
+      const beforeCopy = copied as unknown[];
+      const shared = Math.min(length, source.length, beforeCopy.length);
+      let index = 0;
+      for (; index < shared; index++) {
+        const member = value[index];
+        const reused = member === source[index] ? beforeCopy[index] : undefined;
+        if (reused !== undefined && typeof member === 'object' && member !== null) copy[index] = reused;
+        else if (index in value)
+          copy[index] = copyMember(member, source[index], beforeCopy[index], depth + 1);
+      }
+      for (; index < length; index++) {
+        if (index in value) copy[index] = copyMember(value[index], undefined, undefined, depth + 1);
+      }
+      return Object.freeze(copy);
+    }
+    for (let index = 0; index < length; index++) {
+      if (index in value) copy[index] = copyMember(value[index], undefined, undefined, depth + 1);
     }
     return Object.freeze(copy);
   }
