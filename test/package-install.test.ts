@@ -223,6 +223,26 @@ describe(SUITE, () => {
     }, 120_000);
   }
 
+  it('type-checks toolwarden/postgres with skipLibCheck false in an app without pg or @types/pg (issue 28 item 7)', async (context) => {
+    if (skipped) return context.skip();
+    writeFileSync(
+      join(app, 'pg-app.ts'),
+      "import type { PostgresStoreOptions } from 'toolwarden/postgres';\n" +
+        "export const options: PostgresStoreOptions = { connectionString: 'postgres://127.0.0.1/app', poolConfig: { max: 2 } };\n",
+    );
+    writeFileSync(
+      join(app, 'tsconfig.libcheck.json'),
+      JSON.stringify({
+        compilerOptions: { ...JSON.parse(tsconfig('node16')).compilerOptions, skipLibCheck: false },
+        files: ['pg-app.ts'],
+      }),
+    );
+    expect(existsSync(join(app, 'node_modules', 'pg'))).toBe(false);
+    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+    const checked = await node([tsc, '-p', 'tsconfig.libcheck.json']);
+    expect(checked.stdout + checked.stderr).not.toContain("Cannot find module 'pg'");
+  }, 120_000);
+
   it('names the packages to install when an optional integration is missing', async (context) => {
     if (skipped) return context.skip();
     const setup = await node(['--input-type=module', '-e', "await import('toolwarden/telemetry/setup')"]);

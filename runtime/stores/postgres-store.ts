@@ -59,6 +59,27 @@ import {
 } from './run-store-input.ts';
 import { groupRows, hasMarkers, joinSnapshot, type MemberRows, RowTracker } from './snapshot-rows.ts';
 
+/**
+ * A `pg` Pool as the store's options name it (`new Pool()` from `pg` is one). Declared here, not
+ * imported from `pg`, so toolwarden's types need neither `pg` nor `@types/pg`: an app without
+ * them type-checks with `skipLibCheck: false` (issue 28 item 7).
+ */
+export interface PgPool {
+  // biome-ignore lint/suspicious/noExplicitAny: pg's overloads (text, config, callback) differ in every parameter.
+  query(...args: any[]): Promise<unknown>;
+  connect(): Promise<unknown>;
+  end(): Promise<void>;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  /** Where it connects (read for error messages). */
+  readonly options: {
+    connectionString?: string | undefined;
+    host?: string | undefined;
+    port?: number | undefined;
+    user?: string | undefined;
+    database?: string | undefined;
+  };
+}
+
 interface PostgresStoreCommonOptions {
   /** The schema holding the store's tables; created when absent. Default `toolwarden`. */
   schema?: string;
@@ -73,8 +94,11 @@ export type PostgresStoreOptions = PostgresStoreCommonOptions &
     | {
         /** e.g. `postgres://user:password@host:5432/db`. */
         connectionString: string;
-        /** Extra pool settings. Default `connectionTimeoutMillis` 10000, `max` 10. */
-        poolConfig?: Omit<PoolConfig, 'connectionString'>;
+        /**
+         * Extra pool settings: `pg`'s `PoolConfig` (typed `object` so toolwarden's types need no
+         * `pg` types). Default `connectionTimeoutMillis` 10000, `max` 10.
+         */
+        poolConfig?: object;
         pool?: never;
       }
     | {
@@ -83,7 +107,7 @@ export type PostgresStoreOptions = PostgresStoreCommonOptions &
          * client dropped by the server (restart, failover) emits it, and unhandled it crashes
          * the process.
          */
-        pool: Pool;
+        pool: PgPool;
         connectionString?: never;
         poolConfig?: never;
       }
@@ -229,13 +253,14 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
   }
 
   async function open(): Promise<Pool> {
-    let db = options.pool;
+    // The caller's pool is a pg Pool; PgPool only keeps pg's types out of the package's declarations.
+    let db = options.pool as Pool | undefined;
     if (db === undefined) {
       const { Pool } = await import('pg');
       db = new Pool({
         connectionTimeoutMillis: 10_000,
         max: 10,
-        ...options.poolConfig,
+        ...(options.poolConfig as PoolConfig | undefined),
         connectionString: options.connectionString,
       });
       // An idle client whose server went away is dropped from the pool and reported here; the
