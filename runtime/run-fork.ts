@@ -11,8 +11,8 @@
  *
  * Links: the child's labels `toolwarden.fork.parent`, `toolwarden.fork.at` and, when the parent
  * was traced, `toolwarden.fork.traceparent` (its `run_started` carries them; plugins read them in
- * `onRunStart`: what a span link to the parent's trace needs), and a `run_forked` event
- * in both runs' logs. Ids of turns and calls are the child's (`<child>:t2:c1`), so a forked call
+ * `onRunStart`: the telemetry plugin links the fork's first `invoke_agent` span to the parent's
+ * span by it), and a `run_forked` event in both runs' logs. Ids of turns and calls are the child's (`<child>:t2:c1`), so a forked call
  * never reuses the parent's idempotency key.
  *
  * The steps come from {@link StepHistory}: the snapshots the runtime persists at each step
@@ -27,6 +27,7 @@ import { recordToolCallsUpdate } from '../machines/run-actions.ts';
 import type { RunContext } from '../machines/run-context.ts';
 import type { RunInfo } from '../plugins/define-plugin.ts';
 import type { RunEvent } from '../run/run-events.ts';
+import { FORK_AT_LABEL, FORK_PARENT_LABEL, FORK_TRACEPARENT_LABEL } from '../telemetry/attributes.ts';
 import type { RunHandle } from './run-handle.ts';
 import type { RuntimeParts } from './runtime-api.ts';
 
@@ -45,11 +46,8 @@ export class ForkError extends Error {
   override readonly name = 'ForkError';
 }
 
-/** Labels a forked run carries: its parent's id and the parent's event it was forked at. */
-export const FORK_PARENT_LABEL = 'toolwarden.fork.parent';
-export const FORK_AT_LABEL = 'toolwarden.fork.at';
-/** The parent's W3C `traceparent` at the step, when it was traced: what a span link to it needs. */
-export const FORK_TRACEPARENT_LABEL = 'toolwarden.fork.traceparent';
+/** The labels a forked run carries; named beside the span attributes that the telemetry plugin reads them into. */
+export { FORK_AT_LABEL, FORK_PARENT_LABEL, FORK_TRACEPARENT_LABEL };
 
 interface Step {
   /** Events the run had emitted when this snapshot was persisted. */

@@ -141,6 +141,13 @@ export function executeToolSpanName(toolName: string): string {
 export const ATTR_TOOLWARDEN_AGENT_ID = 'toolwarden.agent.id';
 /** ToolCallMeta.runId; on every span of the run. */
 export const ATTR_TOOLWARDEN_RUN_ID = 'toolwarden.run.id';
+/**
+ * On the span link from a forked run's first `invoke_agent` span to its parent's span
+ * (`runtime.fork`, issue 27 item 4): the parent's run id.
+ */
+export const ATTR_TOOLWARDEN_FORK_PARENT_RUN_ID = 'toolwarden.fork.parent_run_id';
+/** On that link: the parent's event the run was forked at (its `seq`, int). */
+export const ATTR_TOOLWARDEN_FORK_AT_EVENT = 'toolwarden.fork.at_event';
 /** Final run status on the root span: `completed` | `failed` | `canceled` | `awaiting`. */
 export const ATTR_TOOLWARDEN_RUN_STATUS = 'toolwarden.run.status';
 /** ToolCallMeta.sessionId (the root span carries it as `gen_ai.conversation.id`). */
@@ -298,3 +305,18 @@ export const TOOLWARDEN_METRICS: Readonly<Record<string, MetricDescriptor>> = Ob
     attributes: [],
   },
 });
+
+// --- Run labels the plugin reads --------------------------------------------------------------------
+
+/**
+ * Labels a forked run carries (`runtime.fork`, runtime/run-fork.ts): its parent's id and the
+ * parent's event it was forked at. Here, not in the runtime, so the telemetry entry point keeps
+ * depending on `@opentelemetry/api` alone.
+ */
+export const FORK_PARENT_LABEL = 'toolwarden.fork.parent';
+export const FORK_AT_LABEL = 'toolwarden.fork.at';
+/**
+ * The parent's W3C `traceparent` at the step, when it was traced: the fork's first `invoke_agent`
+ * span links it ({@link ATTR_TOOLWARDEN_FORK_PARENT_RUN_ID}, {@link ATTR_TOOLWARDEN_FORK_AT_EVENT}).
+ */
+export const FORK_TRACEPARENT_LABEL = 'toolwarden.fork.traceparent';

@@ -12,7 +12,7 @@
  *
  * | span | opened by | parent | ends |
  * |---|---|---|---|
- * | `invoke_agent {agent}` (segment 1) | `onRunStart('start')` | the caller's active span, if any | the run awaits or ends |
+ * | `invoke_agent {agent}` (segment 1) | `onRunStart('start')` | the caller's active span, if any; a fork (`runtime.fork`) links its parent's span | the run awaits or ends |
  * | `invoke_agent {agent}` (segment n) | the first hook or event of a working run with none open | segment 1 (stored context); links the segment before (seen here) and the caller's span | the run awaits or ends (with the opt-in: once its state changes' store versions are in) |
  * | `plan {agent}` | `wrapPlan` | the segment | the planner returns or throws |
  * | `execute_tool {tool}` | `wrapToolCall` (the tool's `execute` runs in its context) | the segment | the call returns |
@@ -81,6 +81,8 @@ import {
   ATTR_GEN_AI_USAGE_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
   ATTR_TOOLWARDEN_AGENT_ID,
+  ATTR_TOOLWARDEN_FORK_AT_EVENT,
+  ATTR_TOOLWARDEN_FORK_PARENT_RUN_ID,
   ATTR_TOOLWARDEN_PLAN_KIND,
   ATTR_TOOLWARDEN_PLAN_RESULT_KIND,
   ATTR_TOOLWARDEN_POLICY_DECISION_DETAIL,
@@ -112,6 +114,9 @@ import {
   EVENT_TOOLWARDEN_POLICY_DECISION,
   EVENT_TOOLWARDEN_RETRY_HINT,
   executeToolSpanName,
+  FORK_AT_LABEL,
+  FORK_PARENT_LABEL,
+  FORK_TRACEPARENT_LABEL,
   GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
   GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
   GEN_AI_OPERATION_NAME_VALUE_PLAN,
@@ -289,6 +294,10 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
       }
     }
     awaitingSegments.delete(run.runId);
+    if (first) {
+      const fork = forkLink(run.labels);
+      if (fork) links.push(fork);
+    }
     const attributes: Attributes = {
       [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
       [ATTR_GEN_AI_AGENT_NAME]: run.agent.name,
@@ -766,6 +775,23 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
       }
     },
   };
+}
+
+/**
+ * The link from a forked run's first segment to its parent's span (`runtime.fork`): the span
+ * context its `toolwarden.fork.traceparent` label names, with the parent's run id and the event
+ * it was forked at. `undefined` for a run that is no fork or whose parent was not traced.
+ */
+function forkLink(labels: Readonly<Record<string, string>>): Link | undefined {
+  const traceparent = labels[FORK_TRACEPARENT_LABEL];
+  const parent = traceparent ? spanContextFromCarrier({ traceparent }) : undefined;
+  if (!parent) return undefined;
+  const attributes: Attributes = {};
+  const parentRunId = labels[FORK_PARENT_LABEL];
+  if (parentRunId !== undefined) attributes[ATTR_TOOLWARDEN_FORK_PARENT_RUN_ID] = parentRunId;
+  const atEvent = Number(labels[FORK_AT_LABEL]);
+  if (Number.isInteger(atEvent)) attributes[ATTR_TOOLWARDEN_FORK_AT_EVENT] = atEvent;
+  return { context: parent, attributes };
 }
 
 interface ToolSpanFields {
