@@ -127,6 +127,8 @@ export function createActivities(
           traceContext: input.traceContext ?? null,
         });
         const { traceContext: _trace, ...machineInput } = input;
+        // A retried call gets its deadline moved by the time lost, as a retried turn does.
+        if (lostMs > 0 && machineInput.deadlineAt !== undefined) machineInput.deadlineAt += lostMs;
         const output = await tracedToolCall(tracerProvider, input, () => step(executeTool, machineInput));
         // A large result leaves by reference (payload-store.ts): history holds the reference.
         const result = await payloads.outgoing(output.result);

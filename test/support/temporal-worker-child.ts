@@ -61,7 +61,9 @@ const book = defineTool({
   id: 'ledger.book',
   description: 'Books an amount (idempotent by toolCallId)',
   input: z.object({ amount: z.number().int() }),
-  timeoutMs: 2_000,
+  // With `freezeIn`, long enough that the test's kill always comes before the call's own timeout
+  // (a `timeout` result would let the run go on without the retry under test).
+  timeoutMs: config.freezeIn ? 60_000 : 2_000,
   execute: async ({ amount }, { meta }) => {
     appendFileSync(attempts, `${JSON.stringify({ toolCallId: meta.toolCallId, pid: process.pid })}\n`);
     if (!lines(ledger).some((entry) => entry.toolCallId === meta.toolCallId)) {
