@@ -19,6 +19,20 @@ export interface VariantProcess {
 
 const workerPath = new URL('./variant-worker.ts', import.meta.url).pathname;
 
+/** Workers not closed yet: killed if the bench is interrupted (a 500-step peer run can take minutes). */
+const live = new Set<ChildProcess>();
+let killOnSignal = false;
+
+function killLiveWorkersOnSignal(): void {
+  if (killOnSignal) return;
+  killOnSignal = true;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      for (const child of live) child.kill('SIGKILL');
+      process.kill(process.pid, signal);
+    });
+}
+
 /**
  * Starts the worker of `variant` for runs of `steps` steps; resolves once its loop is made.
  * @throws Error (rejects) when the worker fails to start or make the loop.
@@ -32,7 +46,14 @@ export async function startVariantProcess(
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  live.add(child);
+  killLiveWorkersOnSignal();
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      live.delete(child);
+      resolve();
+    }),
+  );
   // The one reply awaited at a time.
   const reply = () =>
     new Promise<FromWorker>((resolve, reject) => {
