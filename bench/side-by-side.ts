@@ -5,7 +5,8 @@
  *
  * How it measures (issue 29 item 5): every variant in a process of its own
  * (support/variant-process.ts), for all run lengths, shortest first. At each length the processes
- * warm up at once (`--warm-up-steps` steps' worth of runs, or `--warm-up-ms`), then take turns in
+ * warm up at once (`--warm-up-steps` steps' worth of runs, or `--warm-up-cpu-ms` of their CPU
+ * time: a wall-time bound would leave them cold on a loaded machine), then take turns in
  * fixed time blocks, A B C … A B C, round after round (support/rotation.ts); each run is timed by
  * its process's CPU time (GC included) per step. Per variant: the median, the interquartile range,
  * the range of block medians, and the ratios of the median to the chart floor's and to AI SDK 6
@@ -31,7 +32,7 @@
  *
  * Options: `--steps 10,500` (run lengths), `--rounds N` (measured rounds, default 6),
  * `--block-ms N` (a variant's turn, default 1000; at least one run), `--warm-up-steps N` (default
- * 4,000), `--warm-up-ms N` (default 15,000), `--runs N` (at most N measured runs per variant and
+ * 4,000), `--warm-up-cpu-ms N` (default 5,000), `--runs N` (at most N measured runs per variant and
  * length, spread over the rounds, and at most N warm-up runs; default: no bound),
  * `--variants a,b` (names containing these, default all), `--one-process`, `--idle N` (default
  * 10,000), `--concurrent N` (default 1,000), `--json path`, `--no-extras` (the loop only).
@@ -128,8 +129,8 @@ interface MeasureOptions {
   runs?: number;
   /** Warm-up per variant and length: this many steps' worth of runs (at least one run) … */
   warmUpSteps: number;
-  /** … or this long (ms), whichever comes first. */
-  warmUpMs: number;
+  /** … or this much CPU time of the variant's process (ms), whichever comes first. */
+  warmUpCpuMs: number;
   oneProcess: boolean;
 }
 
@@ -164,7 +165,8 @@ async function measureLength(
 ): Promise<VariantFigures[]> {
   const names = [...runners.keys()];
   const warmUp: BlockLimits = {
-    ms: options.warmUpMs,
+    ms: Number.POSITIVE_INFINITY,
+    cpuMs: options.warmUpCpuMs,
     maxRuns: Math.min(
       Math.max(1, Math.ceil(options.warmUpSteps / steps)),
       options.runs ?? Number.POSITIVE_INFINITY,
@@ -324,7 +326,7 @@ export async function benchSideBySide(argv: string[] = process.argv.slice(2)): P
       rounds: { type: 'string', default: '6' },
       'block-ms': { type: 'string', default: '1000' },
       'warm-up-steps': { type: 'string', default: '4000' },
-      'warm-up-ms': { type: 'string', default: '15000' },
+      'warm-up-cpu-ms': { type: 'string', default: '5000' },
       runs: { type: 'string' },
       variants: { type: 'string' },
       'one-process': { type: 'boolean', default: false },
@@ -351,7 +353,7 @@ export async function benchSideBySide(argv: string[] = process.argv.slice(2)): P
     blockMs: Number(values['block-ms']),
     ...(values.runs ? { runs: Number(values.runs) } : {}),
     warmUpSteps: Number(values['warm-up-steps']),
-    warmUpMs: Number(values['warm-up-ms']),
+    warmUpCpuMs: Number(values['warm-up-cpu-ms']),
     oneProcess: values['one-process'] === true,
   };
   const dir = mkdtempSync(join(tmpdir(), 'tw-side-by-side-'));
