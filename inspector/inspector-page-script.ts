@@ -338,15 +338,17 @@ export const PAGE_SCRIPT = String.raw`
     $('answer-error').hidden = true;
     body.replaceChildren();
     const d = entry.data || {};
-    const send = (payload, button) => {
+    // A refused answer is shown and the form stays open; \`refused\` may place it (a 422 edit's hint).
+    const send = (payload, button, refused) => {
       $('answer-error').hidden = true;
       button.disabled = true;
       fetch('/api/runs/' + encodeURIComponent(run.key) + '/answer?token=' + encodeURIComponent(token), {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-toolwarden-inspector': 'answer' },
         body: JSON.stringify(payload),
-      }).then((response) => response.json().then((json) => ({ ok: response.ok, json }))).then(({ ok, json }) => {
+      }).then((response) => response.json().then((json) => ({ ok: response.ok, status: response.status, json }))).then(({ ok, status, json }) => {
         button.disabled = false;
+        if (!ok && refused && refused(status, json)) return;
         if (!ok) { $('answer-error').textContent = json.error || 'refused'; $('answer-error').hidden = false; return; }
         body.append(el('p', 'sent', 'Sent.'));
       }, (error) => {
@@ -386,7 +388,14 @@ export const PAGE_SCRIPT = String.raw`
       const deny = el('button', '', 'Deny');
       deny.id = 'answer-deny';
       deny.type = 'button';
-      approve.addEventListener('click', () => send({ kind: 'confirmation', id: c.id, approved: true, reason: reason.value }, approve));
+      const edits = confirmationEdits(c, body);
+      approve.addEventListener('click', () => {
+        const changed = edits.changed();
+        if (!changed) return;
+        const payload = { kind: 'confirmation', id: c.id, approved: true, reason: reason.value };
+        if (Object.keys(changed).length) payload.edits = changed;
+        send(payload, approve, edits.refused);
+      });
       deny.addEventListener('click', () => send({ kind: 'confirmation', id: c.id, approved: false, reason: reason.value }, deny));
       const actions = el('div', 'actions');
       actions.append(approve, deny, reason);
@@ -415,6 +424,60 @@ export const PAGE_SCRIPT = String.raw`
       actions.append(button);
       body.append(text, actions);
     }
+  }
+
+  // Approve with edits (issue 24 item 4): per call to confirm, its input as editable JSON (from the
+  // confirmation's details, else the run's batch). \`changed()\` gives toolCallId → the inputs
+  // changed (null when one is not JSON, shown by it); \`refused\` puts a 422's hint by its call.
+  function confirmationEdits(c, body) {
+    const details = Array.isArray(c.details) ? c.details : [];
+    const pending = (openContext && openContext.batch && openContext.batch.pending) || [];
+    const fields = [];
+    for (const toolCallId of c.toolCallIds || []) {
+      const detail = details.find((d) => d && d.toolCallId === toolCallId);
+      const call = pending.find((p) => p.toolCallId === toolCallId);
+      const input = detail && detail.input !== undefined ? detail.input : call ? (call.preparedInput !== undefined ? call.preparedInput : call.input) : {};
+      const tool = (detail && detail.tool) || (call && call.name) || '';
+      const box = el('div', 'edit-call');
+      box.dataset.toolCallId = toolCallId;
+      const label = el('label', 'note', 'input of ' + tool + ' (' + toolCallId + '), editable');
+      const text = el('textarea', 'answer-edit');
+      text.dataset.toolCallId = toolCallId;
+      text.setAttribute('aria-label', 'Input of ' + tool + ' (' + toolCallId + ')');
+      text.value = JSON.stringify(input, null, 2);
+      label.append(text);
+      const hint = el('p', 'error edit-hint');
+      hint.dataset.toolCallId = toolCallId;
+      hint.setAttribute('role', 'alert');
+      hint.hidden = true;
+      box.append(label, hint);
+      body.append(box);
+      fields.push({ toolCallId, text, hint, original: text.value });
+    }
+    return {
+      changed() {
+        const out = {};
+        for (const field of fields) {
+          field.hint.hidden = true;
+          if (field.text.value === field.original) continue;
+          try { out[field.toolCallId] = JSON.parse(field.text.value); } catch (problem) {
+            field.hint.textContent = 'not JSON: ' + problem.message;
+            field.hint.hidden = false;
+            return null;
+          }
+        }
+        return out;
+      },
+      refused(status, json) {
+        const field = status === 422 && fields.find((f) => f.toolCallId === json.toolCallId);
+        if (!field) return false;
+        const h = json.retryHint;
+        const issues = h && h.issues ? h.issues.map((issue) => (issue.path || '(input)') + ': ' + issue.message) : [];
+        field.hint.textContent = [h ? h.message : json.error].concat(issues).join('\n');
+        field.hint.hidden = false;
+        return true;
+      },
+    };
   }
 
   // ---- timeline: tool calls by turn ----------------------------------------------------------
@@ -565,7 +628,7 @@ export const PAGE_SCRIPT = String.raw`
       case 'run_started': return d.agentId || '';
       case 'await_clarification': return d.clarification ? d.clarification.question : '';
       case 'await_confirmation': return d.confirmation ? d.confirmation.prompt : '';
-      case 'tool_call_scheduled': return d.tool + ' #' + d.attempt;
+      case 'tool_call_scheduled': return d.tool + ' #' + d.attempt + (d.edited ? ' · input edited' + (d.edited.by ? ' by ' + d.edited.by : '') : '');
       case 'tool_result': return d.result ? d.result.name + (d.result.error ? ' ✗ ' + d.result.error.message : ' ✓') : '';
       case 'retry_hint': return d.hint ? d.hint.reason + ' ' + d.hint.tool : '';
       case 'policy_decision': return d.decision ? d.decision.policy + ': ' + (d.decision.kinds || []).join(', ') : '';

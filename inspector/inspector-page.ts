@@ -38,7 +38,8 @@ export interface InspectorPageOptions {
  *   fit) and pan (drag), the active state and the last transition highlighted;
  * - why a run failed, was canceled or was capped (its error's name, message and causes, and the
  *   step where it happened), above its chart;
- * - what a waiting run awaits, with a form to answer it (when allowed), errors inline;
+ * - what a waiting run awaits, with a form to answer it (when allowed; a confirmation's inputs
+ *   editable, sent as `edits`), errors inline (a refused edit's hint by its call);
  * - a timeline of the run's tool calls by turn (duration, outcome, hint), each openable;
  * - the event log (the last 500 drawn); selecting an entry shows the chart and context as they
  *   were then (time travel, `/api/runs/:key/frame`).
