@@ -4,11 +4,13 @@
  * reference loop (issue 17 item 3, issue 29; docs/benchmarks.md §Side by side).
  *
  * How it measures (issue 29 item 5): every variant in a process of its own
- * (support/variant-process.ts), one process per variant and run length; the variants take turns
- * in fixed time blocks, A B C … A B C, round after round, the first round a warm-up
- * (support/rotation.ts); each run is timed by its process's CPU time (GC included) per step.
- * Per variant: the median, the interquartile range, the range of block medians, and the ratios of
- * the median to the chart floor's and to AI SDK 6 `generateText`'s, at 10 and at 500 steps.
+ * (support/variant-process.ts), for all run lengths, shortest first. At each length the processes
+ * warm up at once (`--warm-up-steps` steps' worth of runs, or `--warm-up-cpu-ms` of their CPU
+ * time: a wall-time bound would leave them cold on a loaded machine), then take turns in
+ * fixed time blocks, A B C … A B C, round after round (support/rotation.ts); each run is timed by
+ * its process's CPU time (GC included) per step. Per variant: the median, the interquartile range,
+ * the range of block medians, and the ratios of the median to the chart floor's and to AI SDK 6
+ * `generateText`'s, at 10 and at 500 steps.
  * `--one-process` measures all the variants in this process instead (the old way: the garbage of
  * one is collected in another's time). Then what a run holds and costs beyond the loop:
  *
@@ -28,9 +30,10 @@
  *     npm run bench -- --peers --steps 10 --rounds 3 --block-ms 500    # quicker
  *     npm run bench -- --peers --one-process                            # all variants in one process
  *
- * Options: `--steps 10,500` (run lengths), `--rounds N` (measured rounds, default 6, after one
- * warm-up round), `--block-ms N` (a variant's turn, default 1000; at least one run), `--runs N`
- * (at most N measured runs per variant and length, spread over the rounds; default: no bound),
+ * Options: `--steps 10,500` (run lengths), `--rounds N` (measured rounds, default 6),
+ * `--block-ms N` (a variant's turn, default 1000; at least one run), `--warm-up-steps N` (default
+ * 4,000), `--warm-up-cpu-ms N` (default 5,000), `--runs N` (at most N measured runs per variant and
+ * length, spread over the rounds, and at most N warm-up runs; default: no bound),
  * `--variants a,b` (names containing these, default all), `--one-process`, `--idle N` (default
  * 10,000), `--concurrent N` (default 1,000), `--json path`, `--no-extras` (the loop only).
  *
@@ -48,7 +51,7 @@ import { createRuntime } from '../runtime/create-runtime.ts';
 import type { RunHandle } from '../runtime/run-handle.ts';
 import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
 import { benchDurable } from './durable.bench.ts';
-import { type BlockLimits, type BlockSamples, runBlock } from './support/cpu-block.ts';
+import { type BlockLimits, type BlockSamples, type Loop, runBlock } from './support/cpu-block.ts';
 import { addTool } from './support/reference-loop.ts';
 import { aggregateBlocks, type MeasuredBlock, rotationSchedule, summarize } from './support/rotation.ts';
 import { startVariantProcess } from './support/variant-process.ts';
@@ -104,75 +107,103 @@ export interface SideBySideResult {
 
 /** Runs blocks of one variant: in its own process or in this one. */
 interface BlockRunner {
-  runBlock(limits: BlockLimits): Promise<BlockSamples>;
+  runBlock(steps: number, limits: BlockLimits): Promise<BlockSamples>;
   close(): Promise<void>;
 }
 
-async function inThisProcess(name: string, steps: number, dir: string): Promise<BlockRunner> {
-  const loop = await makeVariantLoop(name, steps, dir);
-  return { runBlock: (limits) => runBlock(loop, steps, limits), close: async () => {} };
+function inThisProcess(name: string, dir: string): BlockRunner {
+  const loops = new Map<number, Loop>();
+  return {
+    async runBlock(steps, limits) {
+      if (!loops.has(steps)) loops.set(steps, await makeVariantLoop(name, steps, dir));
+      return runBlock(loops.get(steps)!, steps, limits);
+    },
+    close: async () => {},
+  };
 }
 
 interface MeasureOptions {
   rounds: number;
   blockMs: number;
-  /** Measured runs per variant at most (spread over the rounds). */
+  /** Measured runs per variant at most (spread over the rounds), and warm-up runs at most. */
   runs?: number;
+  /** Warm-up per variant and length: this many steps' worth of runs (at least one run) … */
+  warmUpSteps: number;
+  /** … or this much CPU time of the variant's process (ms), whichever comes first. */
+  warmUpCpuMs: number;
   oneProcess: boolean;
 }
 
+/** A runner per variant: its process (started in parallel), or this process with `--one-process`. */
+async function startRunners(names: string[], options: MeasureOptions, dir: string) {
+  const runners = new Map<string, BlockRunner>();
+  if (options.oneProcess) {
+    for (const name of names) runners.set(name, inThisProcess(name, dir));
+    return runners;
+  }
+  const started = await Promise.allSettled(names.map((name) => startVariantProcess(name, dir)));
+  for (const [i, s] of started.entries()) if (s.status === 'fulfilled') runners.set(names[i]!, s.value);
+  const failed = started.find((s) => s.status === 'rejected');
+  if (failed) {
+    await closeRunners(runners);
+    throw failed.reason;
+  }
+  return runners;
+}
+
+const closeRunners = (runners: Map<string, BlockRunner>) =>
+  Promise.all([...runners.values()].map((runner) => runner.close()));
+
 /**
- * Every variant at one length: the runners started (processes in parallel), then the rotation of
- * blocks, A B C … A B C, the first round a warm-up; aggregated per variant.
+ * Every variant at one length: a warm-up (the processes at once; one after another in one
+ * process), then the rotation of fixed time blocks, A B C … A B C; aggregated per variant.
  */
 async function measureLength(
-  names: string[],
+  runners: Map<string, BlockRunner>,
   steps: number,
   options: MeasureOptions,
-  dir: string,
 ): Promise<VariantFigures[]> {
-  const started = await Promise.allSettled(
-    names.map((name) =>
-      options.oneProcess ? inThisProcess(name, steps, dir) : startVariantProcess(name, steps, dir),
+  const names = [...runners.keys()];
+  const warmUp: BlockLimits = {
+    ms: Number.POSITIVE_INFINITY,
+    cpuMs: options.warmUpCpuMs,
+    maxRuns: Math.min(
+      Math.max(1, Math.ceil(options.warmUpSteps / steps)),
+      options.runs ?? Number.POSITIVE_INFINITY,
     ),
-  );
-  const runners = new Map<string, BlockRunner>();
-  for (const [i, s] of started.entries()) if (s.status === 'fulfilled') runners.set(names[i]!, s.value);
-  try {
-    const failed = started.find((s) => s.status === 'rejected');
-    if (failed) throw failed.reason;
-    const limits: BlockLimits = {
-      ms: options.blockMs,
-      ...(options.runs ? { maxRuns: Math.max(1, Math.ceil(options.runs / options.rounds)) } : {}),
-    };
-    const schedule = rotationSchedule(names, options.rounds, 1);
-    const measured: MeasuredBlock[] = [];
-    const wall = new Map<string, number[]>(names.map((name) => [name, []]));
-    for (const [i, block] of schedule.entries()) {
-      const samples = await runners.get(block.variant)!.runBlock(limits);
-      measured.push({ ...block, samples: samples.cpuUsPerStep });
-      if (!block.warmUp) wall.get(block.variant)!.push(...samples.wallUsPerStep);
-      process.stdout.write(`\r  ${steps} steps: block ${i + 1}/${schedule.length}`);
-    }
-    process.stdout.write('\n');
-    return aggregateBlocks(measured, { yardstick: YARDSTICK, baseline: BASELINE }).map((a) => ({
-      name: a.variant,
-      steps,
-      runs: a.n,
-      blocks: a.blocks,
-      medianUs: round1(a.median),
-      p25Us: round1(a.p25),
-      p75Us: round1(a.p75),
-      minUs: round1(a.min),
-      maxUs: round1(a.max),
-      blockMedianUs: { min: round1(a.blockMedians.min), max: round1(a.blockMedians.max) },
-      wallMedianUs: round1(summarize(wall.get(a.variant)!).median),
-      vsFloor: round2(a.vsYardstick),
-      vsAiSdk: round2(a.vsBaseline),
-    }));
-  } finally {
-    await Promise.all([...runners.values()].map((runner) => runner.close()));
+  };
+  process.stdout.write(`  ${steps} steps: warming up`);
+  if (options.oneProcess) for (const runner of runners.values()) await runner.runBlock(steps, warmUp);
+  else await Promise.all([...runners.values()].map((runner) => runner.runBlock(steps, warmUp)));
+  const limits: BlockLimits = {
+    ms: options.blockMs,
+    ...(options.runs ? { maxRuns: Math.max(1, Math.ceil(options.runs / options.rounds)) } : {}),
+  };
+  const schedule = rotationSchedule(names, options.rounds);
+  const measured: MeasuredBlock[] = [];
+  const wall = new Map<string, number[]>(names.map((name) => [name, []]));
+  for (const [i, block] of schedule.entries()) {
+    const samples = await runners.get(block.variant)!.runBlock(steps, limits);
+    measured.push({ ...block, samples: samples.cpuUsPerStep });
+    wall.get(block.variant)!.push(...samples.wallUsPerStep);
+    process.stdout.write(`\r  ${steps} steps: block ${i + 1}/${schedule.length}`);
   }
+  process.stdout.write('\n');
+  return aggregateBlocks(measured, { yardstick: YARDSTICK, baseline: BASELINE }).map((a) => ({
+    name: a.variant,
+    steps,
+    runs: a.n,
+    blocks: a.blocks,
+    medianUs: round1(a.median),
+    p25Us: round1(a.p25),
+    p75Us: round1(a.p75),
+    minUs: round1(a.min),
+    maxUs: round1(a.max),
+    blockMedianUs: { min: round1(a.blockMedians.min), max: round1(a.blockMedians.max) },
+    wallMedianUs: round1(summarize(wall.get(a.variant)!).median),
+    vsFloor: round2(a.vsYardstick),
+    vsAiSdk: round2(a.vsBaseline),
+  }));
 }
 
 /** A planner for many runs at once: `steps` calls per run, counted by run id. */
@@ -294,6 +325,8 @@ export async function benchSideBySide(argv: string[] = process.argv.slice(2)): P
       steps: { type: 'string', default: '10,500' },
       rounds: { type: 'string', default: '6' },
       'block-ms': { type: 'string', default: '1000' },
+      'warm-up-steps': { type: 'string', default: '4000' },
+      'warm-up-cpu-ms': { type: 'string', default: '5000' },
       runs: { type: 'string' },
       variants: { type: 'string' },
       'one-process': { type: 'boolean', default: false },
@@ -305,10 +338,12 @@ export async function benchSideBySide(argv: string[] = process.argv.slice(2)): P
   });
   ensurePeers();
   const peers = await loadPeers();
+  // Shortest first: a process's longer runs (their heap, their retained runs) come after its short ones.
   const lengths = String(values.steps)
     .split(',')
     .map(Number)
-    .filter((n) => Number.isInteger(n) && n > 0);
+    .filter((n) => Number.isInteger(n) && n > 0)
+    .sort((a, b) => a - b);
   const wanted = values.variants ? String(values.variants).split(',') : [];
   const names = (await variantNames()).filter(
     (name) => wanted.length === 0 || wanted.some((part) => name.includes(part)),
@@ -317,6 +352,8 @@ export async function benchSideBySide(argv: string[] = process.argv.slice(2)): P
     rounds: Number(values.rounds),
     blockMs: Number(values['block-ms']),
     ...(values.runs ? { runs: Number(values.runs) } : {}),
+    warmUpSteps: Number(values['warm-up-steps']),
+    warmUpCpuMs: Number(values['warm-up-cpu-ms']),
     oneProcess: values['one-process'] === true,
   };
   const dir = mkdtempSync(join(tmpdir(), 'tw-side-by-side-'));
@@ -334,9 +371,14 @@ export async function benchSideBySide(argv: string[] = process.argv.slice(2)): P
     console.log(
       `side by side: the reference loop (one zod-validated tool call per step); ${names.length} variants, ${
         options.oneProcess ? 'all in this process' : 'each in its own process'
-      }, rotated in ${options.blockMs} ms blocks: 1 warm-up + ${options.rounds} rounds`,
+      }, warmed up, then rotated in ${options.blockMs} ms blocks, ${options.rounds} rounds`,
     );
-    for (const steps of lengths) result.loops.push(...(await measureLength(names, steps, options, dir)));
+    const runners = await startRunners(names, options, dir);
+    try {
+      for (const steps of lengths) result.loops.push(...(await measureLength(runners, steps, options)));
+    } finally {
+      await closeRunners(runners);
+    }
     printLoops(result.loops, lengths);
     const shortest = Math.min(...lengths);
     const longest = Math.max(...lengths);

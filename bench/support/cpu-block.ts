@@ -15,6 +15,11 @@ export interface BlockLimits {
   ms: number;
   /** At most this many runs (default: no bound). */
   maxRuns?: number;
+  /**
+   * Runs start until the process has spent this much CPU time (ms) in the block (default: no
+   * bound): a warm-up bound that does not shrink when the machine is loaded.
+   */
+  cpuMs?: number;
 }
 
 /** Per run, µs per step. */
@@ -27,15 +32,22 @@ export interface BlockSamples {
 export async function runBlock(loop: Loop, steps: number, limits: BlockLimits): Promise<BlockSamples> {
   const samples: BlockSamples = { cpuUsPerStep: [], wallUsPerStep: [] };
   const maxRuns = limits.maxRuns ?? Number.POSITIVE_INFINITY;
+  const maxCpuUs = (limits.cpuMs ?? Number.POSITIVE_INFINITY) * 1000;
   const startedAt = performance.now();
+  let cpuUs = 0;
   do {
     const cpu = process.cpuUsage();
     const started = performance.now();
     await loop();
     const wall = performance.now() - started;
     const used = process.cpuUsage(cpu);
+    cpuUs += used.user + used.system;
     samples.cpuUsPerStep.push((used.user + used.system) / steps);
     samples.wallUsPerStep.push((wall * 1000) / steps);
-  } while (samples.cpuUsPerStep.length < maxRuns && performance.now() - startedAt < limits.ms);
+  } while (
+    samples.cpuUsPerStep.length < maxRuns &&
+    cpuUs < maxCpuUs &&
+    performance.now() - startedAt < limits.ms
+  );
   return samples;
 }

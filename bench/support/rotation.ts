@@ -1,8 +1,8 @@
 /**
  * The side-by-side's measurement plan and its arithmetic (issue 29 item 5; docs/benchmarks.md
  * §Side by side): the variants take turns in fixed time blocks, A B C … A B C, round after round,
- * so a change in the machine's load hits every variant alike; the first rounds warm up and are not
- * counted. Pure functions: what the harness runs (`rotationSchedule`), what it reports from the
+ * so a change in the machine's load hits every variant alike; warm-up rounds, if any, come first
+ * and are not counted. Pure functions: what the harness runs (`rotationSchedule`), what it reports from the
  * samples it got (`aggregateBlocks`, `summarize`).
  *
  * | function | in | out |
@@ -24,11 +24,11 @@ export interface Block {
 }
 
 /**
- * The blocks in the order they run: `warmUpRounds + rounds` rounds, each every variant once in
- * the order given (A B C … A B C).
+ * The blocks in the order they run: `warmUpRounds + rounds` rounds (no warm-up round unless
+ * asked), each every variant once in the order given (A B C … A B C).
  * @throws RangeError when rounds or warm-up rounds are not whole numbers ≥ 0, or no variant is given.
  */
-export function rotationSchedule(variants: readonly string[], rounds: number, warmUpRounds = 1): Block[] {
+export function rotationSchedule(variants: readonly string[], rounds: number, warmUpRounds = 0): Block[] {
   if (!Number.isInteger(rounds) || rounds < 0 || !Number.isInteger(warmUpRounds) || warmUpRounds < 0)
     throw new RangeError(`rounds must be whole numbers ≥ 0: rounds ${rounds}, warm-up ${warmUpRounds}`);
   if (variants.length === 0) throw new RangeError('no variant to schedule');

@@ -9,12 +9,12 @@ const dir = mkdtempSync(join(tmpdir(), 'tw-variant-process-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('a variant measured in its own process', () => {
-  it('runs blocks on request in a child process and answers CPU and wall µs per step of each run', async () => {
-    const worker = await startVariantProcess(YARDSTICK, 2, dir);
+  it('runs blocks of any run length on request in a child process, answering CPU and wall µs per step of each run', async () => {
+    const worker = await startVariantProcess(YARDSTICK, dir);
     try {
       // A block ends when its time is up or after `maxRuns` runs; it runs at least once.
-      const first = await worker.runBlock({ ms: 60_000, maxRuns: 3 });
-      const second = await worker.runBlock({ ms: 0 });
+      const first = await worker.runBlock(2, { ms: 60_000, maxRuns: 3 });
+      const second = await worker.runBlock(5, { ms: 0 });
       expect(first.cpuUsPerStep).toHaveLength(3);
       expect(first.wallUsPerStep).toHaveLength(3);
       expect(second.cpuUsPerStep).toHaveLength(1);
@@ -25,7 +25,7 @@ describe('a variant measured in its own process', () => {
   }, 60_000);
 
   it('rejects with the worker’s error when the variant does not exist', async () => {
-    await expect(startVariantProcess('no such variant', 2, dir)).rejects.toThrow(
+    await expect(startVariantProcess('no such variant', dir)).rejects.toThrow(
       /no bench variant is named "no such variant"/,
     );
   }, 60_000);

@@ -13,26 +13,43 @@ import type { FromWorker, ToWorker } from './variant-worker.ts';
 /** A variant's worker: runs blocks one at a time. */
 export interface VariantProcess {
   variant: string;
-  runBlock(limits: BlockLimits): Promise<BlockSamples>;
+  runBlock(steps: number, limits: BlockLimits): Promise<BlockSamples>;
   close(): Promise<void>;
 }
 
 const workerPath = new URL('./variant-worker.ts', import.meta.url).pathname;
 
+/** Workers not closed yet: killed if the bench is interrupted (a 500-step peer run can take minutes). */
+const live = new Set<ChildProcess>();
+let killOnSignal = false;
+
+function killLiveWorkersOnSignal(): void {
+  if (killOnSignal) return;
+  killOnSignal = true;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      for (const child of live) child.kill('SIGKILL');
+      process.kill(process.pid, signal);
+    });
+}
+
 /**
- * Starts the worker of `variant` for runs of `steps` steps; resolves once its loop is made.
- * @throws Error (rejects) when the worker fails to start or make the loop.
+ * Starts the worker of `variant`; resolves once it has loaded the variant.
+ * @throws Error (rejects) when the worker fails to start or load the variant.
  */
-export async function startVariantProcess(
-  variant: string,
-  steps: number,
-  dir: string,
-): Promise<VariantProcess> {
-  const child: ChildProcess = fork(workerPath, [variant, String(steps), dir], {
+export async function startVariantProcess(variant: string, dir: string): Promise<VariantProcess> {
+  const child: ChildProcess = fork(workerPath, [variant, dir], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  live.add(child);
+  killLiveWorkersOnSignal();
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      live.delete(child);
+      resolve();
+    }),
+  );
   // The one reply awaited at a time.
   const reply = () =>
     new Promise<FromWorker>((resolve, reject) => {
@@ -42,14 +59,14 @@ export async function startVariantProcess(
       };
       const onExit = (code: number | null) => {
         child.off('message', onMessage);
-        reject(new Error(`the worker of ${variant} (${steps} steps) exited with ${code} before answering`));
+        reject(new Error(`the worker of ${variant} exited with ${code} before answering`));
       };
       child.once('message', onMessage);
       child.once('exit', onExit);
     });
   const expect = async <T extends FromWorker['type']>(type: T) => {
     const message = await reply();
-    if (message.type === 'error') throw new Error(`${variant} (${steps} steps): ${message.message}`);
+    if (message.type === 'error') throw new Error(`${variant}: ${message.message}`);
     if (message.type !== type) throw new Error(`${variant}: expected ${type}, got ${message.type}`);
     return message as Extract<FromWorker, { type: T }>;
   };
@@ -62,9 +79,9 @@ export async function startVariantProcess(
   }
   return {
     variant,
-    async runBlock(limits) {
+    async runBlock(steps, limits) {
       const answer = expect('samples');
-      send({ type: 'block', limits });
+      send({ type: 'block', steps, limits });
       return (await answer).samples;
     },
     async close() {

@@ -1,21 +1,22 @@
 /**
- * The child process that measures one variant at one run length (docs/benchmarks.md §Side by
- * side), started by variant-process.ts as `node --import tsx variant-worker.ts <variant> <steps>
- * <dir>` with an IPC channel. It makes the loop, says `ready`, then runs one block per `block`
- * message and answers with its samples; it exits on `close` or when the parent goes.
+ * The child process that measures one variant (docs/benchmarks.md §Side by side), started by
+ * variant-process.ts as `node --import tsx variant-worker.ts <variant> <dir>` with an IPC
+ * channel. It loads the variant, says `ready`, then runs one block per `block` message (the loop
+ * for a run length is made at its first block) and answers with its samples; it exits on `close`
+ * or when the parent goes.
  *
  * | parent → worker | worker → parent |
  * |---|---|
  * | (start) | `{ type: 'ready' }` or `{ type: 'error', message }` |
- * | `{ type: 'block', limits }` | `{ type: 'samples', samples }` or `{ type: 'error', message }` |
+ * | `{ type: 'block', steps, limits }` | `{ type: 'samples', samples }` or `{ type: 'error', message }` |
  * | `{ type: 'close' }` | (exits 0) |
  *
  * @module
  */
-import { type BlockLimits, type BlockSamples, runBlock } from './cpu-block.ts';
+import { type BlockLimits, type BlockSamples, type Loop, runBlock } from './cpu-block.ts';
 import { makeVariantLoop } from './variants.ts';
 
-export type ToWorker = { type: 'block'; limits: BlockLimits } | { type: 'close' };
+export type ToWorker = { type: 'block'; steps: number; limits: BlockLimits } | { type: 'close' };
 export type FromWorker =
   | { type: 'ready' }
   | { type: 'samples'; samples: BlockSamples }
@@ -30,16 +31,23 @@ const failed = (error: unknown) => {
 
 if (!process.send)
   throw new Error('variant-worker.ts runs as a child with an IPC channel (variant-process.ts)');
-const [variant = '', stepsArg = '', dir = ''] = process.argv.slice(2);
-const steps = Number(stepsArg);
+const [variant = '', dir = ''] = process.argv.slice(2);
+const loops = new Map<number, Loop>();
+const loopFor = async (steps: number) => {
+  if (!loops.has(steps)) loops.set(steps, await makeVariantLoop(variant, steps, dir));
+  return loops.get(steps)!;
+};
 try {
-  const loop = await makeVariantLoop(variant, steps, dir);
+  // Loaded now, so that a variant that does not exist fails the start.
+  await loopFor(1);
   process.on('message', (message: ToWorker) => {
     if (message.type === 'close') {
       process.disconnect?.();
       return;
     }
-    runBlock(loop, steps, message.limits).then((samples) => tell({ type: 'samples', samples }), failed);
+    loopFor(message.steps)
+      .then((loop) => runBlock(loop, message.steps, message.limits))
+      .then((samples) => tell({ type: 'samples', samples }), failed);
   });
   process.on('disconnect', () => process.exit());
   tell({ type: 'ready' });
