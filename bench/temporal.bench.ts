@@ -10,12 +10,15 @@
  *   suggestion, each call returning `--long-kb` KB (default 50; results over 16 KB go to a folder
  *   payload store, issue 26 item 3): executions (continue-as-new count), the largest execution's
  *   history, the largest single payload, each execution's input, bytes for the whole run;
+ * - recovery after a kill (`--kills 1`, 0 to skip): two worker processes, the one in a planner
+ *   turn (then: in a tool call) SIGKILLed; ms from the kill to the 3-call run's completion;
  * - 100 concurrent 10-step runs on the one worker: runs per second.
  *
- *     node --import tsx bench/temporal.bench.ts [--runs 5] [--steps 10,100] [--long 500] [--long-kb 50] [--concurrent 100]
+ *     node --import tsx bench/temporal.bench.ts [--runs 5] [--steps 10,100] [--long 500] [--long-kb 50] [--kills 1] [--concurrent 100]
  *
  * @module
  */
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,8 +33,10 @@ import {
   folderPayloadStore,
   type PayloadStore,
   temporalRuntime,
+  writeWorkflowBundle,
 } from '../temporal/index.ts';
 import { historyPayloads } from '../test/support/temporal-history-size.ts';
+import { killWorkerDuring } from '../test/support/temporal-kill.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { addTool } from './support/reference-loop.ts';
 
@@ -42,6 +47,7 @@ const { values } = parseArgs({
     long: { type: 'string', default: '500' },
     'long-kb': { type: 'string', default: '50' },
     steps: { type: 'string', default: '10,100' },
+    kills: { type: 'string', default: '1' },
     address: { type: 'string', default: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233' },
   },
 });
@@ -171,6 +177,35 @@ if (Number(values.long) > 0) {
     `${steps}-step run, ${resultKb} KB results: ${outcome.status} in ${seconds.toFixed(0)} s (${((seconds * 1000) / steps).toFixed(0)} ms/step), ${outcome.executions} execution(s) (${outcome.executions - 1} continue-as-new); largest history ${largestEvents} events, ${(largestBytes / 1024).toFixed(0)} KB; all executions ${(totalBytes / 1024).toFixed(0)} KB (${(totalBytes / steps / 1024).toFixed(1)} KB/step); largest payload ${kb(largestPayload)}; execution inputs ${executions.map((execution) => kb(execution.inputBytes)).join(' → ')}`,
   );
   await stop();
+  await rm(dir, { recursive: true, force: true });
+}
+
+// Recovery after a kill -9 of the worker in a planner turn, then in a tool call (heartbeat timeout 5 s).
+if (Number(values.kills) > 0) {
+  const dir = await mkdtemp(join(tmpdir(), 'toolwarden-bench-kills-'));
+  const { codePath: bundlePath } = await writeWorkflowBundle(join(dir, 'workflows.js'));
+  const children: ChildProcess[] = [];
+  for (const where of ['plan', 'tool'] as const) {
+    const ms: number[] = [];
+    for (let i = 0; i < Number(values.kills); i++) {
+      const killed = await killWorkerDuring({
+        client,
+        where,
+        dir,
+        bundlePath,
+        amounts: [10, 20, 30],
+        budgetMs: 60_000,
+        children,
+      });
+      if (killed.outcome.status !== 'completed')
+        throw new Error(`run ${killed.runId} ${killed.outcome.status}`);
+      ms.push(killed.recoveryMs);
+    }
+    rows.push(
+      `worker killed in a ${where === 'plan' ? 'planner turn' : 'tool call'}: the run completed ${median(ms).toFixed(0)} ms after the kill (median of ${ms.length})`,
+    );
+  }
+  for (const child of children) child.kill('SIGKILL');
   await rm(dir, { recursive: true, force: true });
 }
 

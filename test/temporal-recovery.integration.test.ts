@@ -1,6 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +10,8 @@ import { z } from 'zod';
 import type { Planner } from '../run/planner.ts';
 import { createTemporalWorker, temporalRuntime, writeWorkflowBundle } from '../temporal/index.ts';
 import { defineTool } from '../tools/define-tool.ts';
-import { connectTemporal, probeTemporal, TEMPORAL_ADDRESS } from './support/temporal-server.ts';
+import { killWorkerDuring } from './support/temporal-kill.ts';
+import { connectTemporal, probeTemporal } from './support/temporal-server.ts';
 
 /**
  * Issue 26 items 1 and 2, on the real Temporal dev server: every activity heartbeats, so a worker
@@ -24,36 +24,7 @@ import { connectTemporal, probeTemporal, TEMPORAL_ADDRESS } from './support/temp
  */
 const SUITE = 'Temporal: a dead worker noticed in seconds, cancel reaches the tool (real dev server)';
 const { available, required } = await probeTemporal(SUITE);
-const CHILD = join(import.meta.dirname, 'support', 'temporal-worker-child.ts');
 const AMOUNTS = [10, 20, 30];
-
-interface Spawned {
-  child: ChildProcess;
-  ready: Promise<void>;
-  frozen: Promise<number>;
-}
-
-function spawnWorker(config: object): Spawned {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', CHILD, JSON.stringify({ address: TEMPORAL_ADDRESS, ...config })],
-    { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let out = '';
-  const seen = (pattern: RegExp) =>
-    new Promise<RegExpMatchArray>((resolve, reject) => {
-      child.stdout!.on('data', (chunk: Buffer) => {
-        out += chunk.toString('utf8');
-        const match = out.match(pattern);
-        if (match) resolve(match);
-      });
-      child.once('exit', (code) => reject(new Error(`worker exited (${code}) before ${pattern}`)));
-    });
-  child.stderr!.resume();
-  const frozen = seen(/FROZEN (\d+)/).then((match) => Number(match[1]));
-  frozen.catch(() => {}); // the worker that does not freeze is killed at the end
-  return { child, ready: seen(/READY/).then(() => {}), frozen };
-}
 
 describe.skipIf(!available && !required)(SUITE, () => {
   const children: ChildProcess[] = [];
@@ -78,39 +49,20 @@ describe.skipIf(!available && !required)(SUITE, () => {
 
   /** Two workers; the one that reaches `where` first hangs there and is killed; the other finishes. */
   async function killDuring(where: 'plan' | 'tool') {
-    const runDir = await mkdtemp(join(dir, `${where}-`));
-    const taskQueue = `toolwarden-recovery-${where}-${randomUUID().slice(0, 8)}`;
-    const workers = [0, 1].map(() =>
-      spawnWorker({ taskQueue, dir: runDir, freezeIn: where, amounts: AMOUNTS, bundlePath }),
-    );
-    children.push(...workers.map((worker) => worker.child));
-    await Promise.all(workers.map((worker) => worker.ready));
-    const runtime = temporalRuntime({
-      client,
-      taskQueue,
-      agent: { id: 'recovery' },
-    });
     // A budget shorter than the recovery: the retry's lost time must not be the run's.
-    const run = await runtime.start({
-      messages: [{ role: 'user', content: 'book' }],
-      caps: { timeBudgetMs: 6_000 },
+    const { runId, outcome, recoveryMs, ledger, attempts } = await killWorkerDuring({
+      client,
+      where,
+      dir,
+      bundlePath,
+      amounts: AMOUNTS,
+      budgetMs: 6_000,
+      children,
     });
-    const pid = await Promise.race(workers.map((worker) => worker.frozen));
-    const killedAt = Date.now();
-    process.kill(pid, 'SIGKILL');
-    const outcome = await run.result();
-    const recoveryMs = Date.now() - killedAt;
     if (outcome.status !== 'completed') console.log(outcome);
     console.log(
       `[issue 26] worker killed during a ${where === 'plan' ? 'planner turn' : 'tool call'}: the run completed ${recoveryMs} ms after the kill (heartbeat timeout 5 s)`,
     );
-    const lines = (file: string) =>
-      existsSync(join(runDir, file))
-        ? readFileSync(join(runDir, file), 'utf8')
-            .split('\n')
-            .filter(Boolean)
-            .map((line) => JSON.parse(line) as { toolCallId: string; amount?: number; pid?: number })
-        : [];
     expect(outcome).toMatchObject({
       status: 'completed',
       finalResponse: { text: `booked ${AMOUNTS.length} calls` },
@@ -118,10 +70,10 @@ describe.skipIf(!available && !required)(SUITE, () => {
     // Every call answered by the tool itself (no `timeout` result stood in for the retry)…
     expect(outcome.toolResults.map((result) => result.error?.name)).toEqual(AMOUNTS.map(() => undefined));
     // …and made once (the ledger keys on toolCallId).
-    expect(lines('ledger.jsonl').map((entry) => entry.amount)).toEqual(AMOUNTS);
+    expect(ledger.map((entry) => entry.amount)).toEqual(AMOUNTS);
     if (where === 'tool') {
       // The frozen call ran in both workers under one toolCallId.
-      const first = lines('attempts.jsonl').filter((a) => a.toolCallId === `${run.runId}:t1:c1`);
+      const first = attempts.filter((a) => a.toolCallId === `${runId}:t1:c1`);
       expect(new Set(first.map((attempt) => attempt.pid)).size).toBe(2);
     }
     expect(recoveryMs).toBeLessThanOrEqual(15_000);
