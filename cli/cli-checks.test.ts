@@ -93,6 +93,15 @@ describe('command-line checks (issue 28 item 7)', () => {
     await expect(checkModelServer(new URL(`http://127.0.0.1:${port}/v1`))).resolves.toBeUndefined();
   });
 
+  it('a busy model server that accepts connections but answers late is not taken for an absent one', async () => {
+    // llama.cpp's server answers one request at a time: /models may wait minutes behind a generation.
+    const server = createServer(() => {});
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    await expect(checkModelServer(new URL(`http://127.0.0.1:${port}/v1`), 200)).resolves.toBeUndefined();
+  });
+
   it('--version is the package.json version', () => {
     const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as {
       version: string;

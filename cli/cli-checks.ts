@@ -6,6 +6,7 @@
  */
 
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import { connect } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError } from 'commander';
@@ -37,20 +38,32 @@ export function checkReportFolder(file: string | undefined, option = '--json'): 
 }
 
 /**
- * `eval bfcl --model URL`: something must answer at the URL before hundreds of cases are run
- * against it (a 0% table from a server that is not there reads like a result). Any HTTP answer
- * counts (some servers have no `/models`); a refused or timed-out connection does not.
+ * `eval bfcl --model URL`: something must listen at the URL before hundreds of cases are run
+ * against it (a 0% table from a server that is not there reads like a result). The probe is a TCP
+ * connection, not a request: a model server that is busy answering another request (llama.cpp's
+ * server serves one at a time, minutes under load) still accepts connections, and is not absent.
  *
- * @throws CliUsageError naming the URL and the network error.
+ * @param timeoutMs how long the connection may take to open (ms).
+ * @throws CliUsageError naming the URL and the network error (ECONNREFUSED, ENOTFOUND, timeout).
  */
 export async function checkModelServer(baseURL: URL, timeoutMs = 5_000): Promise<void> {
-  const url = `${baseURL.href.replace(/\/$/, '')}/models`;
+  const port = Number(baseURL.port || (baseURL.protocol === 'https:' ? 443 : 80));
+  const host = baseURL.hostname.replace(/^\[(.*)\]$/, '$1');
   try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
-    await response.body?.cancel();
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect({ host, port, timeout: timeoutMs });
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve();
+      });
+      socket.once('timeout', () => {
+        socket.destroy();
+        reject(Object.assign(new Error(`no connection within ${timeoutMs} ms`), { code: 'ETIMEDOUT' }));
+      });
+      socket.once('error', reject);
+    });
   } catch (error) {
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    const reason = cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+    const reason = (error as { code?: string }).code ?? (error instanceof Error ? error.message : String(error));
     throw new CliUsageError(
       `--model ${baseURL.href}: no model server answers there (${reason}). ` +
         'Start an OpenAI-compatible server first (in this repository: bash scripts/llm.sh start), or fix the URL.',
