@@ -63,7 +63,8 @@ export async function checkModelServer(baseURL: URL, timeoutMs = 5_000): Promise
       socket.once('error', reject);
     });
   } catch (error) {
-    const reason = (error as { code?: string }).code ?? (error instanceof Error ? error.message : String(error));
+    const reason =
+      (error as { code?: string }).code ?? (error instanceof Error ? error.message : String(error));
     throw new CliUsageError(
       `--model ${baseURL.href}: no model server answers there (${reason}). ` +
         'Start an OpenAI-compatible server first (in this repository: bash scripts/llm.sh start), or fix the URL.',
