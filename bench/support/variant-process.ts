@@ -41,6 +41,8 @@ export async function startVariantProcess(variant: string, dir: string): Promise
   const child: ChildProcess = fork(workerPath, [variant, dir], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    // Structured clone, not JSON: a block's unbounded `ms` (Infinity) must not arrive as null.
+    serialization: 'advanced',
   });
   live.add(child);
   killLiveWorkersOnSignal();
