@@ -101,9 +101,9 @@ start() {
   for ((i = 0; i < START_TIMEOUT * 4; i++)); do
     if listening; then
       log "Temporal dev server on $HOST:$PORT (pid $(cat "$STATE/pid"), log $STATE/server.log)"
-      [[ $UI == 1 ]] && log "Web UI: http://$HOST:$UI_PORT"
-      [[ -n $DB ]] && log "state kept in $DB"
-      return
+      if [[ $UI == 1 ]]; then log "Web UI: http://$HOST:$UI_PORT"; fi
+      if [[ -n $DB ]]; then log "state kept in $DB"; fi
+      return 0
     fi
     kill -0 "$(cat "$STATE/pid")" 2>/dev/null || { cat "$STATE/server.log" >&2; die "the dev server exited"; }
     sleep 0.25
