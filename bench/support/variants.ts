@@ -76,7 +76,14 @@ export async function variantNames(): Promise<string[]> {
 export async function makeVariantLoop(name: string, steps: number, dir: string): Promise<Loop> {
   const own = toolwarden[name];
   if (own) return own(steps, dir);
-  const peer = (await loadPeers()).peerLoops[name];
+  // The peers' packages are installed apart (bench/peers): without them, say which is missing.
+  const peers = await loadPeers().catch((error: unknown) => {
+    throw new Error(
+      `no bench variant is named ${JSON.stringify(name)} among toolwarden's, and the peers' loops could not be loaded (npm ci --prefix bench/peers): ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
+      { cause: error },
+    );
+  });
+  const peer = peers.peerLoops[name];
   if (!peer) throw new Error(`no bench variant is named ${JSON.stringify(name)}`);
   return peer(steps);
 }
