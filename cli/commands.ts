@@ -12,6 +12,7 @@ function positiveNumber(value: string): number {
   return n;
 }
 
+import type { McpServeOptions } from '../mcp/mcp-command.ts';
 import type { EvalBfclOptions } from './eval-bfcl.ts';
 
 /** Parses a non-negative integer option (ports, counts, milliseconds). */
@@ -158,30 +159,18 @@ Examples:
     )
     .option('--idle-timeout <minutes>', 'end an HTTP session idle this long (default 15)', positiveNumber)
     .option('--max-sessions <n>', 'HTTP sessions open at once (default 100)', positiveNumber)
-    .action(
-      async (options: {
-        config: string;
-        stdio?: boolean;
-        port?: number;
-        host?: string;
-        token?: string;
-        allowedHost?: string[];
-        allowedOrigin?: string[];
-        idleTimeout?: number;
-        maxSessions?: number;
-      }) => {
-        const { requireOptionalPeers } = await import('../run/optional-peers.ts');
-        requireOptionalPeers('toolwarden mcp serve', { '@modelcontextprotocol/sdk': '^1.32.2' });
-        const { mcpServeCommand } = await import('../mcp/mcp-command.ts');
-        const gateway = await mcpServeCommand(options);
-        if (gateway.url) console.error(`toolwarden MCP gateway on ${gateway.url}`);
-        const stop = () => {
-          void gateway.close().finally(() => process.exit(0));
-        };
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
-      },
-    );
+    .action(async (options: McpServeOptions) => {
+      const { requireOptionalPeers } = await import('../run/optional-peers.ts');
+      requireOptionalPeers('toolwarden mcp serve', { '@modelcontextprotocol/sdk': '^1.32.2' });
+      const { mcpServeCommand } = await import('../mcp/mcp-command.ts');
+      const gateway = await mcpServeCommand(options);
+      if (gateway.url) console.error(`toolwarden MCP gateway on ${gateway.url}`);
+      const stop = () => {
+        void gateway.close().finally(() => process.exit(0));
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
 
   program
     .command('catalog')

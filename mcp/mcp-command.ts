@@ -76,8 +76,8 @@ export async function loadGatewayConfig(file: string): Promise<LoadedGatewayConf
   return { config: { ...config, tools }, ...(transport === undefined ? {} : { transport }), toolsets };
 }
 
-/** `toolwarden mcp serve`: serves a config's tools until SIGINT/SIGTERM. */
-export async function mcpServeCommand(options: {
+/** The options of `toolwarden mcp serve`, as the command line parses them. */
+export interface McpServeOptions {
   config: string;
   stdio?: boolean;
   port?: number;
@@ -88,7 +88,12 @@ export async function mcpServeCommand(options: {
   /** Minutes. */
   idleTimeout?: number;
   maxSessions?: number;
-}): Promise<McpGateway & { toolsets: McpToolset[] }> {
+}
+
+/** `toolwarden mcp serve`: serves a config's tools until SIGINT/SIGTERM. */
+export async function mcpServeCommand(
+  options: McpServeOptions,
+): Promise<McpGateway & { toolsets: McpToolset[] }> {
   const loaded = await loadGatewayConfig(options.config);
   // The config's allowed hosts and origins hold whatever port and host the command line picks.
   const configured = typeof loaded.transport === 'object' ? loaded.transport : undefined;

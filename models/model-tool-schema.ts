@@ -1,4 +1,5 @@
 import type { JSONSchema } from '../tools/define-tool.ts';
+import { ONE_SCHEMA_KEYWORDS, SCHEMA_LIST_KEYWORDS } from '../tools/json-schema-keywords.ts';
 
 /**
  * A tool's JSON Schema as a model is sent it (issue 24 item 9). `z.toJSONSchema` writes what zod
@@ -33,22 +34,6 @@ const cache = new WeakMap<JSONSchema, JSONSchema>();
 /** zod's bounds for `z.int()`, `z.number().int()`, `z.number().safe()`. */
 const SAFE_INTEGER_BOUNDS = new Set([Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER]);
 
-/** Keywords whose value is one schema. */
-const ONE_SCHEMA = new Set([
-  'items',
-  'additionalItems',
-  'additionalProperties',
-  'unevaluatedItems',
-  'unevaluatedProperties',
-  'contains',
-  'propertyNames',
-  'not',
-  'if',
-  'then',
-  'else',
-]);
-/** Keywords whose value is a list of schemas. */
-const SCHEMA_LIST = new Set(['anyOf', 'oneOf', 'allOf', 'prefixItems']);
 /** Keywords whose value maps names to schemas. */
 const SCHEMA_MAP = new Set(['properties', 'patternProperties', 'dependentSchemas']);
 
@@ -82,8 +67,8 @@ function clean(root: JSONSchema): JSONSchema {
         const name = refName(value);
         // `#` (the root itself) and outside references stay as they are.
         out.$ref = name === undefined ? value : `#/definitions/${defName(name)}`;
-      } else if (ONE_SCHEMA.has(key)) out[key] = visit(value, depth + 1);
-      else if (SCHEMA_LIST.has(key) && Array.isArray(value))
+      } else if (ONE_SCHEMA_KEYWORDS.has(key)) out[key] = visit(value, depth + 1);
+      else if (SCHEMA_LIST_KEYWORDS.has(key) && Array.isArray(value))
         out[key] = value.map((item) => visit(item, depth + 1));
       else if (SCHEMA_MAP.has(key) && value !== null && typeof value === 'object') {
         out[key] = Object.fromEntries(

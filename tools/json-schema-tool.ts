@@ -8,6 +8,7 @@ import {
   ToolDefinitionError,
 } from './define-tool.ts';
 import { MAX_EXPANDED_NODES, measureSchema } from './json-schema-budget.ts';
+import { ONE_SCHEMA_KEYWORDS, SCHEMA_LIST_KEYWORDS } from './json-schema-keywords.ts';
 import { withLinearPatterns } from './linear-pattern.ts';
 
 /** A function declaration as OpenAI, MCP and BFCL write it: plain JSON Schema parameters. */
@@ -87,22 +88,6 @@ export function toolFromJsonSchema(fn: JsonSchemaFunction, options: JsonSchemaTo
   });
 }
 
-/** Keywords whose value is one schema. */
-const SCHEMA_KEYWORDS = new Set([
-  'items',
-  'additionalItems',
-  'additionalProperties',
-  'unevaluatedItems',
-  'unevaluatedProperties',
-  'contains',
-  'propertyNames',
-  'not',
-  'if',
-  'then',
-  'else',
-]);
-/** Keywords whose value is a list of schemas. */
-const SCHEMA_LIST_KEYWORDS = new Set(['anyOf', 'oneOf', 'allOf', 'prefixItems']);
 /** Keywords whose value maps names to schemas: the keys are names, not keywords. */
 const SCHEMA_MAP_KEYWORDS = new Set([
   'properties',
@@ -124,7 +109,7 @@ function closeObjects(schema: JSONSchema, unknownFields: 'reject' | 'passthrough
     if (node === null || typeof node !== 'object' || Array.isArray(node)) return node;
     const out: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(node)) {
-      if (SCHEMA_KEYWORDS.has(key)) out[key] = visit(value);
+      if (ONE_SCHEMA_KEYWORDS.has(key)) out[key] = visit(value);
       else if (SCHEMA_LIST_KEYWORDS.has(key) && Array.isArray(value)) out[key] = value.map(visit);
       else if (SCHEMA_MAP_KEYWORDS.has(key) && value !== null && typeof value === 'object') {
         out[key] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, visit(sub)]));
