@@ -137,8 +137,14 @@ export function createRunHost({
       }
       durable.observed(handle, state, snapshot.status !== 'active');
       if (snapshot.status !== 'active') {
-        live.delete(runId);
         handle.close();
+        // Until its last write is in, the store still shows an earlier step as running: the handle
+        // stays the run's truth, so `resume` returns it and a recovery sweep does not restore the
+        // stale row and run the step again.
+        const forget = () => {
+          if (live.get(runId) === handle) live.delete(runId);
+        };
+        handle.persisted().then(forget, forget);
       }
     };
     // An actor error is a bug in a step (ours or a plugin's), never a normal ending; still, the
