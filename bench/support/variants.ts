@@ -50,6 +50,12 @@ const loops = () => import('./toolwarden-loops.ts');
 const toolwarden: Record<string, MakeLoop> = {
   [YARDSTICK]: async (steps) => (await import('./chart-floor.ts')).chartFloorLoop(steps),
   'toolwarden: default runtime': async (steps) => (await loops()).actorLoop({}, steps),
+  // The default memory store keeps up to 1,000 finished runs (issue 24 item 7): their heap is GC
+  // work the default row pays and an app that reads no finished run would not (issue 29 item 4).
+  'toolwarden: default runtime, finished runs not kept': async (steps) => {
+    const { memoryStore } = await import('../../runtime/stores/memory-store.ts');
+    return (await loops()).actorLoop({ store: memoryStore({ maxFinishedRuns: 0 }) }, steps);
+  },
   'toolwarden: no store, no telemetry': async (steps) => {
     const { discardingStore } = await import('./reference-loop.ts');
     return (await loops()).actorLoop({ store: discardingStore(), telemetry: false }, steps);
