@@ -2,14 +2,14 @@
  * A CPU profile of the reference loop (issue 17 "Show"): runs one variant of `bench/run.ts` under
  * the V8 sampling profiler and prints the top self time by package and by file.
  *
- *     node --import tsx bench/profile.ts [default|bare|machine|sqlite] [--runs 3000]
+ *     node --import tsx bench/profile.ts [default|bare|machine|sqlite] [--runs 3000] [--save x.cpuprofile]
  *
  * `default` is `createRuntime` defaults (memory store, telemetry plugin), `bare` has no store and
  * no telemetry, `machine` is the run machine alone, `sqlite` the default runtime on a SQLite file. Self time is the time a function ran itself,
  * not in what it called, summed by the file (and the npm package) it is defined in.
  */
 
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +22,12 @@ import { addTool, discardingStore, resettablePlanner } from './support/reference
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { runs: { type: 'string', default: '3000' }, top: { type: 'string', default: '25' } },
+  options: {
+    runs: { type: 'string', default: '3000' },
+    top: { type: 'string', default: '25' },
+    /** Also write the profile here (a `.cpuprofile` DevTools and speedscope open). */
+    save: { type: 'string' },
+  },
 });
 const variant = positionals[0] ?? 'default';
 const runs = Number(values.runs);
@@ -111,6 +116,7 @@ for (let i = 0; i < runs; i++) await step();
 const elapsed = performance.now() - started;
 const { profile } = await session.post('Profiler.stop');
 session.disconnect();
+if (values.save) writeFileSync(values.save, JSON.stringify(profile));
 console.log(
   `${variant}: ${runs} runs of 10 steps, ${((elapsed * 1000) / runs / 10).toFixed(1)} µs per step (profiled)`,
 );
