@@ -120,29 +120,71 @@ function sanitize(
   root: unknown,
   limits: { maxBytes: number; maxDepth: number; maxElements: number; subject?: string },
 ): ParsedArguments {
-  const { maxBytes, maxDepth, maxElements } = limits;
-  const subject = limits.subject ?? 'Arguments';
-  const forbiddenKeys: string[] = [];
-  let bytes = 0;
-  let elements = 0;
-  const seen = new Set<object>();
-  type Failure = { ok: false; kind: 'too_large' | 'too_deep' | 'not_json'; message: string };
-  let failure: Failure | undefined;
-  const fail = (kind: Failure['kind'], message: string): undefined => {
-    failure ??= { ok: false, kind, message };
-    return undefined;
-  };
-  const count = (size: number): boolean => {
-    bytes += size;
-    if (bytes <= maxBytes) return true;
-    fail('too_large', `${subject} exceed the limit of ${maxBytes} bytes`);
-    return false;
-  };
+  const walk = new JsonWalk(limits);
+  let value: unknown;
+  try {
+    value = walk.copy(root, 0, undefined, '');
+  } catch (err) {
+    const reason = err instanceof RangeError ? 'it nests too deeply to copy' : describeError(err);
+    return { ok: false, kind: 'not_json', message: `${walk.subject} could not be read: ${reason}` };
+  }
+  return walk.failure ?? { ok: true, value, forbiddenKeys: walk.forbiddenKeys };
+}
 
-  const copy = (input: unknown, depth: number, path: string, key: string): unknown => {
-    if (failure) return undefined;
-    if (++elements > maxElements) return fail('too_large', `${subject} hold more than ${maxElements} values`);
-    const where = path || subject.toLowerCase();
+type WalkFailure = { ok: false; kind: 'too_large' | 'too_deep' | 'not_json'; message: string };
+
+/** Where a value sits in the payload walked: its key, under its parent's path (none for the root). */
+interface Path {
+  parent: Path | undefined;
+  key: string;
+}
+
+/**
+ * One {@link sanitize} walk. A class, not closures over the walk's counters: a call of sanitize
+ * then creates no functions, and a value's path is a string only when a message or
+ * `forbiddenKeys` needs it (building both per value walked cost more than the walk of a small
+ * payload: a tool result, a plan).
+ */
+class JsonWalk {
+  readonly subject: string;
+  readonly forbiddenKeys: string[] = [];
+  failure: WalkFailure | undefined;
+  private readonly maxBytes: number;
+  private readonly maxDepth: number;
+  private readonly maxElements: number;
+  private bytes = 0;
+  private elements = 0;
+  private readonly seen = new Set<object>();
+
+  constructor(limits: { maxBytes: number; maxDepth: number; maxElements: number; subject?: string }) {
+    this.maxBytes = limits.maxBytes;
+    this.maxDepth = limits.maxDepth;
+    this.maxElements = limits.maxElements;
+    this.subject = limits.subject ?? 'Arguments';
+  }
+
+  private fail(kind: WalkFailure['kind'], message: string): undefined {
+    this.failure ??= { ok: false, kind, message };
+    return undefined;
+  }
+
+  private count(size: number): boolean {
+    this.bytes += size;
+    if (this.bytes <= this.maxBytes) return true;
+    this.fail('too_large', `${this.subject} exceed the limit of ${this.maxBytes} bytes`);
+    return false;
+  }
+
+  /** The value's path for a message, or the subject's name for the root. */
+  private where(path: Path | undefined): string {
+    return pathText(path) || this.subject.toLowerCase();
+  }
+
+  copy(input: unknown, depth: number, path: Path | undefined, key: string): unknown {
+    if (this.failure) return undefined;
+    const { subject, maxElements } = this;
+    if (++this.elements > maxElements)
+      return this.fail('too_large', `${subject} hold more than ${maxElements} values`);
     let value = input;
     if (
       value !== null &&
@@ -153,77 +195,83 @@ function sanitize(
     }
     switch (typeof value) {
       case 'string':
-        return count(value.length + 2) ? value : undefined;
+        return this.count(value.length + 2) ? value : undefined;
       case 'number':
-        if (!Number.isFinite(value)) return fail('not_json', `${where}: ${value} is not a JSON number`);
-        return count(String(value).length) ? value : undefined;
+        if (!Number.isFinite(value))
+          return this.fail('not_json', `${this.where(path)}: ${value} is not a JSON number`);
+        return this.count(String(value).length) ? value : undefined;
       case 'boolean':
-        return count(value ? 4 : 5) ? value : undefined;
+        return this.count(value ? 4 : 5) ? value : undefined;
       case 'undefined':
         return undefined;
       case 'object':
-        if (value === null) return count(4) ? null : undefined;
+        if (value === null) return this.count(4) ? null : undefined;
         break;
       default:
-        return fail('not_json', `${where}: a ${typeof value} is not JSON`);
+        return this.fail('not_json', `${this.where(path)}: a ${typeof value} is not JSON`);
     }
     const object = value as object;
     const tag = Object.prototype.toString.call(object);
     if (tag !== '[object Object]' && tag !== '[object Array]') {
-      return fail('not_json', `${where}: a ${tag.slice(8, -1)} is not JSON`);
+      return this.fail('not_json', `${this.where(path)}: a ${tag.slice(8, -1)} is not JSON`);
     }
-    if (depth >= maxDepth) {
-      return fail('too_deep', `${subject} nest deeper than the limit of ${maxDepth} levels`);
+    if (depth >= this.maxDepth) {
+      return this.fail('too_deep', `${subject} nest deeper than the limit of ${this.maxDepth} levels`);
     }
-    if (seen.has(object)) return fail('not_json', `${where}: a cyclic value is not JSON`);
-    if (!count(2)) return undefined;
+    if (this.seen.has(object))
+      return this.fail('not_json', `${this.where(path)}: a cyclic value is not JSON`);
+    if (!this.count(2)) return undefined;
     // Refused by size before a walk (issue 24 item 8: `new Array(1e7)` was walked whole, 2.6 s):
     // each item or member is one more value, and at least one byte plus a separator.
     const keys = Array.isArray(object) ? undefined : Object.keys(object);
     const size = keys ? keys.length : (object as unknown[]).length;
-    if (elements + size > maxElements)
-      return fail('too_large', `${subject} hold more than ${maxElements} values`);
-    if (bytes + Math.max(0, 2 * size - 1) > maxBytes) {
-      return fail('too_large', `${subject} exceed the limit of ${maxBytes} bytes`);
+    if (this.elements + size > maxElements)
+      return this.fail('too_large', `${subject} hold more than ${maxElements} values`);
+    if (this.bytes + Math.max(0, 2 * size - 1) > this.maxBytes) {
+      return this.fail('too_large', `${subject} exceed the limit of ${this.maxBytes} bytes`);
     }
-    seen.add(object);
+    this.seen.add(object);
     let out: unknown;
     if (Array.isArray(object)) {
       const items: unknown[] = [];
-      for (let index = 0; index < object.length && !failure; index++) {
-        const item = copy(object[index], depth + 1, join(path, String(index)), String(index));
+      for (let index = 0; index < object.length && !this.failure; index++) {
+        const itemKey = String(index);
+        const item = this.copy(object[index], depth + 1, { parent: path, key: itemKey }, itemKey);
         // An empty slot or undefined item is written as null: it counts, so `new Array(1e7)`
         // is too large instead of ten million nulls built for free (issue 12, defect 2).
-        if (item === undefined && !failure && !count(4)) break;
-        if (index > 0 && !count(1)) break;
+        if (item === undefined && !this.failure && !this.count(4)) break;
+        if (index > 0 && !this.count(1)) break;
         items.push(item === undefined ? null : item);
       }
       out = items;
     } else {
       const record: Record<string, unknown> = {};
-      for (const key of keys!) {
-        if (failure || !count(key.length + 3)) break;
-        if (FORBIDDEN_KEYS.has(key)) {
-          forbiddenKeys.push(join(path, key));
+      for (const member of keys!) {
+        if (this.failure || !this.count(member.length + 3)) break;
+        if (FORBIDDEN_KEYS.has(member)) {
+          this.forbiddenKeys.push(pathText({ parent: path, key: member }));
           continue;
         }
-        const item = copy((object as Record<string, unknown>)[key], depth + 1, join(path, key), key);
-        if (item !== undefined) record[key] = item;
+        const item = this.copy(
+          (object as Record<string, unknown>)[member],
+          depth + 1,
+          { parent: path, key: member },
+          member,
+        );
+        if (item !== undefined) record[member] = item;
       }
       out = record;
     }
-    seen.delete(object);
+    this.seen.delete(object);
     return out;
-  };
-
-  let value: unknown;
-  try {
-    value = copy(root, 0, '', '');
-  } catch (err) {
-    const reason = err instanceof RangeError ? 'it nests too deeply to copy' : describeError(err);
-    return { ok: false, kind: 'not_json', message: `${subject} could not be read: ${reason}` };
   }
-  return failure ?? { ok: true, value, forbiddenKeys };
+}
+
+/** A path for messages (`items.0.sku`): keys clipped, and the whole, so a refusal's message stays short. */
+function pathText(path: Path | undefined): string {
+  if (path === undefined) return '';
+  const parent = pathText(path.parent);
+  return clipText(parent ? `${parent}.${clipKey(path.key)}` : clipKey(path.key), PREVIEW_PATH_CHARS);
 }
 
 function describeError(err: unknown): string {
@@ -232,9 +280,4 @@ function describeError(err: unknown): string {
   } catch {
     return 'unreadable error';
   }
-}
-
-/** A path for messages: keys clipped, and the whole, so a refusal's message stays short. */
-function join(path: string, key: string): string {
-  return clipText(path ? `${path}.${clipKey(key)}` : clipKey(key), PREVIEW_PATH_CHARS);
 }
