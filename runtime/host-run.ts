@@ -82,10 +82,11 @@ export function createRunHost({
     });
     let emitted = false;
     let dispatched = 0;
-    const dispatch = (event: RunEvent) => {
+    const dispatch = (emittedEvent: RunEvent) => {
       dispatched++;
+      // The store's copy when it keeps one in memory: the handle replays that same object.
+      const event = persist.event(emittedEvent);
       handle.publish(event);
-      persist.event(event);
       emitted = true;
       const info = runInfo(actor.getSnapshot().context);
       hooks.eachPlugin('onEvent', (plugin) => plugin.onEvent?.(event, info));

@@ -3,7 +3,6 @@ import type { Observable } from 'rxjs';
 // ~100 ms of the core import for nothing. It is the same module the index re-exports, so the
 // subject is an rxjs Observable to the app's own operators (`instanceof`, `pipe`) either way.
 import { Observable as RxObservable } from 'rxjs/internal/Observable';
-import { ReplaySubject } from 'rxjs/internal/ReplaySubject';
 import { Subject } from 'rxjs/internal/Subject';
 import type { SnapshotFrom } from 'xstate';
 import { persistedSnapshotOf } from '../machines/persisted-snapshot.ts';
@@ -106,10 +105,18 @@ export interface RunStorage {
  */
 export class RunHandle {
   readonly runId: string;
-  private readonly subject = new ReplaySubject<RunEvent>();
+  /**
+   * Every event published so far, replayed to each new `events$` subscriber. The very objects
+   * the run's store keeps when it keeps them in memory (the persister's immutable copies): a run
+   * holds one copy of its log, not two (issue 29 item 3).
+   */
+  private readonly replay: RunEvent[] = [];
+  /** Each replayed event as it is published; completes with the run. */
+  private readonly subject = new Subject<RunEvent>();
   /** Live-only events (a streaming planner's deltas): to the subscribers of the moment, never replayed. */
   private readonly live = new Subject<RunEvent>();
-  private readonly toolResults: ToolResult[] = [];
+  /** `events$` ended (`close`, `lose`). */
+  private ended = false;
   private readonly outcome: Promise<RunOutcome>;
   private resolveOutcome!: (outcome: RunOutcome) => void;
   private rejectOutcome!: (error: Error) => void;
@@ -145,10 +152,17 @@ export class RunHandle {
    * Every RunEvent of this run, replayed from the first one to each new subscriber; a streaming
    * planner's deltas (`text_delta`, `tool_call_delta`) only as they happen, never replayed (a
    * model's tokens would pile up in memory for the run's life).
+   *
+   * Events are read-only: on a memory store they are the store's deep-frozen copies, shared by
+   * every subscriber, `onEvent` hooks and the store (one copy per run).
    */
   get events$(): Observable<RunEvent> {
     // By hand rather than rxjs's `merge`, whose module pulls a dozen more into the core import.
     return new RxObservable<RunEvent>((subscriber) => {
+      // The length is read on every pass: an event published by a subscriber's own `next` during
+      // the replay is replayed in its place, and the subscription below starts after it.
+      for (let index = 0; index < this.replay.length && !subscriber.closed; index++)
+        subscriber.next(this.replay[index]!);
       const replayed = this.subject.subscribe(subscriber);
       const live = this.live.subscribe((event) => subscriber.next(event));
       return () => {
@@ -316,9 +330,11 @@ export class RunHandle {
     return persistedSnapshotOf(this.actor);
   }
 
-  /** @internal The runtime feeds events here. */
+  /** @internal The runtime feeds events here (for a memory store, the store's own copies). */
   publish(event: RunEvent): void {
-    if (event.type === 'tool_result') this.toolResults.push(toolResultFromJSON(event.result));
+    // After the end (`close`, `lose`), as rxjs subjects do: nothing more is kept or sent.
+    if (this.ended) return;
+    this.replay.push(event);
     this.subject.next(event);
   }
 
@@ -335,12 +351,14 @@ export class RunHandle {
     if (this.lostTo !== undefined) return;
     this.lostTo = error;
     this.rejectOutcome(error);
+    this.ended = true;
     this.subject.complete();
     this.live.complete();
   }
 
   /** @internal The runtime ends `events$` after the run's terminal event. */
   close(): void {
+    this.ended = true;
     this.subject.complete();
     this.live.complete();
   }
@@ -457,7 +475,9 @@ export class RunHandle {
       status,
       finalResponse: context.flow.finalResponse ?? undefined,
       finalizeReason: context.flow.finalize?.reason,
-      toolResults: [...this.toolResults],
+      toolResults: this.replay.flatMap((event) =>
+        event.type === 'tool_result' ? [toolResultFromJSON(event.result)] : [],
+      ),
       transcript: context.messages,
       caps: capsState(context),
       usage: usageOf(context),

@@ -4,7 +4,7 @@
  *
  * | call                 | does                                                                   |
  * |----------------------|------------------------------------------------------------------------|
- * | `event(e)`           | queues an event; it is written with the next snapshot                  |
+ * | `event(e)`           | queues an event (written with the next snapshot); returns the store's copy |
  * | `snapshot(entry)`    | queues the snapshot of a step boundary and starts a write if none runs |
  * | `persisted()`        | resolves when everything queued before the call is in the store        |
  * | `caughtUp()`         | the same, waiting through failed attempts                              |
@@ -177,10 +177,17 @@ export class RunPersister {
     };
   }
 
-  /** Queues an event: it is written with the next snapshot. */
-  event(event: RunEvent): void {
-    if (this.conflict || this.stopped) return;
-    this.events.push({ event, at: event.at });
+  /**
+   * Queues an event: it is written with the next snapshot. Returns the event as the store will
+   * keep it: for a volatile store its immutable copy, made once here, which the run's handle
+   * replays too (one copy of each event per run, not the handle's and the store's); otherwise
+   * `event` itself.
+   */
+  event(event: RunEvent): RunEvent {
+    const kept = this.copying ? storedEvent(event) : event;
+    if (this.conflict || this.stopped) return kept;
+    this.events.push({ event: kept, at: kept.at });
+    return kept;
   }
 
   /** Queues a step boundary's snapshot and starts writing unless a write is running or waiting. */
@@ -288,7 +295,6 @@ export class RunPersister {
       // Inside the try: a value structuredClone cannot copy must not escape as an unhandled
       // rejection (issue 12 defect 1: it took the whole process down).
       snapshot = this.storedSnapshot(entry.snapshot);
-      if (this.copying) pending = events.map(({ event, at }) => ({ event: immutableCopy(event), at }));
       if (this.options.ready && !this.ready) {
         const waits = !(this.options.isReady?.() ?? false);
         await this.options.ready();
@@ -455,6 +461,19 @@ export class RunPersister {
     } catch {
       // An observer's failure is not the store's.
     }
+  }
+}
+
+/**
+ * The immutable copy a volatile store keeps of `event`; `event` itself when it holds a value that
+ * cannot be copied (a function): the store's own copy then fails, in the write, and the run is
+ * reported unstorable as before (RunValueError), rather than the emitting step throwing.
+ */
+function storedEvent(event: RunEvent): RunEvent {
+  try {
+    return immutableCopy(event);
+  } catch {
+    return event;
   }
 }
 

@@ -1,0 +1,109 @@
+import { firstValueFrom } from 'rxjs';
+import { take, toArray } from 'rxjs/operators';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { scriptedPlanner } from '../run/planner.ts';
+import type { RunEvent } from '../run/run-events.ts';
+import { defineTool } from '../tools/define-tool.ts';
+import { createRuntime } from './create-runtime.ts';
+import { memoryStore } from './stores/memory-store.ts';
+import type { NewRunEvent, RunStore } from './stores/run-store.ts';
+
+const add = defineTool({
+  id: 'math.add',
+  description: 'Adds two numbers',
+  input: z.object({ a: z.number(), b: z.number() }),
+  output: z.object({ sum: z.number() }),
+  execute: async ({ a, b }) => ({ sum: a + b }),
+});
+
+/** A memory store that records every event object it is given to keep. */
+function recordingStore(): { store: RunStore; given: unknown[] } {
+  const inner = memoryStore();
+  const given: unknown[] = [];
+  const record = (events: NewRunEvent[] | undefined) => {
+    for (const { event } of events ?? []) given.push(event);
+  };
+  const store: RunStore = {
+    ...inner,
+    create: (run) => {
+      record(run.events);
+      return inner.create(run);
+    },
+    save: (runId, update) => {
+      record(update.events);
+      return inner.save(runId, update);
+    },
+  };
+  return { store, given };
+}
+
+function twoStepRun(store: RunStore) {
+  const runtime = createRuntime({
+    agent: { id: 'adder' },
+    store,
+    tools: [add],
+    planner: scriptedPlanner([
+      { toolCalls: [{ name: 'math.add', toolCallId: 'c1', input: { a: 1, b: 2 } }] },
+      { toolCalls: [{ name: 'math.add', toolCallId: 'c2', input: { a: 3, b: 4 } }] },
+      { finalResponse: { text: 'done' } },
+    ]),
+  });
+  return { runtime, run: runtime.start({ messages: [{ role: 'user', content: 'Add' }] }) };
+}
+
+describe('RunHandle events$', () => {
+  it('replays the very event objects the memory store keeps: one copy of each event per run', async () => {
+    const { store, given } = recordingStore();
+    const { runtime, run } = twoStepRun(store);
+    await run.result();
+
+    const replayed = await firstValueFrom(run.events$.pipe(toArray()));
+
+    expect(replayed.length).toBeGreaterThan(10);
+    expect(replayed.map((event) => event.type)).toContain('tool_result');
+    // The same objects, not equal copies: the store keeps what it is given (immutable copies).
+    expect(replayed).toHaveLength(given.length);
+    for (const [index, event] of replayed.entries()) expect(event).toBe(given[index]);
+    await runtime.close();
+  });
+
+  it('still gives the outcome every tool result, in order, from the replayed events', async () => {
+    const { store } = recordingStore();
+    const { runtime, run } = twoStepRun(store);
+
+    const outcome = await run.result();
+
+    expect(outcome.toolResults.map((result) => [result.providerToolCallId, result.result])).toEqual([
+      ['c1', { sum: 3 }],
+      ['c2', { sum: 7 }],
+    ]);
+    await runtime.close();
+  });
+
+  it('gives a subscriber an event published during its replay once, after the ones before it', async () => {
+    const runtime = createRuntime({
+      agent: { id: 'asker' },
+      planner: scriptedPlanner([
+        { await: { clarification: { id: 'q', question: 'Which numbers?', missingFields: ['a'] } } },
+      ]),
+    });
+    const run = runtime.start({ messages: [{ role: 'user', content: 'Add' }] });
+    while (run.awaiting === null) await new Promise((resolve) => setTimeout(resolve, 5));
+    const before = await firstValueFrom(run.events$.pipe(take(4), toArray()));
+    const note: RunEvent = { type: 'planner_note', runId: run.runId, at: Date.now(), turnId: 't', note: 'n' };
+
+    const seen: RunEvent[] = [];
+    run.events$.subscribe((event) => {
+      seen.push(event);
+      if (seen.length === 1) run.publish(note);
+    });
+
+    expect(seen.slice(0, 4)).toEqual(before);
+    expect(seen.filter((event) => event === note)).toHaveLength(1);
+    expect(seen.at(-1)).toBe(note);
+    run.cancel();
+    await run.result();
+    await runtime.close();
+  });
+});
