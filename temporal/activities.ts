@@ -18,8 +18,9 @@ import type { RunDeps } from '../runtime/steps/run-deps.ts';
 import { createValidateBatchPort } from '../runtime/steps/validate-batch.ts';
 import { type TracedExecuteToolInput, tracedPlan, tracedToolCall } from './activity-spans.ts';
 import { Payloads } from './payload-store.ts';
-import { type ReadTranscript, TranscriptCache } from './transcript-cache.ts';
-import type { TranscriptPage, TranscriptRef } from './transcript-ref.ts';
+import { type ArchiveTranscriptInput, archiveChunk, readArchived } from './transcript-archive.ts';
+import { type ReadTranscript, readRange, TranscriptCache } from './transcript-cache.ts';
+import type { ArchivedTranscript, TranscriptPage, TranscriptRef } from './transcript-ref.ts';
 
 /**
  * A planner turn's activity input on Temporal: the machine's, with the transcript as a reference
@@ -41,6 +42,12 @@ export interface ToolwardenActivities {
   validateBatch(input: ValidateBatchInput): Promise<ValidateBatchOutput>;
   executeTool(input: TracedExecuteToolInput): Promise<ExecuteToolOutput>;
   reviewResults(input: ReviewResultsInput): Promise<PolicyEffects>;
+  /**
+   * Writes the transcript's messages `from … to − 1` to the payload store when the workflow
+   * continues as new (`transcript-archive.ts`); null when the worker has no store (the next
+   * execution then carries them).
+   */
+  archiveTranscript(input: ArchiveTranscriptInput): Promise<ArchivedTranscript | null>;
 }
 
 /**
@@ -64,7 +71,9 @@ export function createActivities(
     const { transcript, ...machineInput } = input;
     if (!transcript) return machineInput;
     const runId = input.context.runId;
-    const messages = await transcripts.resolve(runId, transcript, await transcriptReader(runId));
+    const messages = await transcripts.resolve(runId, transcript, await transcriptReader(runId), (archived) =>
+      readArchived(payloads.store, archived),
+    );
     if (input.kind === 'finalize') transcripts.forget(runId);
     return { ...machineInput, context: { ...machineInput.context, messages } };
   };
@@ -136,6 +145,16 @@ export function createActivities(
       }),
     reviewResults: async (input) =>
       step(reviewResults, { ...input, context: await withPayloads(input.context) }),
+    archiveTranscript: (input) =>
+      heartbeating(async () => {
+        const store = payloads.store;
+        if (!store) return null;
+        // The worker that took the run's last turn holds the messages; another reads them by query.
+        const messages =
+          transcripts.held(input.runId, input.from, input.to, input.digest) ??
+          (await readRange(await transcriptReader(input.runId), input.from, input.to));
+        return archiveChunk(store, input, messages);
+      }),
   };
 }
 

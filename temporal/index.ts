@@ -34,8 +34,9 @@ export {
   type TemporalStartOptions,
   temporalRuntime,
 } from './temporal-runtime.ts';
+export type { ArchiveTranscriptInput } from './transcript-archive.ts';
 export { TranscriptCache, TranscriptMismatchError } from './transcript-cache.ts';
-export type { TranscriptPage, TranscriptRef } from './transcript-ref.ts';
+export type { ArchivedTranscript, TranscriptChunk, TranscriptPage, TranscriptRef } from './transcript-ref.ts';
 export {
   createTemporalWorker,
   type TemporalWorkerOptions,

@@ -116,6 +116,11 @@ export class Payloads {
     this.#maxInline = options.maxInlineBytes ?? DEFAULT_MAX_INLINE_BYTES;
   }
 
+  /** The store, when the worker has one (the transcript's archive goes there too: `transcript-archive.ts`). */
+  get store(): PayloadStore | undefined {
+    return this.#store;
+  }
+
   /** The result as the run carries it: its value by reference when large, or an error when too large. */
   async outgoing(result: ToolResultJSON): Promise<ToolResultJSON> {
     if (result.result === undefined || result.error) return result;

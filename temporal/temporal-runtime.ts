@@ -82,6 +82,11 @@ export interface TemporalRuntimeOptions {
    * once an execution's history has `maxEvents` events or `maxBytes` bytes. Default: the suggestion only.
    */
   history?: { maxEvents?: number; maxBytes?: number };
+  /**
+   * The last tool results a run's workflow keeps, hands on at continue-as-new and returns in its
+   * result (`toolResultCount` counts all; every result is in the events). Default 100.
+   */
+  resultToolResults?: number;
 }
 
 /** What `start` takes (as `createRuntime().start`). */
@@ -284,6 +289,9 @@ export function temporalRuntime(options: TemporalRuntimeOptions) {
               toolTimeoutsMs,
               visibility: { searchAttributes },
               ...(options.history === undefined ? {} : { history: options.history }),
+              ...(options.resultToolResults === undefined
+                ? {}
+                : { resultToolResults: options.resultToolResults }),
               ...(options.heartbeatTimeoutMs === undefined
                 ? {}
                 : { heartbeatTimeoutMs: options.heartbeatTimeoutMs }),

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Message } from '../run/message.ts';
+import { memoryPayloadStore, PayloadMissingError, type PayloadStore } from './payload-store.ts';
+import { archiveChunk, readArchived } from './transcript-archive.ts';
 import { TranscriptCache, TranscriptMismatchError } from './transcript-cache.ts';
 import {
+  type ArchivedTranscript,
   chainDigest,
   EMPTY_DIGEST,
   PrefixDigests,
@@ -110,5 +113,69 @@ describe('TranscriptCache', () => {
     expect(cache.readMessages).toBe(6);
     await cache.resolve('b', refOf(messages, 2), read); // b was dropped
     expect(cache.readMessages).toBe(8);
+  });
+});
+
+describe('the transcript archived at continue-as-new', () => {
+  /** Archives `messages` in chunks ending at `ends`, as successive executions would. */
+  async function archived(store: PayloadStore, messages: Message[], ends: number[]) {
+    let previous: ArchivedTranscript | undefined;
+    const digests = new PrefixDigests();
+    digests.extend(messages);
+    for (const to of ends) {
+      const from = previous?.length ?? 0;
+      previous = await archiveChunk(
+        store,
+        { runId: 'r', from, to, digest: digests.at(to)!, ...(previous ? { previous } : {}) },
+        messages.slice(from, to),
+      );
+    }
+    return previous!;
+  }
+
+  it('reads the chain of chunks back in order, then the rest from the workflow', async () => {
+    const store = memoryPayloadStore();
+    const messages = transcript(12);
+    const last = await archived(store, messages, [3, 4, 9]);
+    expect(last.length).toBe(9);
+    expect(await readArchived(store, last)).toEqual(messages.slice(0, 9));
+
+    // The workflow holds messages 9 … 11 only; a worker without the run reads 0 … 8 from the store.
+    const cache = new TranscriptCache();
+    const reads: number[] = [];
+    const read = async (from: number, to: number) => {
+      reads.push(from);
+      if (from < 9) return { messages: [], next: from };
+      const page = transcriptPage(messages.slice(9), from - 9, to - 9);
+      return { messages: page.messages, next: page.next + 9 };
+    };
+    const ref = { ...refOf(messages, 11), archived: last };
+    const got = await cache.resolve('r', ref, read, (at) => readArchived(store, at));
+    expect(got).toEqual(messages);
+    expect(reads).toEqual([9]);
+    expect(cache.held('r', 9, 12, ref.digest)).toEqual(messages.slice(9));
+    expect(cache.held('r', 9, 12, 'other')).toBeUndefined();
+  });
+
+  it('refuses to archive messages that are not the ones the digest stands for', async () => {
+    const store = memoryPayloadStore();
+    const messages = transcript(4);
+    const digest = new PrefixDigests().extend(messages);
+    await expect(
+      archiveChunk(store, { runId: 'r', from: 0, to: 4, digest }, [...messages.slice(0, 3), user('x')]),
+    ).rejects.toBeInstanceOf(TranscriptMismatchError);
+    await expect(readArchived(store, { key: 'r.transcript.4.x', length: 4, digest })).rejects.toBeInstanceOf(
+      PayloadMissingError,
+    );
+  });
+
+  it('digests of a transcript whose start is archived keep the transcript’s positions', () => {
+    const messages = transcript(6);
+    const whole = new PrefixDigests();
+    whole.extend(messages);
+    const rest = new PrefixDigests(4, whole.at(4));
+    expect(rest.extend(messages.slice(4))).toBe(whole.at(6));
+    expect(rest.at(5)).toBe(whole.at(5));
+    expect(rest.at(3)).toBeUndefined();
   });
 });

@@ -1,5 +1,11 @@
 import type { Message } from '../run/message.ts';
-import { chainDigest, PrefixDigests, type TranscriptPage, type TranscriptRef } from './transcript-ref.ts';
+import {
+  type ArchivedTranscript,
+  chainDigest,
+  PrefixDigests,
+  type TranscriptPage,
+  type TranscriptRef,
+} from './transcript-ref.ts';
 
 /** Thrown when the transcript read from the workflow does not match the reference's digest. */
 export class TranscriptMismatchError extends Error {
@@ -8,6 +14,20 @@ export class TranscriptMismatchError extends Error {
 
 /** Reads messages `from … to − 1` of a run's transcript, a page at a time (the `transcript` query). */
 export type ReadTranscript = (from: number, to: number) => Promise<TranscriptPage>;
+
+/** Reads the messages an archived transcript holds, from the payload store (`transcript-archive.ts`). */
+export type ReadArchived = (archived: ArchivedTranscript) => Promise<Message[]>;
+
+/** Messages `from … to − 1` read from the workflow a page at a time (fewer if it has fewer). */
+export async function readRange(read: ReadTranscript, from: number, to: number): Promise<Message[]> {
+  const messages: Message[] = [];
+  while (from + messages.length < to) {
+    const page = await read(from + messages.length, to);
+    if (page.messages.length === 0) break;
+    messages.push(...page.messages);
+  }
+  return messages;
+}
 
 interface Entry {
   messages: Message[];
@@ -33,7 +53,12 @@ export class TranscriptCache {
    * @throws TranscriptMismatchError when the messages read from the workflow do not have the
    *   reference's digest (the activity fails and Temporal retries it).
    */
-  async resolve(runId: string, ref: TranscriptRef, read: ReadTranscript): Promise<Message[]> {
+  async resolve(
+    runId: string,
+    ref: TranscriptRef,
+    read: ReadTranscript,
+    readArchived?: ReadArchived,
+  ): Promise<Message[]> {
     const cached = this.#runs.get(runId);
     if (cached) {
       this.#runs.delete(runId);
@@ -43,12 +68,9 @@ export class TranscriptCache {
         return hit;
       }
     }
-    const prefix: Message[] = [];
-    while (prefix.length < ref.tailFrom) {
-      const page = await read(prefix.length, ref.tailFrom);
-      if (page.messages.length === 0) break;
-      prefix.push(...page.messages);
-    }
+    // The messages archived when the run continued as new are no longer in the workflow.
+    const prefix: Message[] = ref.archived && readArchived ? await readArchived(ref.archived) : [];
+    prefix.push(...(await readRange(read, prefix.length, ref.tailFrom)));
     this.readMessages += prefix.length;
     const messages = prefix.concat(ref.tail);
     const digests = new PrefixDigests();
@@ -77,6 +99,16 @@ export class TranscriptCache {
   #remember(runId: string, entry: Entry): void {
     this.#runs.set(runId, entry);
     if (this.#runs.size > this.maxRuns) this.#runs.delete(this.#runs.keys().next().value!);
+  }
+
+  /**
+   * Messages `from … to − 1` of the run's transcript as this worker holds it, if the first `to`
+   * messages it holds have `digest` (else undefined: read them from the workflow).
+   */
+  held(runId: string, from: number, to: number, digest: string): Message[] | undefined {
+    const entry = this.#runs.get(runId);
+    if (!entry || entry.digests.at(to) !== digest) return undefined;
+    return entry.messages.slice(from, to);
   }
 
   /** Forgets a run (its last turn is done). */

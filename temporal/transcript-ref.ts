@@ -25,6 +25,36 @@ export interface TranscriptRef {
   tailFrom: number;
   /** Messages `tailFrom … length − 1`: those the workflow has not sent since its last planner turn. */
   tail: Message[];
+  /**
+   * Messages `0 … archived.length − 1` are in the payload store, not in the workflow (the run
+   * continued as new; {@link ArchivedTranscript}): a worker that lacks them reads them there, and
+   * the rest up to `tailFrom` by query.
+   */
+  archived?: ArchivedTranscript;
+}
+
+/**
+ * The start of a run's transcript as a chain of chunks in the payload store (docs/temporal.md
+ * §History), written when the workflow continues as new so that what crosses to the next
+ * execution does not grow with the run: each chunk holds the messages one execution added and the
+ * reference of the chunk before it, so this reference is all a workflow carries, however long the run.
+ */
+export interface ArchivedTranscript {
+  /** The store's key of the last chunk ({@link TranscriptChunk}). */
+  key: string;
+  /** Messages archived: positions `0 … length − 1`. */
+  length: number;
+  /** {@link chainDigest} over those `length` messages. */
+  digest: string;
+}
+
+/** What one chunk of an archived transcript holds (its JSON is the stored value). */
+export interface TranscriptChunk {
+  /** Position of `messages[0]` in the transcript. */
+  from: number;
+  messages: Message[];
+  /** The chunk before (positions `0 … from − 1`); absent for the first. */
+  previous?: ArchivedTranscript;
 }
 
 /** The `transcript` query's answer: messages from a position, at most ~1 MB of JSON a page. */
@@ -58,12 +88,24 @@ export function chainDigest(previous: string, message: Message): string {
 
 /**
  * Digests of every prefix of an append-only transcript: `at(n)` is the digest of its first `n`
- * messages. `extend` digests only the messages added since the last call.
+ * messages. `extend` digests only the messages added since the last call. A transcript whose
+ * first `from` messages are elsewhere (archived) starts from their digest: `extend` then takes
+ * the messages from position `from` on, and positions stay the transcript's.
  */
 export class PrefixDigests {
-  readonly #digests: string[] = [EMPTY_DIGEST];
+  readonly #digests: string[];
 
-  /** Digests the messages of `messages` past those already digested; returns the full digest. */
+  constructor(
+    readonly from = 0,
+    digest = EMPTY_DIGEST,
+  ) {
+    this.#digests = [digest];
+  }
+
+  /**
+   * Digests the messages of `messages` (positions `from …`) past those already digested; returns
+   * the digest of the whole transcript.
+   */
   extend(messages: readonly Message[]): string {
     for (let i = this.#digests.length - 1; i < messages.length; i++) {
       this.#digests.push(chainDigest(this.#digests[i]!, messages[i]!));
@@ -73,12 +115,12 @@ export class PrefixDigests {
 
   /** The digest of the first `length` messages, if they were digested. */
   at(length: number): string | undefined {
-    return this.#digests[length];
+    return this.#digests[length - this.from];
   }
 
   /** Forgets the digests past `length` (the transcript was replaced from there). */
   truncate(length: number): void {
-    this.#digests.length = Math.min(this.#digests.length, length + 1);
+    this.#digests.length = Math.max(1, Math.min(this.#digests.length, length - this.from + 1));
   }
 }
 

@@ -1,6 +1,7 @@
 import type { RunInput } from '../machines/run-context.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
+import type { ArchivedTranscript } from './transcript-ref.ts';
 
 /** The workflow's name, as workers register it and clients start it. */
 export const RUN_WORKFLOW = 'toolwardenRun';
@@ -66,6 +67,11 @@ export interface ContinuedRun {
   state?: string;
   /** Messages the previous execution had sent to planner turns (a worker may hold them). */
   sentMark: number;
+  /**
+   * The transcript's first messages, in the payload store (`transcript-archive.ts`): the
+   * snapshot's `context.messages` then holds the messages from `archived.length` on. Absent: all.
+   */
+  archived?: ArchivedTranscript;
   /** Executions so far (this one is `executions + 1`). */
   executions: number;
   /** Tools' timeouts as workers reported them with planner turns, ms, by tool. */

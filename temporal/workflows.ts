@@ -29,6 +29,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { createActor } from 'xstate';
+import type { RunContext } from '../machines/run-context.ts';
 import { runMachine } from '../machines/run-machine.ts';
 import type { ExecuteToolInput, PlanActorInput } from '../machines/run-ports.ts';
 import { runSteps } from '../machines/run-steps.ts';
@@ -37,7 +38,12 @@ import { withStepsActor } from '../runtime/durable/snapshot-codec.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
 import type { ToolwardenActivities } from './activities.ts';
 import { awaitedQuestion, currentDetails, RUN_MEMO, type RunMemo } from './run-visibility.ts';
-import { PrefixDigests, type TranscriptPage, transcriptPage } from './transcript-ref.ts';
+import {
+  type ArchivedTranscript,
+  PrefixDigests,
+  type TranscriptPage,
+  transcriptPage,
+} from './transcript-ref.ts';
 import {
   type ContinuedRun,
   DEFAULT_HEARTBEAT_TIMEOUT_MS,
@@ -180,21 +186,27 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
   let first = continued?.first ?? 0;
   let crashed: unknown;
   // The transcript leaves history (transcript-ref.ts): a planner turn gets the messages new since
-  // the last turn, the transcript's length and digest; the worker reads the rest by query.
-  const digests = new PrefixDigests();
+  // the last turn, the transcript's length and digest; the worker reads the rest by query. Its
+  // first `base` messages were archived in the payload store by an earlier execution
+  // (transcript-archive.ts): the machine's `context.messages` holds the messages from `base` on.
+  const archived = continued?.archived;
+  const base = archived?.length ?? 0;
+  const digests = new PrefixDigests(base, archived?.digest);
   let sentMark = continued?.sentMark ?? 0;
   const planInput = (step: PlanActorInput) => {
     const messages = step.context.messages;
-    const tailFrom = Math.min(sentMark, messages.length);
-    sentMark = messages.length;
+    const length = base + messages.length;
+    const tailFrom = Math.min(Math.max(sentMark, base), length);
+    sentMark = length;
     return {
       ...step,
       context: { ...step.context, messages: [] },
       transcript: {
-        length: messages.length,
+        length,
         digest: digests.extend(messages),
         tailFrom,
-        tail: messages.slice(tailFrom),
+        tail: messages.slice(tailFrom - base),
+        ...(archived ? { archived } : {}),
       },
     };
   };
@@ -335,9 +347,12 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
     next: first + events.length,
     first,
   }));
-  setHandler(transcriptQuery, (from: number, to: number) =>
-    transcriptPage(actor.getSnapshot().context.messages, from, to),
-  );
+  // Positions are the transcript's: those archived (below `base`) are read from the store, not here.
+  setHandler(transcriptQuery, (from: number, to: number) => {
+    if (from < base) return { messages: [], next: from };
+    const page = transcriptPage(actor.getSnapshot().context.messages, from - base, to - base);
+    return { messages: page.messages, next: page.next + base };
+  });
   setHandler(clarificationSignal, (answer) => actor.send({ type: 'provide.clarification', ...answer }));
   setHandler(toolResultsSignal, (answer) => actor.send({ type: 'provide.toolResults', ...answer }));
   setHandler(cancelSignal, ({ reason }) =>
@@ -364,10 +379,40 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
   actor.start();
   // Idle while awaiting an answer (a backoff timer is restored from its stored deadline).
   const idleAwaiting = () => stateName(actor.getSnapshot().value).startsWith('awaiting') && continueDue();
+  /**
+   * At continue-as-new: the messages workers were sent (`sentMark`; those after belong to the
+   * turn in progress) go to the payload store through a worker, so the next execution's input
+   * carries a reference instead of them (transcript-archive.ts). Undefined when the worker has no
+   * store, or the archive failed: the next execution then carries them, as before.
+   */
+  const archive = async (): Promise<ArchivedTranscript | undefined> => {
+    // Histories from before the archive continued as new without this activity.
+    if (!patched('toolwarden.transcript-archive')) return undefined;
+    const to = sentMark;
+    const digest = digests.at(to);
+    if (to <= base || digest === undefined) return undefined;
+    try {
+      const stored = await steps.archiveTranscript.executeWithOptions(
+        {
+          startToCloseTimeout: 60_000,
+          heartbeatTimeout,
+          retry: { maximumAttempts: 3, initialInterval: '1 second' },
+          summary: `transcript · messages ${base}–${to}`,
+        },
+        [{ runId: input.run.runId, from: base, to, digest, ...(archived ? { previous: archived } : {}) }],
+      );
+      return stored ?? undefined;
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      return undefined;
+    }
+  };
+  let archivedNow: ArchivedTranscript | undefined;
   try {
     await condition(
       () => actor.getSnapshot().status !== 'active' || crashed !== undefined || continuing || idleAwaiting(),
     );
+    if (crashed === undefined && actor.getSnapshot().status === 'active') archivedNow = await archive();
   } catch (error) {
     if (isCancellation(error)) actor.send({ type: 'cancel', reason: 'the workflow was canceled' });
     throw error;
@@ -379,14 +424,25 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
     );
   }
   if (actor.getSnapshot().status === 'active') {
+    const persisted = actor.getPersistedSnapshot() as unknown as { context: RunContext };
     const next: ContinuedRun = {
-      snapshot: actor.getPersistedSnapshot(),
+      // Without the archived messages: what crosses is one turn's messages, not the run's.
+      snapshot: archivedNow
+        ? {
+            ...persisted,
+            context: {
+              ...persisted.context,
+              messages: persisted.context.messages.slice(archivedNow.length - base),
+            },
+          }
+        : persisted,
       events: events.slice(-EVENTS_CARRIED),
       first: first + Math.max(0, events.length - EVENTS_CARRIED),
       toolResults,
       toolResultCount,
       ...(previous === undefined ? {} : { state: previous }),
       sentMark,
+      ...((archivedNow ?? archived) ? { archived: archivedNow ?? archived } : {}),
       executions: execution,
       toolTimeoutsMs: workerTimeouts,
     };

@@ -1,10 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import type { Worker } from '@temporalio/worker';
+import { Worker as ReplayWorker, type Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../run/planner.ts';
-import { createTemporalWorker, memoryPayloadStore, temporalRuntime } from '../temporal/index.ts';
+import {
+  createTemporalWorker,
+  memoryPayloadStore,
+  temporalRuntime,
+  WORKFLOWS_PATH,
+} from '../temporal/index.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { historyPayloads } from './support/temporal-history-size.ts';
 import { connectTemporal, probeTemporal } from './support/temporal-server.ts';
@@ -22,6 +27,24 @@ const SUITE = 'Temporal long runs with large results (real dev server)';
 const { available, required } = await probeTemporal(SUITE);
 const STEPS = 60;
 const RESULT_BYTES = 50_000;
+const SMALL_STEPS = 150;
+
+const smallPage = defineTool({
+  id: 'report.page',
+  description: 'Fetches a short report page',
+  input: z.object({ page: z.number() }),
+  execute: ({ page }) => ({ page, line: `page ${page}` }),
+});
+
+/** One call a turn, counted from the transcript; records the transcript's length each turn saw. */
+function countingTurn(input: PlanInput | PlanResumeInput, steps: number, seen: number[]): PlanResult {
+  seen.push(input.messages.length);
+  const done = input.messages.filter((message) => message.role === 'tool').length;
+  if (input.messages[0]?.content !== 'read every page')
+    throw new Error('the transcript lost its first message');
+  if (done < steps) return { toolCalls: [{ name: 'report.page', input: { page: done } }] };
+  return { finalResponse: { text: `read ${done} pages` } };
+}
 
 const fetchReport = defineTool({
   id: 'report.fetch',
@@ -99,6 +122,75 @@ describe.skipIf(!available && !required)(SUITE, () => {
     expect(executions.length).toBeGreaterThanOrEqual(4);
     // 3 MB of results went through; no single payload holds more than a few results' worth.
     expect(largest).toBeLessThan(150_000);
+  }, 300_000);
+
+  it('a run of many small steps: the continue-as-new input and the result do not grow with the run', async () => {
+    // ~0.35 KB of transcript a step (an assistant message with its call, a tool message): before
+    // the transcript crossed continue-as-new by reference, every execution's input carried all of
+    // it, so a 4,000-step run reached Temporal's 2 MB limit. Here the inputs after the event
+    // buffer filled must stay flat while the run grows by ~50 KB of transcript.
+    const steps = SMALL_STEPS;
+    const taskQueue = `toolwarden-small-${randomUUID().slice(0, 8)}`;
+    const store = memoryPayloadStore();
+    const seen: number[] = [];
+    const counting: Planner = {
+      planStart: async (input) => countingTurn(input, steps, seen),
+      planResume: async (input) => countingTurn(input, steps, seen),
+    };
+    const worker = await createTemporalWorker({
+      connection: temporal.connection,
+      taskQueue,
+      tools: [smallPage],
+      planner: counting,
+      payloads: { store },
+      // Every turn reads its transcript back (the store's archive, then the workflow by query).
+      transcriptCacheRuns: 0,
+    });
+    workers.push({ worker, running: worker.run() });
+    const runtime = temporalRuntime({
+      client,
+      taskQueue,
+      agent: { id: 'small' },
+      payloadStore: store,
+      history: { maxEvents: 60 }, // continue as new every ~5 steps
+      resultToolResults: 10,
+    });
+    const started = Date.now();
+    const run = await runtime.start({
+      messages: [{ role: 'user', content: 'read every page' }],
+      caps: { maxToolCalls: steps + 1, maxTurns: steps + 2, timeBudgetMs: 600_000 },
+    });
+    const outcome = await run.result();
+    const elapsed = Date.now() - started;
+    expect(outcome).toMatchObject({ status: 'completed', finalResponse: { text: `read ${steps} pages` } });
+    expect(outcome.toolResultCount).toBe(steps);
+    expect(outcome.toolResults).toHaveLength(10);
+    // Every turn saw the whole transcript: the first message, then two a step.
+    expect(seen).toEqual(Array.from({ length: steps + 1 }, (_, i) => 1 + 2 * i));
+
+    const executions = await historyPayloads(client, run.runId);
+    const inputs = executions.slice(1).map((execution) => execution.inputBytes);
+    const result = executions.at(-1)!.resultBytes;
+    const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
+    console.log(
+      `[issue 26] ${steps} small steps: ${Math.round(elapsed / steps)} ms/step, ${inputs.length} continue-as-new, inputs ${inputs.map(kb).join(' → ')}, result ${kb(result)}`,
+    );
+    expect(inputs.length).toBeGreaterThanOrEqual(20);
+    // Once the events carried (the last 100) are full, ~20 steps in: flat, give or take a few
+    // digits of counters; the transcript alone would add ~0.35 KB a step (~35 KB here).
+    const settled = inputs.slice(Math.floor(inputs.length / 4));
+    expect(Math.max(...settled) - Math.min(...settled)).toBeLessThan(3_000);
+    expect(result).toBeLessThan(10_000);
+    for (const execution of executions) expect(execution.largestPayload).toBeLessThan(64_000);
+    // Every execution, the archive activity at its continue-as-new included, replays against the bundle.
+    const histories = await Promise.all(
+      executions.map(async (execution) => ({
+        workflowId: run.runId,
+        history: await client.workflow.getHandle(run.runId, execution.runId).fetchHistory(),
+      })),
+    );
+    for await (const replay of ReplayWorker.runReplayHistories({ workflowsPath: WORKFLOWS_PATH }, histories))
+      expect(replay.error).toBeUndefined();
   }, 300_000);
 
   it('without a store, a result over the cap is an error result the planner sees, not a stuck run', async () => {

@@ -11,6 +11,8 @@ export interface ExecutionPayloads {
   largestPayload: number;
   /** Payload bytes of the whole history. */
   totalPayload: number;
+  /** Bytes of the workflow's result, for the execution that completed (0 for the others). */
+  resultBytes: number;
 }
 
 /** Bytes of every payload's `data` under `value` (history events hold them as Uint8Arrays). */
@@ -47,6 +49,7 @@ export async function historyPayloads(client: Client, workflowId: string): Promi
       inputBytes: payloadBytes(started?.input),
       largestPayload: Math.max(0, ...sizes),
       totalPayload: sizes.reduce((a: number, b: number) => a + b, 0),
+      resultBytes: payloadBytes(events.at(-1)?.workflowExecutionCompletedEventAttributes?.result ?? null),
     });
     runId = started?.continuedExecutionRunId || undefined;
   }
