@@ -96,33 +96,18 @@ export function runSteps(
       failed: (error: unknown) => StepEvent,
       settled?: () => void,
     ): void {
-      let controller: AbortController | undefined;
-      const args: TaskArgs<I> = {
-        input: request,
-        get controller() {
-          if (!controller) {
-            controller = new AbortController();
-            held.add(controller);
-          }
-          return controller;
-        },
-      };
-      const finish = (event: StepEvent) => {
-        if (controller) held.delete(controller);
-        settled?.();
-        sendBack(event);
-      };
+      const task = new StepTask(request, held);
       let result: PromiseLike<O> | O;
       try {
-        result = run(args);
+        result = run(task);
       } catch (error) {
         // Answered as a rejection is: after the request's own step.
-        Promise.resolve().then(() => finish(failed(error)));
+        Promise.resolve().then(() => task.finish(failed(error), sendBack, settled));
         return;
       }
       Promise.resolve(result).then(
-        (output) => finish(done(output)),
-        (error: unknown) => finish(failed(error)),
+        (output) => task.finish(done(output), sendBack, settled),
+        (error: unknown) => task.finish(failed(error), sendBack, settled),
       );
     }
 
@@ -222,6 +207,35 @@ export function runSteps(
   const getPersistedSnapshot = (snapshot: CallbackSnapshot<StepsInput | undefined>) =>
     snapshot.input === undefined ? snapshot : { ...snapshot, input: undefined };
   return { ...logic, restoreSnapshot, getPersistedSnapshot };
+}
+
+/**
+ * One request's {@link TaskArgs}: its controller made on first read and held (aborted when the
+ * actor stops) until the request settles. A class, not an object literal with a getter and a
+ * closure per request: those were two functions made for every request of every step.
+ */
+class StepTask<I> implements TaskArgs<I> {
+  private own: AbortController | undefined;
+
+  constructor(
+    readonly input: I,
+    private readonly held: Set<AbortController>,
+  ) {}
+
+  get controller(): AbortController {
+    if (!this.own) {
+      this.own = new AbortController();
+      this.held.add(this.own);
+    }
+    return this.own;
+  }
+
+  /** The request settled: its controller is no longer held, and the run hears `event`. */
+  finish(event: StepEvent, sendBack: (event: StepEvent) => void, settled: (() => void) | undefined): void {
+    if (this.own) this.held.delete(this.own);
+    settled?.();
+    sendBack(event);
+  }
 }
 
 /** `performance.now()`; `Date.now()` in Temporal's workflow sandbox, which has no `performance`. */

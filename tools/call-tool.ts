@@ -132,6 +132,12 @@ export interface ExecuteOptions {
   /** Cancels the call (the run was canceled); the result is a non-recoverable ToolError. */
   signal?: AbortSignal;
   /**
+   * The controller of `signal`, when it is the call's own (the run's `executeTool` port: one
+   * controller per call). Its signal is then the tool's and the timeout aborts it; without it a
+   * controller of the call's own is chained to `signal` (two controllers and a listener a call).
+   */
+  controller?: AbortController;
+  /**
    * Used when the tool declares no `timeoutMs`. Default 60 000 ms; values above
    * {@link MAX_TIMEOUT_MS} are clamped to it, and a value that is not positive means the default.
    */
@@ -151,40 +157,44 @@ export async function executeToolCall(
 ): Promise<ToolResult> {
   const call = { name: tool.id, toolCallId: options.meta.toolCallId };
   const started = performance.now();
-  // Object.assign, not `{ ...result, telemetry }`: Node 20's V8 takes ~0.5 µs for each member
-  // added after a spread.
-  const done = (result: ToolResult): ToolResult =>
-    Object.assign({}, result, { telemetry: { durationMs: performance.now() - started } });
   if (!tool.execute) {
-    return done(
+    return timed(
       crash(call, new ToolError(`Tool ${tool.id} has no execute function (it is an external tool)`), false),
+      started,
     );
   }
   if (tool.inject?.length) {
     const full = tool.input.safeParse(input);
     if (!full.success) {
       const fields = full.error.issues.map((issue) => dottedPath(issue.path)).join(', ');
-      return done(
+      return timed(
         crash(
           call,
           new ToolError(`Injected fields of ${tool.id} were not filled by a plugin: ${fields}`),
           false,
         ),
+        started,
       );
     }
     input = full.data;
   }
   if (options.signal?.aborted) {
     // Stopped before it started (a cancel, a run lost to another owner): nothing may run.
-    return done(crash(call, ToolError.from(options.signal.reason ?? new Error('Run canceled')), false));
+    return timed(
+      crash(call, ToolError.from(options.signal.reason ?? new Error('Run canceled')), false),
+      started,
+    );
   }
   const requested = tool.timeoutMs ?? options.defaultTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
   // setTimeout fires at once for delays above 2^31-1 ms (Infinity included): clamp instead.
   const timeoutMs = requested > 0 ? Math.min(requested, MAX_TIMEOUT_MS) : DEFAULT_TOOL_TIMEOUT_MS;
-  const controller = new AbortController();
-  const onParentAbort = () => controller.abort(options.signal?.reason ?? new Error('Run canceled'));
-  if (options.signal?.aborted) onParentAbort();
-  options.signal?.addEventListener('abort', onParentAbort, { once: true });
+  const { signal: parent, controller: given } = options;
+  const own = given !== undefined && given.signal === parent;
+  const controller = own ? given : new AbortController();
+  const onParentAbort = own
+    ? undefined
+    : () => controller.abort(parent?.reason ?? new Error('Run canceled'));
+  if (onParentAbort) parent?.addEventListener('abort', onParentAbort, { once: true });
   const timer = setTimeout(() => controller.abort(new ToolTimeoutError(tool.id, timeoutMs)), timeoutMs);
   try {
     const output = await Promise.race([
@@ -197,13 +207,21 @@ export async function executeToolCall(
         controller.signal.addEventListener('abort', fail, { once: true });
       }),
     ]);
-    return done(decodeOutput(tool, call, output));
+    return timed(decodeOutput(tool, call, output), started);
   } catch (err) {
-    return done(executionFailure(tool, call, err, controller.signal.reason));
+    return timed(executionFailure(tool, call, err, controller.signal.reason), started);
   } finally {
     clearTimeout(timer);
-    options.signal?.removeEventListener('abort', onParentAbort);
+    if (onParentAbort) parent?.removeEventListener('abort', onParentAbort);
   }
+}
+
+/**
+ * The result with its duration since `started` (`performance.now()`). Object.assign, not
+ * `{ ...result, telemetry }`: Node 20's V8 takes ~0.5 µs for each member added after a spread.
+ */
+function timed(result: ToolResult, started: number): ToolResult {
+  return Object.assign({}, result, { telemetry: { durationMs: performance.now() - started } });
 }
 
 /** {@link prepareToolCall} then {@link executeToolCall}; the whole boundary in one call. */

@@ -64,6 +64,8 @@ export function createExecuteToolPort(
           meta: invocation.meta,
           labels: invocation.labels,
           signal: invocation.signal,
+          // The call's controller is the tool's too, unless a hook passed a signal of its own.
+          controller: held,
           defaultTimeoutMs: deps.defaultToolTimeoutMs,
         });
       };

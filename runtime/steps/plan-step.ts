@@ -37,56 +37,85 @@ export function createPlanPort(deps: RunDeps): RunPort<PlanActorInput, PlanActor
     const { context, kind } = input;
     const deadline = planDeadline(context, kind, deps.finalizeGraceMs);
     if (Date.now() >= deadline) return { timedOut: true };
-    // The actor's own controller is the planner's: stopping the actor (cancel) aborts it, and so
-    // does the deadline below.
-    const { signal } = controller;
     return new Promise<PlanActorOutput>((resolve, reject) => {
-      let settled = false;
-      // Assigned below; `waitUntil` calls back at once when the deadline passed meanwhile.
-      let stopWaiting = () => {};
-      const settle = (done: () => void) => {
-        if (settled) return;
-        settled = true;
-        stopWaiting();
-        done();
-      };
+      const turn = new PlanTurn(controller, resolve, reject);
+      turn.stopWaiting = waitUntil(deadline, () => turn.timeUp());
+      if (turn.settled) return;
       // Left on the signal once settled: it can fire only once more, to no effect, and goes
       // with the controller.
-      const onAbort = () => settle(() => reject(signal.reason));
-      stopWaiting = waitUntil(deadline, () =>
-        settle(() => {
-          controller.abort(new Error('Time budget exhausted'));
-          resolve({ timedOut: true });
-        }),
-      );
-      if (settled) return;
-      signal.addEventListener('abort', onAbort, { once: true });
+      controller.signal.addEventListener('abort', turn, { once: true });
       let planInput: PlanInput | PlanResumeInput;
       try {
-        planInput = buildPlanInput(deps, context, kind, signal);
+        planInput = buildPlanInput(deps, context, kind, controller.signal);
       } catch (err) {
-        settle(() => reject(err));
+        turn.fail(err);
         return;
       }
-      const ask = () => {
-        if (settled) return;
-        invoke({ kind, input: planInput, run: runInfo(context) }).then(
-          (result) =>
-            settle(() => {
-              const json = planResultAsJson(result);
-              if (json.ok) resolve({ result: json.value as PlanResult });
-              else reject(new PlannerOutputError(json.message));
-            }),
-          (err: unknown) => settle(() => reject(err)),
-        );
-      };
       // Turns start from the turn scheduler's macrotasks: a planner that answers at once (a
       // script, a cache) would otherwise chain every step of every run in one run of
       // microtasks, and timers, I/O and lease renewals would starve (issue 12 defect 4).
-      scheduleTurn(ask);
+      scheduleTurn(() => {
+        if (turn.settled) return;
+        invoke({ kind, input: planInput, run: runInfo(context) }).then(
+          (result) => turn.answer(result),
+          (err: unknown) => turn.fail(err),
+        );
+      });
     });
   };
 }
+
+/**
+ * One planner turn in flight: settles once, by the planner's answer, the deadline, or the
+ * controller's abort (the run stopped; it is the abort listener itself, `handleEvent`). Methods,
+ * not closures made for every turn.
+ */
+class PlanTurn {
+  settled = false;
+  /** Cancels the deadline's timer; set once it is armed (`waitUntil` may fire at once). */
+  stopWaiting: () => void = noop;
+
+  constructor(
+    // The actor's own controller is the planner's: stopping the actor (cancel) aborts it, and so
+    // does the deadline.
+    private readonly controller: AbortController,
+    private readonly resolve: (output: PlanActorOutput) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {}
+
+  /** The planner answered: its result as JSON, or a PlannerOutputError. */
+  answer(result: PlanResult): void {
+    if (!this.settle()) return;
+    const json = planResultAsJson(result);
+    if (json.ok) this.resolve({ result: json.value as PlanResult });
+    else this.reject(new PlannerOutputError(json.message));
+  }
+
+  fail(error: unknown): void {
+    if (this.settle()) this.reject(error);
+  }
+
+  /** The deadline passed: the planner's signal aborts, the turn times out. */
+  timeUp(): void {
+    if (!this.settle()) return;
+    this.controller.abort(new Error('Time budget exhausted'));
+    this.resolve({ timedOut: true });
+  }
+
+  /** The controller aborted (the run stopped). */
+  handleEvent(): void {
+    this.fail(this.controller.signal.reason);
+  }
+
+  private settle(): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    this.stopWaiting();
+    return true;
+  }
+}
+
+function noop(): void {}
 
 /** A planner's result JSON cannot carry (a function, a cycle, a BigInt) or over its bounds: fails that run only. */
 export class PlannerOutputError extends Error {
