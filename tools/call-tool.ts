@@ -191,9 +191,7 @@ export async function executeToolCall(
   const { signal: parent, controller: given } = options;
   const own = given !== undefined && given.signal === parent;
   const controller = own ? given : new AbortController();
-  const onParentAbort = own
-    ? undefined
-    : () => controller.abort(parent?.reason ?? new Error('Run canceled'));
+  const onParentAbort = own ? undefined : () => controller.abort(parent?.reason ?? new Error('Run canceled'));
   if (onParentAbort) parent?.addEventListener('abort', onParentAbort, { once: true });
   const timer = setTimeout(() => controller.abort(new ToolTimeoutError(tool.id, timeoutMs)), timeoutMs);
   try {
