@@ -21,6 +21,16 @@ describe('immutableCopy', () => {
     expect(copy).toEqual({ list: [1, 2] });
   });
 
+  it('marks the root with nothing a reader can see: keys, symbols, JSON and clones are the value’s', () => {
+    const value = { type: 'tool_result', at: 1, result: { sum: 3 } };
+    const copy = immutableCopy(value);
+    expect(Reflect.ownKeys(copy)).toEqual(['type', 'at', 'result']);
+    expect(JSON.stringify(copy)).toBe(JSON.stringify(value));
+    expect(structuredClone(copy)).toStrictEqual(value);
+    expect(isImmutableCopy(structuredClone(copy))).toBe(false);
+    expect(isImmutableCopy(copy.result)).toBe(false);
+  });
+
   it('returns an immutable copy or a primitive as it is', () => {
     const copy = immutableCopy({ a: [1] });
     expect(immutableCopy(copy)).toBe(copy);

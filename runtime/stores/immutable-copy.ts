@@ -23,14 +23,30 @@
  * An object reached twice in one value is copied twice (JSON stores keep no identity either).
  * Errors are `structuredClone`'s (`DataCloneError` for a function or a symbol).
  *
- * Only the copy's root is recorded as an immutable copy: a `WeakSet` entry costs ~0.3 µs, more
- * than freezing a small object, and stores only ever ask about roots.
+ * Only the copy's root is marked as an immutable copy, stores only ever ask about roots. The mark
+ * is a private field set on the root before it is frozen (a class whose base constructor returns
+ * the object it is given), invisible to `Object.keys`, JSON, `structuredClone` and deep equality.
+ * A `WeakSet` of roots cost ~0.3 µs an entry and ~26 bytes of table per root kept, every event
+ * and snapshot of every run held in memory (issue 29 item 3).
  *
  * @module
  */
 
-/** Roots made by {@link immutableCopy}: deep-frozen plain data. */
-const immutable = new WeakSet<object>();
+/** Returns the object it is given: a subclass's fields land on that object (the mark below). */
+class Given {
+  constructor(value: object) {
+    // biome-ignore lint/correctness/noConstructorReturn: the point: the subclass marks `value`
+    return value as Given;
+  }
+}
+
+/** Marks roots made by {@link immutableCopy}: deep-frozen plain data. */
+class ImmutableRoot extends Given {
+  readonly #root = true;
+  static has(value: object): boolean {
+    return #root in value;
+  }
+}
 
 /** The previous call's value and its copy: what {@link immutableCopy} may reuse. */
 export interface CopyBase {
@@ -40,7 +56,7 @@ export interface CopyBase {
 
 /** Whether a store may keep `value` without copying it: a primitive or an {@link immutableCopy}. */
 export function isImmutableCopy(value: unknown): boolean {
-  return typeof value !== 'object' || value === null || immutable.has(value);
+  return typeof value !== 'object' || value === null || ImmutableRoot.has(value);
 }
 
 /** Thrown inside a copy that meets a value it does not copy itself; the caller falls back. */
@@ -59,9 +75,7 @@ const MAX_DEPTH = 256;
 export function immutableCopy<T>(value: T, base?: CopyBase): T {
   if (isImmutableCopy(value)) return value;
   try {
-    const copy = copyMember(value, base?.source, base?.copy, 0) as T;
-    immutable.add(copy as object);
-    return copy;
+    return copyMember(value, base?.source, base?.copy, 0) as T;
   } catch (error) {
     if (error !== NOT_PLAIN) throw error;
     return structuredClone(value);
@@ -95,12 +109,12 @@ function copyMember(value: unknown, source: unknown, copied: unknown, depth: num
       for (; index < length; index++) {
         if (index in value) copy[index] = copyMember(value[index], undefined, undefined, depth + 1);
       }
-      return Object.freeze(copy);
+      return sealed(copy, depth);
     }
     for (let index = 0; index < length; index++) {
       if (index in value) copy[index] = copyMember(value[index], undefined, undefined, depth + 1);
     }
-    return Object.freeze(copy);
+    return sealed(copy, depth);
   }
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) throw NOT_PLAIN;
@@ -124,5 +138,11 @@ function copyMember(value: unknown, source: unknown, copied: unknown, depth: num
       copy[key] = member;
     }
   }
+  return sealed(copy, depth);
+}
+
+/** Freezes a copied object; the copy's root (depth 0) is marked first (a frozen object takes no field). */
+function sealed<T extends object>(copy: T, depth: number): T {
+  if (depth === 0) new ImmutableRoot(copy);
   return Object.freeze(copy);
 }
