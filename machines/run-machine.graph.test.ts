@@ -206,7 +206,9 @@ function answers(context: RunContext): RunMachineEvent[] {
   return [];
 }
 
-/** Every event the run can receive in `snapshot`: its ports' outcomes, a restore, the app's answers, cancel. */
+const TRACE_CONTEXT = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' };
+
+/** Every event the run can receive in `snapshot`: its ports' outcomes, a restore, the app's answers, a trace context, cancel. */
 function eventsFor(snapshot: Snapshot): RunMachineEvent[] {
   if (snapshot.status !== 'active') return [];
   const { context } = snapshot;
@@ -220,6 +222,8 @@ function eventsFor(snapshot: Snapshot): RunMachineEvent[] {
   // A restored `steps` actor says so; the state requests its work again.
   if (events.length > 0) events.push({ type: 'steps.restored' });
   if (snapshot.matches('awaiting')) events.push(...answers(context));
+  // The host stores a plugin's trace context when a segment opens (a working state; one suffices).
+  if (snapshot.matches('planning')) events.push({ type: 'trace.context', traceContext: TRACE_CONTEXT });
   events.push({ type: 'cancel', reason: 'test' });
   return events;
 }

@@ -55,6 +55,8 @@ export type RunMachineEvent =
   | { type: 'provide.toolResults'; id: string; results: ToolResultJSON[] }
   | { type: 'confirm'; id: string; approved: boolean; by?: string; reason?: string; edits?: ApprovalEdit[] }
   | { type: 'cancel'; reason?: string }
+  // The host: the run's trace context a plugin set (the telemetry plugin's latest segment).
+  | { type: 'trace.context'; traceContext: Record<string, string> }
   // Answers of the run's `steps` actor (run-steps.ts).
   | StepEvent;
 
@@ -327,6 +329,9 @@ export const runMachine = setup({
       const awaitedMs = (context.flow.awaitedMs ?? 0) + Math.max(0, now() - since);
       return withFlow(context, { awaitedMs, awaitingSince: null });
     }),
+    recordTraceContext: assign(({ context, event }) => ({
+      traceContext: event.type === 'trace.context' ? event.traceContext : context.traceContext,
+    })),
     recordCancel: assign(({ context, event }) =>
       withFlow(context, { cancelReason: event.type === 'cancel' ? (event.reason ?? null) : null }),
     ),
@@ -392,6 +397,7 @@ export const runMachine = setup({
   invoke: { id: STEPS_ACTOR_ID, src: 'runSteps' },
   on: {
     cancel: { target: '.canceled', actions: 'recordCancel' },
+    'trace.context': { actions: 'recordTraceContext' },
   },
   states: {
     planning: {

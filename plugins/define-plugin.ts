@@ -14,7 +14,9 @@ export interface RunInfo {
   labels: Record<string, string>;
   /**
    * W3C trace context (`traceparent`, `tracestate`) kept in the run's snapshot, so a run resumed
-   * after awaiting or a restart continues its trace (docs/telemetry.md). A plugin may set it.
+   * after awaiting or a restart continues its trace (docs/telemetry.md). A plugin may set it: in
+   * `onRunStart('start')` (the run's input), or in `onEvent` of a run still going (the host stores
+   * it with the run's next write; the telemetry plugin's latest segment).
    */
   traceContext: Record<string, string> | null;
 }

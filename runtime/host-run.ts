@@ -88,8 +88,14 @@ export function createRunHost({
       const event = persist.event(emittedEvent);
       handle.publish(event);
       emitted = true;
-      const info = runInfo(actor.getSnapshot().context);
+      const { context, status } = actor.getSnapshot();
+      const info = runInfo(context);
       hooks.eachPlugin('onEvent', (plugin) => plugin.onEvent?.(event, info));
+      // A plugin gave the run a new trace context (the telemetry plugin: its latest segment, which
+      // a segment after a restart links): kept in the context, so stored with the next write.
+      if (info.traceContext !== context.traceContext && info.traceContext && status === 'active') {
+        actor.send({ type: 'trace.context', traceContext: info.traceContext });
+      }
     };
     // The run's last event is its terminal one (run_completed, run_failed, run_canceled): it is
     // held until the state_changed into the final state is out (issue 12, defect 9).

@@ -148,6 +148,19 @@ export const ATTR_TOOLWARDEN_RUN_ID = 'toolwarden.run.id';
 export const ATTR_TOOLWARDEN_FORK_PARENT_RUN_ID = 'toolwarden.fork.parent_run_id';
 /** On that link: the parent's event the run was forked at (its `seq`, int). */
 export const ATTR_TOOLWARDEN_FORK_AT_EVENT = 'toolwarden.fork.at_event';
+/**
+ * On the span link from a resumed segment's `invoke_agent` span to the segment before it: true
+ * when the run came back from its store in between (`runtime.resume` after a restart or an
+ * eviction, `durable: { recover }`), false when this process saw that segment end. The GenAI
+ * conventions leave resume link attributes to later (docs/gen-ai/gen-ai-execution.md §Causal links).
+ */
+export const ATTR_TOOLWARDEN_RESUME_RESTORED = 'toolwarden.resume.restored';
+/**
+ * On that link: the run's state when the segment before stopped: the await it ended in
+ * (`awaiting.clarification`), or the state the run was restored in, a working one (`executing`)
+ * when that segment was cut short (a crash).
+ */
+export const ATTR_TOOLWARDEN_RESUME_STATE = 'toolwarden.resume.state';
 /** Final run status on the root span: `completed` | `failed` | `canceled` | `awaiting`. */
 export const ATTR_TOOLWARDEN_RUN_STATUS = 'toolwarden.run.status';
 /** ToolCallMeta.sessionId (the root span carries it as `gen_ai.conversation.id`). */

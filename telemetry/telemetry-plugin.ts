@@ -8,12 +8,14 @@
  * ends when the run awaits or ends. Each segment is an `invoke_agent` span, the root of that
  * segment's plan and tool spans; the first segment's W3C trace context is kept in the run's
  * snapshot (`RunInfo.traceContext`), and later segments, in this process or another, are its
- * children, so the whole run stays one trace.
+ * children, so the whole run stays one trace. Each later segment also names itself there as the
+ * latest (`toolwarden.segment.traceparent`, stored by the host), and the next one links it, even
+ * after a restart.
  *
  * | span | opened by | parent | ends |
  * |---|---|---|---|
  * | `invoke_agent {agent}` (segment 1) | `onRunStart('start')` | the caller's active span, if any; a fork (`runtime.fork`) links its parent's span | the run awaits or ends |
- * | `invoke_agent {agent}` (segment n) | the first hook or event of a working run with none open | segment 1 (stored context); links the segment before (seen here) and the caller's span | the run awaits or ends (with the opt-in: once its state changes' store versions are in) |
+ * | `invoke_agent {agent}` (segment n) | the first hook or event of a working run with none open (`run_resumed` of a run restored working) | segment 1 (stored context); links the segment before (seen here, else stored; `toolwarden.resume.*`) and the caller's span | the run awaits or ends (with the opt-in: once its state changes' store versions are in) |
  * | `plan {agent}` | `wrapPlan` | the segment | the planner returns or throws |
  * | `execute_tool {tool}` | `wrapToolCall` (the tool's `execute` runs in its context) | the segment | the call returns |
  * | `execute_tool {tool}` (instant) | a `tool_result` no `wrapToolCall` saw: rejected in validation, denied, refused, external | the segment | at once |
@@ -90,6 +92,8 @@ import {
   ATTR_TOOLWARDEN_POLICY_HOOK,
   ATTR_TOOLWARDEN_POLICY_NAME,
   ATTR_TOOLWARDEN_POLICY_NOTE,
+  ATTR_TOOLWARDEN_RESUME_RESTORED,
+  ATTR_TOOLWARDEN_RESUME_STATE,
   ATTR_TOOLWARDEN_RETRY_HINT_MESSAGE,
   ATTR_TOOLWARDEN_RETRY_HINT_MISSING_FIELDS,
   ATTR_TOOLWARDEN_RETRY_HINT_REASON,
@@ -136,7 +140,12 @@ import {
   withInvokeAgentTally,
   withToolCallNotes,
 } from './span-notes.ts';
-import { spanContextFromCarrier, traceContextCarrier } from './trace-context.ts';
+import {
+  latestSegmentOf,
+  spanContextFromCarrier,
+  traceContextCarrier,
+  withLatestSegment,
+} from './trace-context.ts';
 
 /** The name the telemetry plugin registers under; `createRuntime` skips its default when a plugin has it. */
 export const TELEMETRY_PLUGIN_NAME = 'toolwarden.telemetry';
@@ -269,8 +278,8 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
     globalThis.process?.env?.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT?.toLowerCase() === 'true';
   const latest = options.latestGenAiConventions ?? genAiLatestExperimental();
   const segments = new Map<string, Segment>();
-  /** runId → the span context of its last segment that ended awaiting (the next segment links it). */
-  const awaitingSegments = new Map<string, SpanContext>();
+  /** runId → how its last segment stopped (ended awaiting here, or the run was restored): the next one links it. */
+  const previousSegments = new Map<string, PreviousSegment>();
   /** Segments ended in the current step, until its state change is reported (a microtask). */
   const closing = new Map<string, Segment>();
   /** Tool id → description, from advertised tools and executed calls; also "known tool ids". */
@@ -281,19 +290,20 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
     const stored = first ? undefined : spanContextFromCarrier(run.traceContext);
     let parent = active;
     const links: Link[] = [];
+    const previous = previousSegments.get(run.runId);
+    previousSegments.delete(run.runId);
     if (stored) {
       parent = trace.setSpanContext(active, stored);
-      // The segment before (when this process saw it end): the run's causal chain, which the
-      // parent (always segment 1) does not show.
-      const before = awaitingSegments.get(run.runId);
-      if (before && before.spanId !== stored.spanId) links.push({ context: before });
+      // The segment before: the run's causal chain, which the parent (always segment 1) does not
+      // show. The one this process saw end, else the latest one the run's store kept.
+      const before = previous?.context ?? latestSegmentOf(run.traceContext);
+      if (before && before.spanId !== stored.spanId) links.push(resumeLink(before, previous));
       // The caller (e.g. the request that delivered an answer) is linked, not the parent.
       const caller = trace.getSpanContext(active);
       if (caller && isSpanContextValid(caller) && caller.traceId !== stored.traceId) {
         links.push({ context: caller });
       }
     }
-    awaitingSegments.delete(run.runId);
     if (first) {
       const fork = forkLink(run.labels);
       if (fork) links.push(fork);
@@ -313,6 +323,10 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
       { kind: SpanKind.INTERNAL, attributes, links: links.length > 0 ? links : undefined },
       parent,
     );
+    // The run keeps its latest segment (the host stores a trace context set in `onEvent` with the
+    // run's next write), so a segment after a restart or an eviction links this one.
+    if (stored && span.isRecording())
+      run.traceContext = withLatestSegment(run.traceContext!, span.spanContext());
     const tally: InvokeAgentTally = { inferenceCalls: 0 };
     const withSpan = trace.setSpan(parent, span);
     const segment: Segment = {
@@ -347,7 +361,6 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
     const segment = segments.get(runId);
     if (!segment) return;
     segments.delete(runId);
-    if (status === 'awaiting') remember(runId, segment.span.spanContext());
     segment.span.setAttribute(ATTR_TOOLWARDEN_RUN_STATUS, status);
     if (segment.usage) {
       segment.span.setAttribute(ATTR_GEN_AI_USAGE_INPUT_TOKENS, segment.usage.inputTokens);
@@ -416,13 +429,12 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
     genAi.invokeAgentToolCalls.record(segment.toolCalls, agent);
   }
 
-  function remember(runId: string, spanContext: SpanContext): void {
-    if (!isSpanContextValid(spanContext)) return;
-    awaitingSegments.delete(runId);
-    awaitingSegments.set(runId, spanContext);
-    if (awaitingSegments.size > MAX_REMEMBERED_SEGMENTS) {
-      const oldest = awaitingSegments.keys().next().value;
-      if (oldest !== undefined) awaitingSegments.delete(oldest);
+  function remember(runId: string, previous: PreviousSegment): void {
+    previousSegments.delete(runId);
+    previousSegments.set(runId, previous);
+    if (previousSegments.size > MAX_REMEMBERED_SEGMENTS) {
+      const oldest = previousSegments.keys().next().value;
+      if (oldest !== undefined) previousSegments.delete(oldest);
     }
   }
 
@@ -694,12 +706,24 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
           if (segment) segment.started = true;
           return;
         }
+        case 'run_resumed':
+          // Back from the store: the segment before is the one it kept (this process's memory of
+          // the run may be stale: another process may have advanced it since).
+          remember(run.runId, { state: event.state, restored: true });
+          // Restored working (a crash cut its segment short): it works again at once.
+          if (!event.state.startsWith('awaiting')) ensure(run);
+          return;
         case 'state_changed': {
           if (event.state.startsWith('awaiting')) {
+            const segment = segments.get(run.runId);
             close(run.runId, 'awaiting', (span) => {
               const kind = AWAIT_KINDS[event.state.slice('awaiting.'.length)];
               if (kind) span.setAttribute(ATTR_TOOLWARDEN_RUN_AWAITING, kind);
             });
+            const ended = segment?.span.spanContext();
+            if (ended && isSpanContextValid(ended)) {
+              remember(run.runId, { context: ended, state: event.state, restored: false });
+            }
           } else if (!FINAL_STATES.has(event.state)) {
             ensure(run);
           }
@@ -773,6 +797,28 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
         default:
           return;
       }
+    },
+  };
+}
+
+/** How a run's last segment stopped, as this process knows it. */
+interface PreviousSegment {
+  /** Its span context, when this process saw it end (else the run's stored one is used). */
+  context?: SpanContext;
+  /** The run's state then: the await it ended in, or the state the run was restored in. */
+  state: string;
+  /** The run came back from its store since. */
+  restored: boolean;
+}
+
+/** The link from a resumed segment to the segment before it, saying why when this process knows. */
+function resumeLink(before: SpanContext, previous: PreviousSegment | undefined): Link {
+  if (!previous) return { context: before };
+  return {
+    context: before,
+    attributes: {
+      [ATTR_TOOLWARDEN_RESUME_RESTORED]: previous.restored,
+      [ATTR_TOOLWARDEN_RESUME_STATE]: previous.state,
     },
   };
 }

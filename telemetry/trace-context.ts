@@ -11,6 +11,10 @@
  * |---|---|---|
  * | `traceparent` | `00-{trace-id: 32 hex}-{parent-id: 16 hex}-{flags: 2 hex}` | `00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01` |
  * | `tracestate` | vendor list, kept as is; absent when empty | `congo=t61rcWkgMzE` |
+ * | `toolwarden.segment.traceparent` | the run's latest segment (its `invoke_agent` span), same format; absent while that is the first | `00-4bf9…4736-b7ad6b7169203331-01` |
+ *
+ * `traceparent` names the run's first segment, the parent of every later one; the latest segment
+ * is what the next one links (the telemetry plugin stores it through the host, docs/telemetry.md).
  */
 import { createTraceState, isSpanContextValid, type SpanContext } from '@opentelemetry/api';
 
@@ -18,6 +22,9 @@ import { createTraceState, isSpanContextValid, type SpanContext } from '@opentel
 export type TraceContextCarrier = Record<string, string>;
 
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
+
+/** The carrier key of the run's latest segment's `traceparent` (see the table above). */
+export const SEGMENT_TRACEPARENT_KEY = 'toolwarden.segment.traceparent';
 
 /** The carrier of a span context, or `null` for an invalid one (a no-op tracer's span). */
 export function traceContextCarrier(spanContext: SpanContext): TraceContextCarrier | null {
@@ -55,4 +62,25 @@ export function spanContextFromCarrier(
   const tracestate = carrier?.tracestate?.trim();
   if (tracestate) spanContext.traceState = createTraceState(tracestate);
   return spanContext;
+}
+
+/**
+ * The span context of the run's latest segment its carrier names: the `toolwarden.segment.traceparent`
+ * entry when it is a span of the carrier's own trace, else the first segment (`traceparent`).
+ */
+export function latestSegmentOf(carrier: TraceContextCarrier | null | undefined): SpanContext | undefined {
+  const root = spanContextFromCarrier(carrier);
+  const traceparent = carrier?.[SEGMENT_TRACEPARENT_KEY];
+  const latest = traceparent ? spanContextFromCarrier({ traceparent }) : undefined;
+  return latest && latest.traceId === root?.traceId ? latest : root;
+}
+
+/** The carrier with `spanContext` as the run's latest segment (the first segment's entries kept). */
+export function withLatestSegment(
+  carrier: TraceContextCarrier,
+  spanContext: SpanContext,
+): TraceContextCarrier {
+  const traceparent = traceContextCarrier(spanContext)?.traceparent;
+  if (!traceparent) return carrier;
+  return { ...carrier, [SEGMENT_TRACEPARENT_KEY]: traceparent };
 }

@@ -107,6 +107,8 @@ describe('telemetry names (docs/telemetry.md)', () => {
       names.ATTR_TOOLWARDEN_POLICY_DECISION_KIND,
       names.ATTR_TOOLWARDEN_POLICY_DECISION_DETAIL,
       names.ATTR_TOOLWARDEN_POLICY_NOTE,
+      names.ATTR_TOOLWARDEN_RESUME_RESTORED,
+      names.ATTR_TOOLWARDEN_RESUME_STATE,
     ]).toEqual([
       'toolwarden.plan.result_kind',
       'toolwarden.run.awaiting',
@@ -122,6 +124,8 @@ describe('telemetry names (docs/telemetry.md)', () => {
       'toolwarden.policy.decision.kind',
       'toolwarden.policy.decision.detail',
       'toolwarden.policy.note',
+      'toolwarden.resume.restored',
+      'toolwarden.resume.state',
     ]);
   });
 

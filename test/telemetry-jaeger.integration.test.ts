@@ -11,12 +11,10 @@ import { defineTool } from '../tools/define-tool.ts';
 import {
   eventNames,
   JAEGER_OTLP_HTTP_URL,
-  JAEGER_QUERY_URL,
-  JAEGER_START_HINT,
   JaegerClient,
   type JaegerSpan,
   type JaegerTrace,
-  jaegerAvailable,
+  jaegerSuite,
   parentSpanId,
   tagsOf,
 } from './support/jaeger.ts';
@@ -28,13 +26,7 @@ import { storedAs, until } from './support/wait.ts';
 // query API (docs/telemetry.md: "verified against a real Jaeger"). Same gating as the setup suite: skipped
 // with a message without Jaeger on a developer's machine, failing in CI.
 const SUITE = 'telemetry plugin → OTLP/HTTP → Jaeger: real runs';
-const available = await jaegerAvailable();
-const required = process.env.CI === 'true';
-if (!available && !required) {
-  console.warn(
-    `[skip] ${SUITE}: no Jaeger query API at ${JAEGER_QUERY_URL}. Start the peer with: ${JAEGER_START_HINT}`,
-  );
-}
+const jaegerGate = await jaegerSuite(SUITE);
 
 const AGENT = { id: 'support', name: 'Support agent' };
 
@@ -71,7 +63,7 @@ const clarifyScript: ScriptedStep[] = [
   { finalResponse: { text: 'Bob is on free.' } },
 ];
 
-describe.skipIf(!available && !required)(SUITE, () => {
+describe.skipIf(!jaegerGate.run)(SUITE, () => {
   const jaeger = new JaegerClient();
   const serviceName = `toolwarden-runs-${randomUUID().slice(0, 8)}`;
   const repairRunId = `run-repair-${randomUUID().slice(0, 8)}`;
@@ -82,9 +74,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
   let resumed: JaegerTrace;
 
   beforeAll(async () => {
-    if (!available) {
-      throw new Error(`CI=true and no Jaeger query API at ${JAEGER_QUERY_URL}; run: ${JAEGER_START_HINT}`);
-    }
+    jaegerGate.assertAvailable();
     const telemetry = startTelemetry({ serviceName, otlpEndpoint: JAEGER_OTLP_HTTP_URL });
     try {
       const store = memoryStore();

@@ -22,11 +22,9 @@ import { startTelemetry } from '../telemetry/setup.ts';
 import {
   eventNames,
   JAEGER_OTLP_HTTP_URL,
-  JAEGER_QUERY_URL,
-  JAEGER_START_HINT,
   JaegerClient,
   type JaegerTrace,
-  jaegerAvailable,
+  jaegerSuite,
   parentSpanId,
   tagsOf,
 } from './support/jaeger.ts';
@@ -34,15 +32,9 @@ import {
 // Project convention for suites that need a real peer: skipped with a message on a developer's
 // machine without it, failing in CI (CI=true) so a missing peer can never pass silently.
 const SUITE = 'startTelemetry → OTLP/HTTP → Jaeger query API';
-const available = await jaegerAvailable();
-const required = process.env.CI === 'true';
-if (!available && !required) {
-  console.warn(
-    `[skip] ${SUITE}: no Jaeger query API at ${JAEGER_QUERY_URL}. Start the peer with: ${JAEGER_START_HINT}`,
-  );
-}
+const jaegerGate = await jaegerSuite(SUITE);
 
-describe.skipIf(!available && !required)(SUITE, () => {
+describe.skipIf(!jaegerGate.run)(SUITE, () => {
   const jaeger = new JaegerClient();
   const serviceName = `toolwarden-test-${randomUUID().slice(0, 8)}`;
   let traceId: string;
@@ -51,9 +43,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
   let stored: JaegerTrace;
 
   beforeAll(async () => {
-    if (!available) {
-      throw new Error(`CI=true and no Jaeger query API at ${JAEGER_QUERY_URL}; run: ${JAEGER_START_HINT}`);
-    }
+    jaegerGate.assertAvailable();
     const telemetry = startTelemetry({
       serviceName,
       otlpEndpoint: JAEGER_OTLP_HTTP_URL,

@@ -9,6 +9,7 @@
  * | {@link JaegerClient.findTraces} | `GET /api/traces?service=&operation=&tags=&lookback=&limit=` | traces |
  * | {@link JaegerClient.getTrace} | `GET /api/traces/{traceId}` | the trace, or `undefined` (404) |
  * | {@link JaegerClient.waitForTrace} | polls `getTrace` | the trace once `until` holds |
+ * | {@link JaegerClient.otlpSpans} | `GET /api/v3/traces/{traceId}` | the trace's spans as OTLP JSON (links with their attributes) |
  *
  * The peer is started with `bash scripts/jaeger.sh start`; its ports follow the same variables
  * (`JAEGER_QUERY_PORT`, default 16686; `JAEGER_OTLP_HTTP_PORT`, default 4318), always on 127.0.0.1.
@@ -42,6 +43,21 @@ export interface JaegerTrace {
   spans: JaegerSpan[];
   processes: Record<string, { serviceName: string; tags: JaegerTag[] }>;
   warnings: string[] | null;
+}
+
+/** A span as Jaeger's API v3 returns it (OTLP JSON): what the v1 `references` leave out, links' attributes. */
+export interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  links?: { traceId: string; spanId: string; attributes?: OtlpAttribute[] }[];
+}
+
+/** An OTLP JSON attribute: its value under the key of its type (`stringValue`, `boolValue`, ...). */
+export interface OtlpAttribute {
+  key: string;
+  value: { stringValue?: string; boolValue?: boolean; intValue?: string; doubleValue?: number };
 }
 
 /** Query API failure other than "trace not found": names the URL and the HTTP status. */
@@ -89,6 +105,30 @@ export async function jaegerAvailable(baseUrl = JAEGER_QUERY_URL, timeoutMs = 10
   } catch {
     return false;
   }
+}
+
+/**
+ * The project's gate for a suite that needs Jaeger: it runs when the query API answers, and in CI
+ * (CI=true), where a missing peer must fail rather than pass silently; otherwise it is skipped with
+ * a message naming the way to start the peer. Call `assertAvailable()` first in the suite's
+ * `beforeAll`: it throws (in CI) when Jaeger is not there.
+ */
+export async function jaegerSuite(suite: string): Promise<{ run: boolean; assertAvailable: () => void }> {
+  const available = await jaegerAvailable();
+  const required = process.env.CI === 'true';
+  if (!available && !required) {
+    console.warn(
+      `[skip] ${suite}: no Jaeger query API at ${JAEGER_QUERY_URL}. Start the peer with: ${JAEGER_START_HINT}`,
+    );
+  }
+  return {
+    run: available || required,
+    assertAvailable() {
+      if (!available) {
+        throw new Error(`CI=true and no Jaeger query API at ${JAEGER_QUERY_URL}; run: ${JAEGER_START_HINT}`);
+      }
+    },
+  };
 }
 
 export interface FindTracesQuery {
@@ -156,6 +196,23 @@ export class JaegerClient {
     }
   }
 
+  /** `GET /api/v3/traces/{traceId}`: every span of the trace as OTLP JSON (`[]` while Jaeger has none). */
+  async otlpSpans(traceId: string): Promise<OtlpSpan[]> {
+    const url = `${this.baseUrl}/api/v3/traces/${encodeURIComponent(traceId)}`;
+    const response = await fetch(url, { signal: AbortSignal.timeout(5000) });
+    if (response.status === 404) {
+      await response.body?.cancel();
+      return [];
+    }
+    if (!response.ok) throw new JaegerQueryError(url, response.status, await response.text());
+    const body = (await response.json()) as {
+      result?: { resourceSpans?: { scopeSpans?: { spans?: OtlpSpan[] }[] }[] };
+    };
+    return (body.result?.resourceSpans ?? []).flatMap((resource) =>
+      (resource.scopeSpans ?? []).flatMap((scope) => scope.spans ?? []),
+    );
+  }
+
   /** `data` of a query API answer; `undefined` for 404 (Jaeger's "trace not found"). */
   private async get<T>(path: string): Promise<T | undefined> {
     const url = `${this.baseUrl}${path}`;
@@ -183,6 +240,18 @@ export function tagsOf(span: Pick<JaegerSpan, 'tags'>): Record<string, JaegerTag
 /** The span's parent span id (its `CHILD_OF` reference), or `undefined` for a root span. */
 export function parentSpanId(span: JaegerSpan): string | undefined {
   return span.references.find((ref) => ref.refType === 'CHILD_OF')?.spanID;
+}
+
+/** OTLP JSON attributes as a plain object (key → value). */
+export function otlpAttributes(attributes: OtlpAttribute[] = []): Record<string, unknown> {
+  return Object.fromEntries(
+    attributes.map(({ key, value }) => [
+      key,
+      value.stringValue ??
+        value.boolValue ??
+        (value.intValue === undefined ? value.doubleValue : Number(value.intValue)),
+    ]),
+  );
 }
 
 /** Names of the span's events, in order. */
