@@ -115,6 +115,15 @@ export const PAGE_SCRIPT = String.raw`
     });
   }
 
+  // The first page of runs comes with the page (issue 27 item 1): drawn now, before the chart is
+  // set up and one round trip before the stream's hello, which replaces it.
+  const firstPage = JSON.parse($('inspector-runs').textContent);
+  if (firstPage) {
+    for (const run of firstPage.runs) runs.set(run.key, run);
+    listing = { total: firstPage.total, matched: firstPage.matched, next: firstPage.next };
+    renderRuns();
+  }
+
   // ---- chart: highlight, views, zoom and pan ----------------------------------------------
   function highlight(activeStates, lastTransition) {
     const taken = new Set(lastTransition ? lastTransition.edgeIds : []);
@@ -785,7 +794,6 @@ export const PAGE_SCRIPT = String.raw`
       const keep = selected;
       selected = null;
       select(keep || (first ? first.key : null));
-      fit();
     });
     source.addEventListener('run', (message) => {
       const run = JSON.parse(message.data).run;

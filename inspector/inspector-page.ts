@@ -1,4 +1,5 @@
 import { SVG_STYLE, xml } from '../machines/diagram/svg.ts';
+import type { RunPage } from './inspection-store.ts';
 import { PAGE_SCRIPT } from './inspector-page-script.ts';
 import { PAGE_STYLE } from './inspector-page-style.ts';
 
@@ -23,6 +24,11 @@ export interface InspectorPageOptions {
   canFork?: boolean;
   /** A Jaeger UI to link runs' traces to. */
   jaegerUrl?: string;
+  /**
+   * The first page of runs (the `hello`'s), drawn by the script as it starts, before its event
+   * stream answers; the stream's `hello` then replaces it.
+   */
+  runs?: RunPage;
 }
 
 /**
@@ -136,6 +142,7 @@ export function inspectorPage(options: InspectorPageOptions): string {
   </section>
 </main>
 <script type="application/json" id="inspector-config">${jsonForScript(config)}</script>
+<script type="application/json" id="inspector-runs">${jsonForScript(options.runs ?? null)}</script>
 <script nonce="${options.nonce}">${PAGE_SCRIPT}</script>
 </body>
 </html>

@@ -7,7 +7,7 @@ import { streamSSE } from 'hono/streaming';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { ApprovalEditRefusedError } from '../runtime/approval-edits.ts';
 import type { ProvidedToolResult } from '../runtime/run-handle.ts';
-import type { InspectionStore, InspectorMessage, RunQuery } from './inspection-store.ts';
+import type { InspectionStore, InspectorMessage, RunPage, RunQuery } from './inspection-store.ts';
 import { inspectorPage } from './inspector-page.ts';
 import { isLoopbackHost, isLoopbackOrigin, tokenMatches } from './request-guard.ts';
 
@@ -117,6 +117,15 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
   const store = options.store;
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const closers = new Set<() => void>();
+  const maxBuffered = options.maxSseBufferedBytes ?? 8 * 1024 * 1024;
+  const pageSize = options.pageSize ?? 100;
+  /** The first page of runs (the `hello`'s, and the page's own), smaller when its summaries are large (long labels): it must fit half the limit. */
+  const firstPage = (): RunPage => {
+    for (let limit = pageSize; ; limit = Math.floor(limit / 2)) {
+      const page = store.page({ limit: Math.max(1, limit) });
+      if (limit <= 1 || JSON.stringify(page).length <= maxBuffered / 2) return page;
+    }
+  };
 
   const app = new Hono();
   app.use('*', async (c, next) => {
@@ -158,6 +167,8 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
         canAnswer: options.answers !== undefined && options.readOnly !== true,
         canFork: options.answers?.fork !== undefined && options.readOnly !== true,
         ...(options.jaegerUrl === undefined ? {} : { jaegerUrl: options.jaegerUrl }),
+        // Issue 27 item 1: the list is drawn from the page itself, one round trip before the hello.
+        runs: firstPage(),
       }),
     );
   });
@@ -276,8 +287,6 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
   // run's context and log, ~7 MB at 100 runs, past the limit: dropped, reconnected, dropped);
   // a run's context and log come when it is opened, and then only to the stream that opened it.
   const maxClients = options.maxSseClients ?? 16;
-  const maxBuffered = options.maxSseBufferedBytes ?? 8 * 1024 * 1024;
-  const pageSize = options.pageSize ?? 100;
   const serialized = new WeakMap<object, string>();
   const serialize = (data: unknown): string => {
     if (data === null || typeof data !== 'object') return JSON.stringify(data);
@@ -364,17 +373,11 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
       });
       const earlier = client ? droppedClients.get(client) : undefined;
       if (client) droppedClients.delete(client);
-      // The first page, smaller when its summaries are large (long labels): it must fit the limit.
-      let hello: Record<string, unknown>;
-      for (let limit = pageSize; ; limit = Math.floor(limit / 2)) {
-        hello = {
-          stream: id,
-          ...store.page({ limit: Math.max(1, limit) }),
-          ...(earlier === undefined ? {} : { droppedBefore: earlier }),
-        };
-        if (limit <= 1 || JSON.stringify(hello).length <= maxBuffered / 2) break;
-      }
-      send('hello', hello);
+      send('hello', {
+        stream: id,
+        ...firstPage(),
+        ...(earlier === undefined ? {} : { droppedBefore: earlier }),
+      });
       const heartbeat = setInterval(() => {
         if (queue.length === 0 && writing === null) void stream.write(': ping\n\n').catch(() => undefined);
       }, heartbeatMs);

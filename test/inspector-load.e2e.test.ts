@@ -84,6 +84,42 @@ describe.skipIf(!available && !required)(SUITE, () => {
     );
   }, 120_000);
 
+  it('draws the first page of runs from the page itself, before its event stream answers', async () => {
+    // The list used to wait for the stream's hello: one more round trip through a busy server
+    // before the first row. Here the stream never answers, and the rows are there all the same.
+    const small = createRuntime({
+      agent: { id: 'busy' },
+      planner: busyPlanner(1, 1),
+      tools: [lookupTool],
+      telemetry: false,
+      inspector: { port: 0, onListening: () => {}, pageSize: 20 },
+    });
+    try {
+      const ids = await runBusyRuns(small, 30);
+      const server = await small.inspector!.start();
+      const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+      page.setDefaultTimeout(10_000);
+      const problems: string[] = [];
+      page.on('pageerror', (error) => problems.push(String(error)));
+      let streams = 0;
+      await page.route('**/events?**', (route) => {
+        streams++;
+        return route.abort();
+      });
+      await page.goto(server.url);
+      await page.waitForSelector(`#run-list li[data-key="${ids.at(-1)}"]`);
+      expect(streams).toBeGreaterThan(0);
+      expect(await page.getAttribute('#connection', 'data-state')).not.toBe('open');
+      expect(await page.textContent('#run-count')).toBe('(30)');
+      expect(await page.$$eval('#run-list li[data-key]', (rows) => rows.length)).toBe(20);
+      expect(await page.$('#load-more')).not.toBeNull();
+      expect(problems).toEqual([]);
+    } finally {
+      await small.inspector?.close();
+      await small.close();
+    }
+  }, 60_000);
+
   it('tells the page why the server dropped it, keeps its list, and reconnects', async () => {
     const small = createRuntime({
       agent: { id: 'busy' },
