@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it, vi } from 'vitest';
 import type { RunEvent } from '../../run/run-events.ts';
 import { isImmutableCopy } from '../stores/immutable-copy.ts';
@@ -59,6 +61,24 @@ function gatedStore() {
       failNext = decide;
     },
   };
+}
+
+/** A memory store that records every snapshot it is given. */
+function snapshotRecordingStore(): { store: RunStore; given: unknown[] } {
+  const inner = memoryStore();
+  const given: unknown[] = [];
+  const store: RunStore = {
+    ...inner,
+    create: (run) => {
+      given.push(run.snapshot);
+      return inner.create(run);
+    },
+    save: (runId, update) => {
+      given.push(update.snapshot);
+      return inner.save(runId, update);
+    },
+  };
+  return { store, given };
 }
 
 function persisterOn(store: RunStore, extra: { onWrite?: (write: PersistedWrite) => void } = {}) {
@@ -212,19 +232,7 @@ describe('RunPersister', () => {
   });
 
   it('hands a volatile store immutable copies, sharing the objects that did not change since the last write', async () => {
-    const inner = memoryStore();
-    const given: unknown[] = [];
-    const store: RunStore = {
-      ...inner,
-      create: (run) => {
-        given.push(run.snapshot);
-        return inner.create(run);
-      },
-      save: (runId, update) => {
-        given.push(update.snapshot);
-        return inner.save(runId, update);
-      },
-    };
+    const { store, given } = snapshotRecordingStore();
     const { persister } = persisterOn(store);
     const messages = [{ role: 'user', content: 'hi' }];
     const first = { value: 'planning', context: { turn: 1, messages } };
@@ -238,7 +246,7 @@ describe('RunPersister', () => {
     expect(stored1).toEqual(first);
     expect(stored2).toEqual(second);
     expect(stored2!.context.messages).toBe(stored1!.context.messages);
-    expect((await inner.load('r1'))?.snapshot).toEqual(second);
+    expect((await store.load('r1'))?.snapshot).toEqual(second);
   });
 
   it('creates the run owned by its owner, after the lease is ready', async () => {
@@ -270,6 +278,32 @@ describe('RunPersister', () => {
       sessionId: 's1',
       labels: { tenant: 'acme' },
     });
+  });
+
+  it('keeps of a written snapshot on a memory store only its context (the actor holds it), not the rest', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const { store, given } = snapshotRecordingStore();
+    const { persister } = persisterOn(store);
+    const context = { step: 1, messages: [{ role: 'user', content: 'hi' }] };
+    // A persisted snapshot's other members are new objects at every write (persistedSnapshotOf).
+    const written = (() => {
+      const children = { steps: { snapshot: { status: 'active' }, src: 'runSteps' } };
+      persister.snapshot({ ...entry(1), snapshot: { value: 'awaiting', context, children } });
+      return new WeakRef(children);
+    })();
+    await persister.persisted();
+    await nextMacrotask();
+    gc();
+    await nextMacrotask();
+    gc();
+
+    expect(written.deref()).toBeUndefined();
+    // The next write still reuses the stored copy of the context, which did not change.
+    persister.snapshot({ ...entry(2), snapshot: { value: 'planning', context } });
+    await persister.persisted();
+    const [first, second] = given as { context: unknown }[];
+    expect(second!.context).toBe(first!.context);
   });
 });
 

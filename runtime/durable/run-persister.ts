@@ -451,7 +451,11 @@ export class RunPersister {
   private storedSnapshot(snapshot: unknown): unknown {
     if (!this.copying) return snapshot;
     const copy = immutableCopy(snapshot, this.copyBase);
-    this.copyBase = isImmutableCopy(copy) ? { source: snapshot, copy } : undefined;
+    // The base keeps the source's context only (the actor holds it anyway): the rest of a
+    // persisted snapshot is new objects at every write, which the base would keep alive while
+    // the run waits, for no reuse (~1 KB per idle run; issue 29 item 3).
+    const context = (snapshot as { context?: unknown } | null)?.context;
+    this.copyBase = isImmutableCopy(copy) ? { source: { context }, copy } : undefined;
     return copy;
   }
 
