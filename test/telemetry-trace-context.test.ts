@@ -1,6 +1,12 @@
 import { createTraceState, INVALID_SPAN_CONTEXT, type SpanContext, TraceFlags } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
-import { spanContextFromCarrier, traceContextCarrier } from '../telemetry/trace-context.ts';
+import {
+  latestSegmentOf,
+  SEGMENT_TRACEPARENT_KEY,
+  spanContextFromCarrier,
+  traceContextCarrier,
+  withLatestSegment,
+} from '../telemetry/trace-context.ts';
 
 // The run snapshot keeps its trace as a W3C Trace Context carrier (docs/telemetry.md), written and read
 // without the app's global propagator.
@@ -57,5 +63,38 @@ describe('W3C trace context carrier of a run snapshot', () => {
     expect(spanContextFromCarrier({ traceparent: `01-${TRACE_ID}-${SPAN_ID}-01-future` })?.spanId).toBe(
       SPAN_ID,
     );
+  });
+});
+
+describe("the run's latest segment in its carrier (toolwarden.segment.traceparent)", () => {
+  const root = { traceparent: `00-${TRACE_ID}-${SPAN_ID}-01`, tracestate: 'congo=t61rcWkgMzE' };
+  const segment: SpanContext = {
+    traceId: TRACE_ID,
+    spanId: 'b7ad6b7169203331',
+    traceFlags: TraceFlags.SAMPLED,
+  };
+
+  it('adds the segment beside the first one, which stays the parent of later segments', () => {
+    const carrier = withLatestSegment(root, segment);
+    expect(carrier).toEqual({ ...root, [SEGMENT_TRACEPARENT_KEY]: `00-${TRACE_ID}-b7ad6b7169203331-01` });
+    expect(spanContextFromCarrier(carrier)?.spanId).toBe(SPAN_ID);
+    expect(latestSegmentOf(carrier)).toMatchObject({
+      traceId: TRACE_ID,
+      spanId: 'b7ad6b7169203331',
+      isRemote: true,
+    });
+    expect(root).not.toHaveProperty(SEGMENT_TRACEPARENT_KEY); // a new carrier: the run's context is not mutated
+  });
+
+  it('is the first segment while there is no other, and nothing without a carrier', () => {
+    expect(latestSegmentOf(root)?.spanId).toBe(SPAN_ID);
+    expect(latestSegmentOf(null)).toBeUndefined();
+    expect(withLatestSegment(root, INVALID_SPAN_CONTEXT)).toBe(root);
+  });
+
+  it('ignores a latest segment of another trace or a malformed one (e.g. a stale entry)', () => {
+    const other = `00-${'1'.repeat(32)}-b7ad6b7169203331-01`;
+    expect(latestSegmentOf({ ...root, [SEGMENT_TRACEPARENT_KEY]: other })?.spanId).toBe(SPAN_ID);
+    expect(latestSegmentOf({ ...root, [SEGMENT_TRACEPARENT_KEY]: 'garbage' })?.spanId).toBe(SPAN_ID);
   });
 });
