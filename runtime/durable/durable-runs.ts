@@ -24,7 +24,7 @@ import type { RunEvent } from '../../run/run-events.ts';
 import type { RunHandle } from '../run-handle.ts';
 import type { ReadEventsOptions, RunEventRecord, RunStore, StoredRun } from '../stores/run-store.ts';
 import { RunLeasedError, RunNotFoundError } from '../stores/run-store-errors.ts';
-import { RunConflictError } from './durable-errors.ts';
+import { RunConflictError, type RunPersistenceError } from './durable-errors.ts';
 import { defaultOwnerName, OwnerLease } from './owner-lease.ts';
 import type { RecoverOptions } from './recover-runs.ts';
 import { type PersistedWrite, RunPersister } from './run-persister.ts';
@@ -191,6 +191,16 @@ export function createDurableRuns(config: DurableRunsConfig) {
     },
   };
 
+  // One of each per runtime, not per run: a run waiting for an answer keeps its persister, and
+  // five closures each were ~300 bytes of it (issue 29 item 3).
+  const leaseReady = () => lease.ready();
+  const leaseIsReady = () => lease.isReady;
+  const written = (write: PersistedWrite) => {
+    notify(write.runId);
+    options.onPersisted?.(write);
+  };
+  const writeFailed = (error: RunPersistenceError) => onError(error, `store write of run ${error.runId}`);
+
   return {
     owner,
     toolGate,
@@ -205,14 +215,13 @@ export function createDurableRuns(config: DurableRunsConfig) {
         ...(run.sessionId === undefined ? {} : { sessionId: run.sessionId }),
         ...(run.stored === undefined ? {} : { version: run.stored.version }),
         ...(store.claim === undefined ? {} : { owner }),
-        ready: () => lease.ready(),
-        isReady: () => lease.isReady,
+        ready: leaseReady,
+        isReady: leaseIsReady,
         ...(options.retry === undefined ? {} : { retry: options.retry }),
-        onWrite: (write) => {
-          notify(runId);
-          options.onPersisted?.(write);
-        },
-        onError: (error) => onError(error, `store write of run ${runId}`),
+        // A volatile store has no write-ahead gate (`toolGate`): no tool call waits for its record.
+        recordToolCalls: store.volatile !== true,
+        onWrite: written,
+        onError: writeFailed,
         onConflict: (error) => {
           clearTimeout(evictions.get(runId));
           evictions.delete(runId);

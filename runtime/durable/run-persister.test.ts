@@ -81,7 +81,10 @@ function snapshotRecordingStore(): { store: RunStore; given: unknown[] } {
   return { store, given };
 }
 
-function persisterOn(store: RunStore, extra: { onWrite?: (write: PersistedWrite) => void } = {}) {
+function persisterOn(
+  store: RunStore,
+  extra: { onWrite?: (write: PersistedWrite) => void; recordToolCalls?: boolean } = {},
+) {
   const errors: RunPersistenceError[] = [];
   const conflicts: Error[] = [];
   const persister = new RunPersister({
@@ -304,6 +307,21 @@ describe('RunPersister', () => {
     await persister.persisted();
     const [first, second] = given as { context: unknown }[];
     expect(second!.context).toBe(first!.context);
+  });
+
+  it('keeps no tool call ids when no call waits for its record (recordToolCalls: false)', async () => {
+    const { persister } = persisterOn(memoryStore(), { recordToolCalls: false });
+    persister.snapshot(entry(1, ['call-1']));
+    await persister.persisted();
+    const recorded = (persister as unknown as { recorded?: Set<string> }).recorded;
+
+    expect(recorded).toBeUndefined();
+    // Nothing to wait for: resolves at once, even for an id no write held.
+    const answer = await Promise.race([
+      persister.whenRecorded('call-2').then(() => 'resolved'),
+      new Promise((resolve) => setTimeout(() => resolve('waiting'), 50)),
+    ]);
+    expect(answer).toBe('resolved');
   });
 });
 

@@ -97,6 +97,11 @@ export interface RunPersisterOptions {
   /** Whether `ready` would resolve at once (then a write need not wait for it). */
   isReady?: () => boolean;
   retry?: { initialMs?: number; maxMs?: number };
+  /**
+   * Keep the tool call ids of written snapshots for `whenRecorded` (default true). Off when no
+   * tool call waits for its record (a volatile store): `whenRecorded` then resolves at once.
+   */
+  recordToolCalls?: boolean;
   onWrite?: (write: PersistedWrite) => void;
   onError: (error: RunPersistenceError) => void;
   /**
@@ -140,8 +145,10 @@ export class RunPersister {
   private stopped = false;
   private uncertain: Uncertain | undefined;
   private waiters: Waiter[] = [];
-  private readonly recorded = new Set<string>();
-  private recordWaiters = new Map<string, { resolve: () => void; reject: (error: Error) => void }[]>();
+  /** Tool call ids of written snapshots (`whenRecorded`); absent when `recordToolCalls` is off. */
+  private readonly recorded: Set<string> | undefined;
+  /** `whenRecorded` calls waiting, by tool call id; created by the first. */
+  private recordWaiters: Map<string, { resolve: () => void; reject: (error: Error) => void }[]> | undefined;
   /**
    * A volatile (in-memory) store is given immutable copies, which it keeps without copying them
    * again (immutable-copy.ts). Each snapshot is copied against the last one (`copyBase`): the run
@@ -155,6 +162,7 @@ export class RunPersister {
     this.runId = options.runId;
     this.version = options.version;
     this.copying = options.store.volatile === true;
+    if (options.recordToolCalls !== false) this.recorded = new Set();
   }
 
   get status(): PersistenceStatus {
@@ -228,12 +236,15 @@ export class RunPersister {
    * failures and retries: a tool runs only after its call, with its id, is durable, so a crash
    * can never lead to the id being planned again for a different call.
    *
+   * Resolves at once when `recordToolCalls` is off.
+   *
    * @throws RunConflictError when the run is lost to another owner first.
    */
   whenRecorded(toolCallId: string): Promise<void> {
-    if (this.recorded.has(toolCallId)) return Promise.resolve();
+    if (this.recorded === undefined || this.recorded.has(toolCallId)) return Promise.resolve();
     if (this.conflict) return Promise.reject(this.conflict);
     return new Promise((resolve, reject) => {
+      this.recordWaiters ??= new Map();
       const waiting = this.recordWaiters.get(toolCallId) ?? [];
       waiting.push({ resolve, reject });
       this.recordWaiters.set(toolCallId, waiting);
@@ -277,7 +288,7 @@ export class RunPersister {
         this.written = target;
         this.failures = 0;
         this.failure = undefined;
-        for (const id of entry.toolCallIds) this.recorded.add(id);
+        if (this.recorded) for (const id of entry.toolCallIds) this.recorded.add(id);
         this.settle();
       }
     } finally {
@@ -431,8 +442,9 @@ export class RunPersister {
     const waiting = this.waiters;
     this.waiters = [];
     for (const waiter of waiting) waiter.reject(reason);
-    for (const waiters of this.recordWaiters.values()) for (const waiter of waiters) waiter.reject(reason);
-    this.recordWaiters.clear();
+    for (const waiters of this.recordWaiters?.values() ?? [])
+      for (const waiter of waiters) waiter.reject(reason);
+    this.recordWaiters = undefined;
     this.options.onConflict(reason);
   }
 
@@ -440,9 +452,11 @@ export class RunPersister {
     const done = this.waiters.filter((waiter) => waiter.target <= this.written);
     this.waiters = this.waiters.filter((waiter) => waiter.target > this.written);
     for (const waiter of done) waiter.resolve();
-    for (const [id, waiters] of this.recordWaiters) {
-      if (!this.recorded.has(id)) continue;
-      this.recordWaiters.delete(id);
+    const recordWaiters = this.recordWaiters;
+    if (recordWaiters === undefined) return;
+    for (const [id, waiters] of recordWaiters) {
+      if (!this.recorded?.has(id)) continue;
+      recordWaiters.delete(id);
       for (const waiter of waiters) waiter.resolve();
     }
   }
