@@ -1,19 +1,3 @@
-/**
- * A resumed segment links the segment before it across a process restart (issue 27,
- * docs/telemetry.md §Spans), read back from a real Jaeger: a worker process runs two segments of a
- * run on a SQLite file and is killed with SIGKILL while the run awaits (and another run inside a
- * tool call); a second process (the restarted one: same owner, `durable: { recover: true }`,
- * `runtime.resume`) finishes both. Each resumed `invoke_agent` span is a child of its run's first
- * segment and links the segment before, which only the first process ever saw: the link comes
- * from the run's stored trace context. Both processes export
- * over OTLP/HTTP with `startTelemetry`. Gated like the other Jaeger suites: skipped with a message
- * without Jaeger on a developer's machine, failing in CI. `telemetry-resume-link.test.ts` checks the
- * same in one process with the link's attributes (Jaeger's query API shows links as references).
- */
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunContext } from '../machines/run-context.ts';
 import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
@@ -29,31 +13,21 @@ import {
   parentSpanId,
   tagsOf,
 } from './support/jaeger.ts';
-import type { TracedResumeConfig } from './support/traced-resume-child.ts';
-import { spawnWorker, waitForLine } from './support/worker-output.ts';
+import { type RestartedRuns, runAcrossRestart } from './support/restarted-runs.ts';
 
 const SUITE = 'span link from a resumed segment across a process restart, in a real Jaeger';
 const jaegerGate = await jaegerSuite(SUITE);
 
-const CHILD = join(import.meta.dirname, 'support', 'traced-resume-child.ts');
 const SEGMENT = 'invoke_agent Support agent';
 
 describe.skipIf(!jaegerGate.run)(SUITE, () => {
-  const dir = mkdtempSync(join(tmpdir(), 'toolwarden-resume-link-'));
-  const suffix = randomUUID().slice(0, 8);
-  const config: Omit<TracedResumeConfig, 'mode'> = {
-    db: join(dir, 'runs.db'),
-    runIds: { awaiting: `run-awaiting-${suffix}`, midTool: `run-mid-tool-${suffix}` },
-    owner: 'pod-a',
-    serviceName: `toolwarden-restart-${suffix}`,
-    otlpEndpoint: JAEGER_OTLP_HTTP_URL,
-  };
   const jaeger = new JaegerClient();
   /** The run killed while it awaited `q2`, and the run killed inside a tool call. */
   const runs = {} as Record<
     'awaiting' | 'midTool',
     { trace: JaegerTrace; segments: JaegerSpan[]; otlp: OtlpSpan[] }
   >;
+  let restarted: RestartedRuns | undefined;
   let killedBy: unknown;
   let stored: Record<string, string | undefined> = {};
 
@@ -76,25 +50,21 @@ describe.skipIf(!jaegerGate.run)(SUITE, () => {
 
   beforeAll(async () => {
     jaegerGate.assertAvailable();
-    const first = spawnWorker(CHILD, { ...config, mode: 'start' });
-    const line = await waitForLine(first.lines, /^READY [0-9a-f]{32} [0-9a-f]{32}$/, first.exited);
-    first.child.kill('SIGKILL');
-    killedBy = await first.exited;
-    const [, awaitingTrace, midToolTrace] = line.split(' ') as [string, string, string];
-
-    const second = spawnWorker(CHILD, { ...config, mode: 'resume' });
-    expect(await waitForLine(second.lines, /^DONE /, second.exited)).toBe('DONE completed completed');
-    expect(await second.exited).toBe(0);
-
+    restarted = await runAcrossRestart(JAEGER_OTLP_HTTP_URL);
+    killedBy = restarted.killedBy;
+    const { traceIds, config } = restarted;
     // The mid-tool run's second segment never ended: Jaeger has its first and its third.
-    [runs.awaiting, runs.midTool] = await Promise.all([read(awaitingTrace, 3), read(midToolTrace, 2)]);
+    [runs.awaiting, runs.midTool] = await Promise.all([
+      read(traceIds.awaiting, 3),
+      read(traceIds.midTool, 2),
+    ]);
     const store = sqliteStore({ path: config.db });
     const context = (await store.load(config.runIds.midTool))?.snapshot as { context: RunContext };
     stored = context.context.traceContext ?? {};
     await store.close();
   }, 60_000);
 
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => restarted?.dispose());
 
   it('has the segments of each run in one trace, from two processes', () => {
     expect(killedBy).toBe('SIGKILL');
