@@ -19,6 +19,13 @@ export {
   type RunMachineEvent,
   runMachine,
 } from './machines/run-machine.ts';
+export type {
+  RunMachineAction,
+  RunMachineActionName,
+  RunMachineGuard,
+  RunMachineGuardName,
+  RunStateValue,
+} from './machines/run-machine-types.ts';
 // --- Plugins (docs/policies.md §Plugins) ------------------------------------------------------
 export {
   definePlugin,

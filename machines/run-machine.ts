@@ -10,7 +10,6 @@ import {
 } from 'xstate';
 import type { PolicyEffects } from '../run/policy-effects.ts';
 import type { RunEvent } from '../run/run-events.ts';
-import type { ToolResultJSON } from '../tools/tool-result.ts';
 import { doneOutput, parsedPlan, planOutput, planParse } from './plan-output.ts';
 import {
   awaitsExternalCalls,
@@ -29,7 +28,8 @@ import {
   requestExternalCallsUpdate,
   requestToolConfirmationUpdate,
 } from './run-actions.ts';
-import { type ApprovalEdit, type RunContext, type RunInput, toolCallMeta } from './run-context.ts';
+import { type RunContext, type RunInput, toolCallMeta } from './run-context.ts';
+import { asRunMachine, type RunMachine, type RunMachineEvent } from './run-machine-types.ts';
 import {
   awaitOutcome,
   externalResultsOutcome,
@@ -43,46 +43,12 @@ import {
   usageOutcome,
 } from './run-outcomes.ts';
 import type { ExecuteToolInput, PlanActorInput, ValidateBatchOutput } from './run-ports.ts';
-import { runSteps, STEPS_ACTOR_ID, type StepEvent, type StepRequest } from './run-steps.ts';
+import { runSteps, STEPS_ACTOR_ID, type StepRequest } from './run-steps.ts';
 import { deadlineAt, now, reviewUpdate, runError, validationUpdate, withFlow } from './run-updates.ts';
 
-/**
- * Events an app (through the run handle) sends to a run actor. Answers are checked by the handle
- * before they are sent; the machine's guards check them again and ignore a mismatch.
- */
-export type RunMachineEvent =
-  | { type: 'provide.clarification'; id: string; answer: string }
-  | { type: 'provide.toolResults'; id: string; results: ToolResultJSON[] }
-  | { type: 'confirm'; id: string; approved: boolean; by?: string; reason?: string; edits?: ApprovalEdit[] }
-  | { type: 'cancel'; reason?: string }
-  // The host: the run's trace context a plugin set (the telemetry plugin's latest segment).
-  | { type: 'trace.context'; traceContext: Record<string, string> }
-  // Answers of the run's `steps` actor (run-steps.ts).
-  | StepEvent;
+export type { RunMachine, RunMachineEvent } from './run-machine-types.ts';
 
-/**
- * The run machine (docs/architecture.md): one XState v5 actor per agent run.
- *
- * ```
- * planning ─▶ validating ─▶ admitting ─▶ executing ─▶ resuming ─▶ routing ─▶ planning … ─▶ completed
- *    │            │             └──▶ awaiting.confirmation ─▶ awaiting.approved ─┘   │
- *    ├──▶ awaiting.{clarification, externalTools, confirmation} ─▶ resuming          ├──▶ awaiting.backoff ─▶ planning
- *    └──────────────────────────────────────────▶ finalizing ◀───────────────────────┘
- *                        (caps, time budget, policy) ─▶ completed | failed        any ─cancel─▶ canceled
- * ```
- *
- * `admitting`, `routing`, `awaiting.approved` and the `checking` substates are transient (only
- * `always` transitions). With no policies (guard `consultsPolicies` false) `validating` and
- * `resuming` request nothing and a step is planning → executing → planning: two requests to
- * `steps` and their two answers, no actor created.
- *
- * The work is done by the run's one `steps` actor (run-steps.ts, docs/architecture.md §Steps)
- * over the ports of run-ports.ts, supplied with `provide()`: each working state requests its work
- * on entry and again on `steps.restored`, and moves on the answer. Context is JSON; deadlines are
- * timestamps and every wait is a request computed from them, so a restored snapshot resumes its
- * waits (no `after` timers: statelyai/xstate#5331).
- */
-export const runMachine = setup({
+const machine = setup({
   types: {
     context: {} as RunContext,
     input: {} as RunInput,
@@ -634,6 +600,30 @@ export const runMachine = setup({
   },
 });
 
+/**
+ * The run machine (docs/architecture.md): one XState v5 actor per agent run.
+ *
+ * ```
+ * planning ─▶ validating ─▶ admitting ─▶ executing ─▶ resuming ─▶ routing ─▶ planning … ─▶ completed
+ *    │            │             └──▶ awaiting.confirmation ─▶ awaiting.approved ─┘   │
+ *    ├──▶ awaiting.{clarification, externalTools, confirmation} ─▶ resuming          ├──▶ awaiting.backoff ─▶ planning
+ *    └──────────────────────────────────────────▶ finalizing ◀───────────────────────┘
+ *                        (caps, time budget, policy) ─▶ completed | failed        any ─cancel─▶ canceled
+ * ```
+ *
+ * `admitting`, `routing`, `awaiting.approved` and the `checking` substates are transient (only
+ * `always` transitions). With no policies (guard `consultsPolicies` false) `validating` and
+ * `resuming` request nothing and a step is planning → executing → planning: two requests to
+ * `steps` and their two answers, no actor created.
+ *
+ * The work is done by the run's one `steps` actor (run-steps.ts, docs/architecture.md §Steps)
+ * over the ports of run-ports.ts, supplied with `provide()`: each working state requests its work
+ * on entry and again on `steps.restored`, and moves on the answer. Context is JSON; deadlines are
+ * timestamps and every wait is a request computed from them, so a restored snapshot resumes its
+ * waits (no `after` timers: statelyai/xstate#5331).
+ */
+export const runMachine: RunMachine = asRunMachine(machine);
+
 /** Where an action's outcome goes: the part of `enqueueActions`' `enqueue` it uses. */
 interface OutcomeSink {
   assign(update: Partial<RunContext>): void;
@@ -663,8 +653,6 @@ const planRequest = (context: RunContext, kind: PlanActorInput['kind']): PlanAct
   context,
 });
 
-/** The type of {@link runMachine}. */
-export type RunMachine = typeof runMachine;
 /** A run's XState actor (`run.actor`). */
 export type RunActorRef = ActorRefFrom<RunMachine>;
 
