@@ -108,13 +108,31 @@ export {
   type PlanResumeInput,
 } from './run/planner.ts';
 export {
+  type AwaitClarificationEvent,
+  type AwaitConfirmationEvent,
+  type AwaitExternalToolsEvent,
+  type PlannerNoteEvent,
+  type PolicyDecisionEvent,
   type PolicyDecisionRecord,
   PolicyDecisionRecordSchema,
+  type RetryHintEvent,
+  type RunCanceledEvent,
+  type RunCompletedEvent,
   type RunEvent,
+  type RunEventBase,
   RunEventSchema,
   type RunEventType,
+  type RunFailedEvent,
+  type RunForkedEvent,
+  type RunResumedEvent,
+  type RunStartedEvent,
   type RunStatus,
   RunStatusSchema,
+  type StateChangedEvent,
+  type TextDeltaEvent,
+  type ToolCallDeltaEvent,
+  type ToolCallScheduledEvent,
+  type ToolResultEvent,
 } from './run/run-events.ts';
 // --- Runtime: create one, start runs, answer them, read them back (docs/architecture.md) --------
 export {
