@@ -58,22 +58,6 @@ function declarationSizes(file, text) {
   return declarations;
 }
 
-/**
- * Declarations over the limit today, at most this size: each is another issue's to shrink (named
- * below). The check fails when one of them grows past its figure here, or any other goes over.
- */
-const KNOWN = {
-  'dist/machines/run-machine.d.ts runMachine': {
-    kb: 14,
-    why: "XState's inferred type of setup().createMachine(): annotate it with a written StateMachine type (machines/)",
-  },
-  'dist/run/run-events.d.ts RunEventSchema': {
-    // 8.2 KB since the fork and approve-with-edits events (issue 27 item 4, issue 24 item 4).
-    kb: 9,
-    why: "zod's inferred type of the event union: declare RunEvent as written types and the schema as z.ZodType<RunEvent> (run/run-events.ts)",
-  },
-};
-
 const files = readdirSync(dist, { recursive: true, encoding: 'utf8' }).filter((file) =>
   file.endsWith('.d.ts'),
 );
@@ -86,10 +70,7 @@ const sizes = files
     declarationSizes(relative(root, join(dist, file)), readFileSync(join(dist, file), 'utf8')),
   )
   .sort((a, b) => b.bytes - a.bytes);
-const over = sizes.filter((size) => {
-  const known = KNOWN[`${size.file} ${size.name}`];
-  return size.bytes > (known ? Math.max(known.kb * 1024, maxBytes) : maxBytes);
-});
+const over = sizes.filter((size) => size.bytes > maxBytes);
 const kb = (bytes) => `${(bytes / 1024).toFixed(1)} KB`;
 console.log(`dts-size: ${sizes.length} declarations in ${files.length} files; largest ${top}:`);
 for (const size of sizes.slice(0, top))
@@ -98,9 +79,4 @@ if (over.length > 0) {
   console.error(`dts-size: ${over.length} declaration(s) over ${kb(maxBytes)}: give each a named interface`);
   process.exit(1);
 }
-const waived = sizes.filter((size) => size.bytes > maxBytes);
-for (const size of waived)
-  console.log(
-    `dts-size: known, still over: ${size.file} ${size.name}: ${KNOWN[`${size.file} ${size.name}`].why}`,
-  );
-console.log(`dts-size: every other declaration is at most ${kb(maxBytes)}`);
+console.log(`dts-size: every declaration is at most ${kb(maxBytes)}`);

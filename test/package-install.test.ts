@@ -80,7 +80,8 @@ console.log(JSON.stringify({
 
 const TS_AGENT = `
 import { z } from 'zod';
-import { createRuntime, defineTool, type RunEvent, type RunOutcome } from 'toolwarden';
+import { createActor, type SnapshotFrom } from 'xstate';
+import { createRuntime, defineTool, type RunContext, type RunEvent, type RunMachine, type RunOutcome, runMachine } from 'toolwarden';
 import { scriptedPlanner } from 'toolwarden/testing';
 import type { SqliteStoreOptions } from 'toolwarden/sqlite';
 
@@ -105,6 +106,17 @@ for await (const { event } of runtime.events(run.runId)) {
   void type;
 }
 await runtime.close();
+// runMachine driven with XState as an app would (declared with the written type RunMachine, issue 28 item 4).
+const inspected: string[] = [];
+const machineActor = createActor(runMachine.provide({ guards: { consultsPolicies: () => false } }), {
+  input: { runId: 'm', agent: { id: 'a' }, messages: [], caps: { maxToolCalls: 1, maxConsecutiveFailedToolCalls: 1, maxRetriesPerTool: 1, timeBudgetMs: 1000 } },
+  inspect: (event) => inspected.push(event.type),
+});
+const value: SnapshotFrom<RunMachine>['value'] = machineActor.getSnapshot().value;
+const machineContext: RunContext = machineActor.getSnapshot().context;
+machineActor.on('run_failed', (event) => void event.error.message);
+machineActor.send({ type: 'cancel', reason: 'typed' });
+void [value, machineContext];
 console.log(outcome.status, options.path, types.includes('run_completed'));
 `;
 
