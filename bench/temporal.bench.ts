@@ -8,13 +8,15 @@
  *   long run must continue as new (Temporal's limits: 50,000 events, 50 MB);
  * - one long run (`--long 500` steps, 0 to skip) with Temporal's own continue-as-new
  *   suggestion, each call returning `--long-kb` KB (default 50; results over 16 KB go to a folder
- *   payload store, issue 26 item 3): executions (continue-as-new count), the largest execution's
+ *   payload store, issue 26 item 3; `--long-kb 0`: the small sum), continuing as new also every
+ *   `--long-max-events` events: executions (continue-as-new count), the largest execution's
  *   history, the largest single payload, each execution's input, bytes for the whole run;
  * - recovery after a kill (`--kills 1`, 0 to skip): two worker processes, the one in a planner
  *   turn (then: in a tool call) SIGKILLed; ms from the kill to the 3-call run's completion;
  * - 100 concurrent 10-step runs on the one worker: runs per second.
  *
- *     node --import tsx bench/temporal.bench.ts [--runs 5] [--steps 10,100] [--long 500] [--long-kb 50] [--kills 1] [--concurrent 100]
+ *     node --import tsx bench/temporal.bench.ts [--runs 5] [--steps 10,100] [--long 500] [--long-kb 50]
+ *       [--long-max-events N] [--kills 1] [--concurrent 100]
  *
  * @module
  */
@@ -46,6 +48,7 @@ const { values } = parseArgs({
     concurrent: { type: 'string', default: '100' },
     long: { type: 'string', default: '500' },
     'long-kb': { type: 'string', default: '50' },
+    'long-max-events': { type: 'string', default: '' },
     steps: { type: 'string', default: '10,100' },
     kills: { type: 'string', default: '1' },
     address: { type: 'string', default: process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233' },
@@ -72,7 +75,13 @@ const client = new Client({ connection: await Connection.connect({ address: valu
 const rows: string[] = [];
 
 /** A worker on a queue of its own running the `steps`-step loop, and a runtime on that queue. */
-async function loopOnTemporal(name: string, steps: number, resultKb = 0, store?: PayloadStore) {
+async function loopOnTemporal(
+  name: string,
+  steps: number,
+  resultKb = 0,
+  store?: PayloadStore,
+  history?: { maxEvents: number },
+) {
   const taskQueue = `bench-${name}-${Date.now()}`;
   // With `resultKb`, each call also returns that much text (a page of a report, say).
   const padding = 'r'.repeat(resultKb * 1000);
@@ -97,6 +106,8 @@ async function loopOnTemporal(name: string, steps: number, resultKb = 0, store?:
     taskQueue,
     agent: { id: 'bench' },
     tools: [addTool],
+    ...(history ? { history } : {}),
+    ...(store ? { payloadStore: store } : {}),
     caps: {
       maxToolCalls: steps + 1,
       maxTurns: steps + 2,
@@ -155,7 +166,14 @@ if (Number(values.long) > 0) {
   const steps = Number(values.long);
   const resultKb = Number(values['long-kb']);
   const dir = await mkdtemp(join(tmpdir(), 'toolwarden-bench-payloads-'));
-  const { taskQueue, runtime, stop } = await loopOnTemporal('long', steps, resultKb, folderPayloadStore(dir));
+  const maxEvents = Number(values['long-max-events']);
+  const { taskQueue, runtime, stop } = await loopOnTemporal(
+    'long',
+    steps,
+    resultKb,
+    folderPayloadStore(dir),
+    maxEvents > 0 ? { maxEvents } : undefined,
+  );
   const started = performance.now();
   const run = await runtime.start({ runId: taskQueue, messages: [{ role: 'user', content: 'add' }] });
   const outcome = await run.result();
@@ -173,8 +191,14 @@ if (Number(values.long) > 0) {
   const executions = await historyPayloads(client, run.runId);
   const largestPayload = Math.max(...executions.map((execution) => execution.largestPayload));
   const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
+  // What crossed each continue-as-new: flat once the event buffer is full (the transcript by reference).
+  const inputs = executions.slice(1).map((execution) => execution.inputBytes);
+  const half = inputs.slice(Math.floor(inputs.length / 2));
   rows.push(
-    `${steps}-step run, ${resultKb} KB results: ${outcome.status} in ${seconds.toFixed(0)} s (${((seconds * 1000) / steps).toFixed(0)} ms/step), ${outcome.executions} execution(s) (${outcome.executions - 1} continue-as-new); largest history ${largestEvents} events, ${(largestBytes / 1024).toFixed(0)} KB; all executions ${(totalBytes / 1024).toFixed(0)} KB (${(totalBytes / steps / 1024).toFixed(1)} KB/step); largest payload ${kb(largestPayload)}; execution inputs ${executions.map((execution) => kb(execution.inputBytes)).join(' → ')}`,
+    `${steps}-step run, ${resultKb} KB results${maxEvents > 0 ? `, maxEvents ${maxEvents}` : ''}: continue-as-new inputs first ${kb(inputs[0] ?? 0)}, largest ${kb(Math.max(0, ...inputs))}, second half ${kb(Math.min(...half))}–${kb(Math.max(...half))}; result ${kb(executions.at(-1)?.resultBytes ?? 0)}`,
+  );
+  rows.push(
+    `${steps}-step run, ${resultKb} KB results: ${outcome.status} in ${seconds.toFixed(0)} s (${((seconds * 1000) / steps).toFixed(0)} ms/step), ${outcome.executions} execution(s) (${outcome.executions - 1} continue-as-new); largest history ${largestEvents} events, ${(largestBytes / 1024).toFixed(0)} KB; all executions ${(totalBytes / 1024).toFixed(0)} KB (${(totalBytes / steps / 1024).toFixed(1)} KB/step); largest payload ${kb(largestPayload)}; execution inputs ${(executions.length > 12 ? [...executions.slice(0, 6), ...executions.slice(-6)] : executions).map((execution) => kb(execution.inputBytes)).join(' → ')}`,
   );
   await stop();
   await rm(dir, { recursive: true, force: true });

@@ -87,6 +87,12 @@ export interface TemporalRuntimeOptions {
    * result (`toolResultCount` counts all; every result is in the events). Default 100.
    */
   resultToolResults?: number;
+  /**
+   * …and at most this much of their JSON, characters (the newest that fit; results below the
+   * workers' `inlineBytes` ride inline). Default 512 KiB: with the 100 events handed on (at most
+   * 256 KiB) and one turn's messages, a continue-as-new input stays well below Temporal's 2 MB.
+   */
+  resultBytes?: number;
 }
 
 /** What `start` takes (as `createRuntime().start`). */
@@ -292,6 +298,7 @@ export function temporalRuntime(options: TemporalRuntimeOptions) {
               ...(options.resultToolResults === undefined
                 ? {}
                 : { resultToolResults: options.resultToolResults }),
+              ...(options.resultBytes === undefined ? {} : { resultBytes: options.resultBytes }),
               ...(options.heartbeatTimeoutMs === undefined
                 ? {}
                 : { heartbeatTimeoutMs: options.heartbeatTimeoutMs }),

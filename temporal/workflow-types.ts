@@ -13,6 +13,13 @@ export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 5_000;
 export const DEFAULT_RESULT_TOOL_RESULTS = 100;
 
 /**
+ * JSON characters of tool results the workflow's result and continue-as-new input hold at most
+ * (the newest that fit, within `resultToolResults`): results up to the workers' `inlineBytes`
+ * ride inline, so 100 of them could pass Temporal's 2 MB payload limit.
+ */
+export const DEFAULT_RESULT_BYTES = 512 * 1024;
+
+/**
  * toolwarden's search attributes (Keyword), registered by `scripts/temporal.sh` (and on a cluster
  * by `temporal operator search-attribute create`): the run's status (`running`, `awaiting`,
  * `completed`, `failed`, `canceled`) and what it awaits (`clarification`, `confirmation`,
@@ -48,6 +55,8 @@ export interface RunWorkflowInput {
   visibility?: { searchAttributes: boolean };
   /** The last tool results the workflow's result lists. Default 100 (`DEFAULT_RESULT_TOOL_RESULTS`). */
   resultToolResults?: number;
+  /** …and at most this much of their JSON, characters (the newest that fit). Default 512 KiB (`DEFAULT_RESULT_BYTES`). */
+  resultBytes?: number;
   /** Set by the workflow when it continues as new: where the previous execution stopped. */
   continued?: ContinuedRun;
 }
@@ -105,7 +114,7 @@ export interface RunWorkflowResult {
   finalResponse?: { text: string; data?: unknown };
   error?: { name: string; message: string };
   /**
-   * The run's last tool results, at most `resultToolResults` (100), oldest first; large values by
+   * The run's last tool results, at most `resultToolResults` (100) and `resultBytes` of JSON (512 KiB), oldest first; large values by
    * reference (`$toolwardenPayload`) unless the client has the payload store. Every result is in
    * the run's events.
    */

@@ -47,6 +47,7 @@ import {
 import {
   type ContinuedRun,
   DEFAULT_HEARTBEAT_TIMEOUT_MS,
+  DEFAULT_RESULT_BYTES,
   DEFAULT_RESULT_TOOL_RESULTS,
   type RunEventsPage,
   type RunWorkflowInput,
@@ -72,6 +73,11 @@ export const transcriptQuery = defineQuery<TranscriptPage, [number, number]>('tr
 const EVENT_BUFFER = 2_000;
 /** Events handed to the next execution when the workflow continues as new. */
 const EVENTS_CARRIED = 100;
+/**
+ * JSON characters the events handed on hold at most (the newest that fit): with results inline up
+ * to the workers' `inlineBytes`, 100 events could otherwise hold megabytes.
+ */
+const EVENTS_CARRIED_BYTES = 256 * 1024;
 const STATUS_KEY = { name: SEARCH_ATTRIBUTES.status, type: 'KEYWORD' } as const;
 const AWAITING_KEY = { name: SEARCH_ATTRIBUTES.awaiting, type: 'KEYWORD' } as const;
 /** Stood in for the run's context in a child's input of a snapshot handed on by an earlier release. */
@@ -181,6 +187,7 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
   const events: RunEvent[] = continued?.events ?? [];
   // The last results only: what the workflow keeps, hands on and returns does not grow with the run.
   const keepResults = input.resultToolResults ?? DEFAULT_RESULT_TOOL_RESULTS;
+  const resultBytes = input.resultBytes ?? DEFAULT_RESULT_BYTES;
   const toolResults: ToolResultJSON[] = (continued?.toolResults ?? []).slice(-keepResults);
   let toolResultCount = continued?.toolResultCount ?? toolResults.length;
   let first = continued?.first ?? 0;
@@ -217,6 +224,10 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
   // Runs started by a worker without continue-as-new (their histories lack this marker) never
   // continue as new when a newer worker replays them: that would be a command their history lacks.
   const mayContinue = patched('toolwarden.continue-as-new');
+  // Likewise runs started before the transcript's archive (transcript-archive.ts) continue as new
+  // without it. Asked here, at the start: a patch asked later, after a local activity that outlived
+  // its workflow task, is looked for in another task on replay than the one it was recorded in.
+  const mayArchive = patched('toolwarden.transcript-archive');
   const continueDue = () => {
     if (plannedHere === 0 || !mayContinue) return false;
     const info = workflowInfo();
@@ -386,8 +397,7 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
    * store, or the archive failed: the next execution then carries them, as before.
    */
   const archive = async (): Promise<ArchivedTranscript | undefined> => {
-    // Histories from before the archive continued as new without this activity.
-    if (!patched('toolwarden.transcript-archive')) return undefined;
+    if (!mayArchive) return undefined;
     const to = sentMark;
     const digest = digests.at(to);
     if (to <= base || digest === undefined) return undefined;
@@ -425,6 +435,7 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
   }
   if (actor.getSnapshot().status === 'active') {
     const persisted = actor.getPersistedSnapshot() as unknown as { context: RunContext };
+    const carried = newestWithin(events.slice(-EVENTS_CARRIED), EVENTS_CARRIED_BYTES);
     const next: ContinuedRun = {
       // Without the archived messages: what crosses is one turn's messages, not the run's.
       snapshot: archivedNow
@@ -436,9 +447,9 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
             },
           }
         : persisted,
-      events: events.slice(-EVENTS_CARRIED),
-      first: first + Math.max(0, events.length - EVENTS_CARRIED),
-      toolResults,
+      events: carried,
+      first: first + events.length - carried.length,
+      toolResults: newestWithin(toolResults, resultBytes),
       toolResultCount,
       ...(previous === undefined ? {} : { state: previous }),
       sentMark,
@@ -456,12 +467,24 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
     status: outcome,
     ...(flow.finalResponse ? { finalResponse: flow.finalResponse } : {}),
     ...(flow.error ? { error: { name: flow.error.name, message: flow.error.message } } : {}),
-    toolResults,
+    toolResults: newestWithin(toolResults, resultBytes),
     toolResultCount,
     ...(flow.usage ? { usage: flow.usage } : {}),
     events: first + events.length,
     executions: execution,
   };
+}
+
+/** The newest of `items` whose JSON adds up to at most `chars` characters (oldest first). */
+function newestWithin<T>(items: readonly T[], chars: number): T[] {
+  let total = 0;
+  let from = items.length;
+  while (from > 0) {
+    total += JSON.stringify(items[from - 1]).length;
+    if (total > chars) break;
+    from--;
+  }
+  return items.slice(from);
 }
 
 type PersistedChildren = Record<string, { snapshot?: { input?: { context?: unknown } } }>;

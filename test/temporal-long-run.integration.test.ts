@@ -54,11 +54,11 @@ const fetchReport = defineTool({
 });
 
 /** One call a turn, counted from the transcript; every turn checks the last result came back whole. */
-function pagingPlanner(steps: number): Planner {
+function pagingPlanner(steps: number, bytes = RESULT_BYTES): Planner {
   const decide = async (input: PlanInput | PlanResumeInput): Promise<PlanResult> => {
     const results = input.messages.filter((message) => message.role === 'tool');
     const last = results.at(-1)?.content as { page?: number; body?: string } | undefined;
-    if (last && last.body?.length !== RESULT_BYTES) throw new Error('the planner got a result by reference');
+    if (last && last.body?.length !== bytes) throw new Error('the planner got a result by reference');
     if (results.length < steps)
       return { toolCalls: [{ name: 'report.fetch', input: { page: results.length } }] };
     return { finalResponse: { text: `read ${results.length} pages` } };
@@ -191,6 +191,56 @@ describe.skipIf(!available && !required)(SUITE, () => {
     );
     for await (const replay of ReplayWorker.runReplayHistories({ workflowsPath: WORKFLOWS_PATH }, histories))
       expect(replay.error).toBeUndefined();
+  }, 300_000);
+
+  it('results that ride inline: what crosses continue-as-new and the result stays under its configured bytes', async () => {
+    // 30 KB results under an `inlineBytes` of 40 KB stay inline. Before the byte bounds, every
+    // continue-as-new input carried the last 100 results and 100 events whole: past 2 MB by
+    // step ~50, and the server refused it (the run terminated).
+    const steps = 70;
+    const taskQueue = `toolwarden-inline-${randomUUID().slice(0, 8)}`;
+    const inlinePage = defineTool({
+      id: 'report.fetch',
+      description: 'Fetches a 30 KB report page',
+      input: z.object({ page: z.number() }),
+      execute: ({ page }) => ({ page, body: 'i'.repeat(30_000) }),
+    });
+    const worker = await createTemporalWorker({
+      connection: temporal.connection,
+      taskQueue,
+      tools: [inlinePage],
+      planner: pagingPlanner(steps, 30_000),
+      payloads: { store: memoryPayloadStore(), inlineBytes: 40_000 },
+    });
+    workers.push({ worker, running: worker.run() });
+    const runtime = temporalRuntime({
+      client,
+      taskQueue,
+      agent: { id: 'inline' },
+      history: { maxEvents: 150 },
+    });
+    const run = await runtime.start({
+      messages: [{ role: 'user', content: 'read every page' }],
+      caps: { maxToolCalls: steps + 1, maxTurns: steps + 2 },
+    });
+    const outcome = await run.result();
+    expect(outcome).toMatchObject({ status: 'completed', finalResponse: { text: `read ${steps} pages` } });
+    expect(outcome.toolResultCount).toBe(steps);
+    // The newest results that fit in 512 KiB of JSON: 17 of 30 KB.
+    expect(outcome.toolResults.length).toBeGreaterThan(10);
+    expect(outcome.toolResults.length).toBeLessThan(20);
+    expect((outcome.toolResults.at(-1)!.result as { page: number }).page).toBe(steps - 1);
+
+    const executions = await historyPayloads(client, run.runId);
+    const inputs = executions.slice(1).map((execution) => execution.inputBytes);
+    const result = executions.at(-1)!.resultBytes;
+    console.log(
+      `[issue 26] ${steps} steps × 30 KB inline results: ${inputs.length} continue-as-new, inputs ${inputs.map((b) => `${(b / 1024).toFixed(0)} KB`).join(' → ')}, result ${(result / 1024).toFixed(0)} KB`,
+    );
+    expect(inputs.length).toBeGreaterThanOrEqual(5);
+    // 512 KiB of results, 256 KiB of events, one turn's messages and the context.
+    expect(Math.max(...inputs)).toBeLessThan(1_000_000);
+    expect(result).toBeLessThan(600_000);
   }, 300_000);
 
   it('without a store, a result over the cap is an error result the planner sees, not a stuck run', async () => {
