@@ -409,6 +409,26 @@ export class InspectionStore {
     return [...(this.records.get(key)?.log ?? [])].map((entry) => this.cleanEntry(entry));
   }
 
+  /**
+   * A page of a run's log, oldest first (sanitized): its last `limit` entries before the entry
+   * `before` (a seq; default: the newest), and how many it keeps before them (`earlier`).
+   */
+  logPage(key: string, query: { before?: number; limit: number }): { log: LogEntry[]; earlier: number } {
+    const log = this.records.get(key)?.log ?? [];
+    let end = log.length;
+    if (query.before !== undefined) {
+      // Seqs increase along a run's log: the first entry at or past `before`.
+      let low = 0;
+      while (low < end) {
+        const mid = (low + end) >>> 1;
+        if (log[mid]!.seq < query.before) low = mid + 1;
+        else end = mid;
+      }
+    }
+    const start = Math.max(0, end - Math.max(1, Math.floor(query.limit)));
+    return { log: log.slice(start, end).map((entry) => this.cleanEntry(entry)), earlier: start };
+  }
+
   /** Calls `listener` with every change until the returned function is called. */
   subscribe(listener: (message: InspectorMessage) => void): () => void {
     this.listeners.add(listener);

@@ -9,7 +9,7 @@ export const PAGE_SCRIPT = String.raw`
   const machineId = document.body.dataset.machineId;
   const config = JSON.parse(document.getElementById('inspector-config').textContent);
   const MAX_RUN_ROWS = 200;
-  const LOG_WINDOW = 500;
+  const LOG_PAGE = 200;
   // Summaries of the runs loaded (the hello's page and the pages after it), newest first; the
   // context and log of the one run open (fetched when it is opened, then kept live by the stream).
   const runs = new Map();
@@ -21,7 +21,7 @@ export const PAGE_SCRIPT = String.raw`
   const clientId = Math.random().toString(36).slice(2, 12);
   let selected = null;
   let travel = null; // { seq, frame } while looking at the past
-  let logShown = LOG_WINDOW;
+  let logEarlier = 0; // entries the server keeps before the ones loaded here (the open run's)
   const $ = (id) => document.getElementById(id);
   const el = (tag, cls, text) => {
     const node = document.createElement(tag);
@@ -626,7 +626,7 @@ export const PAGE_SCRIPT = String.raw`
       row.addEventListener('keydown', (event) => { if (event.key === 'Enter') open(); });
       list.append(row);
     }
-    $('timeline-count').textContent = count ? '(' + count + ' calls)' : '';
+    $('timeline-count').textContent = count ? '(' + count + ' calls' + (logEarlier ? ' in the newest ' + entries.length + ' log entries' : '') + ')' : '';
   }
 
   // ---- event log, windowed, and time travel ----------------------------------------------------
@@ -678,12 +678,31 @@ export const PAGE_SCRIPT = String.raw`
     list.replaceChildren();
     const run = selected ? runs.get(selected) : undefined;
     const entries = selected ? logs.get(selected) || [] : [];
-    const from = Math.max(0, entries.length - logShown);
-    for (const entry of entries.slice(from)) list.append(logItem(entry, run));
-    $('log-earlier').hidden = from === 0;
-    $('log-count').textContent = run ? '(' + entries.length + (run.dropped ? ', ' + run.dropped + ' dropped' : '') + ')' : '';
+    list.append(...entries.map((entry) => logItem(entry, run)));
+    $('log-earlier').hidden = logEarlier === 0;
+    renderLogCount(run, entries);
   }
-  $('log-earlier').addEventListener('click', () => { logShown += LOG_WINDOW; renderLog(); });
+  function renderLogCount(run, entries) {
+    const total = entries.length + logEarlier;
+    $('log-count').textContent = run ? '(' + total + (logEarlier ? ', newest ' + entries.length + ' shown' : '') + (run.dropped ? ', ' + run.dropped + ' dropped' : '') + ')' : '';
+  }
+  // The open run's log comes a page at a time, newest first (issue 27 item 1): earlier pages on request.
+  $('log-earlier').addEventListener('click', () => {
+    const key = selected;
+    const entries = logs.get(key) || [];
+    if (!key || !entries.length) return;
+    $('log-earlier').disabled = true;
+    fetch('/api/runs/' + encodeURIComponent(key) + '/log?before=' + entries[0].seq + '&limit=' + LOG_PAGE + '&token=' + encodeURIComponent(token))
+      .then((response) => response.ok ? response.json() : null)
+      .then((page) => {
+        $('log-earlier').disabled = false;
+        if (!page || selected !== key || logs.get(key) !== entries) return;
+        entries.unshift(...page.log);
+        logEarlier = page.earlier;
+        renderTimeline();
+        renderLog();
+      }, () => { $('log-earlier').disabled = false; });
+  });
   function timeTravel(seq) {
     const key = selected;
     const entries = logs.get(key) || [];
@@ -703,7 +722,7 @@ export const PAGE_SCRIPT = String.raw`
   // Opening a run: its context and log from the server; from then on the stream sends its new
   // log entries and contexts (held back here until the log arrives, then merged by seq).
   function select(key) {
-    if (key !== selected) { travel = null; logShown = LOG_WINDOW; logs.clear(); openContext = null; }
+    if (key !== selected) { travel = null; logEarlier = 0; logs.clear(); openContext = null; }
     const changed = key !== selected;
     selected = key;
     for (const row of document.querySelectorAll('#run-list li[data-key]')) row.classList.toggle('selected', row.dataset.key === key);
@@ -722,6 +741,7 @@ export const PAGE_SCRIPT = String.raw`
         if (!detail || selected !== key) return;
         const last = detail.log.length ? detail.log[detail.log.length - 1].seq : 0;
         logs.set(key, detail.log.concat(pending.buffered.filter((entry) => entry.seq > last)));
+        logEarlier = detail.earlier || 0;
         if (pending.context !== undefined) openContext = pending.context;
         else openContext = detail.context;
         // The summary that came with the log, unless an update the stream brought meanwhile is newer.
@@ -829,7 +849,7 @@ export const PAGE_SCRIPT = String.raw`
       logs.set(data.key, entries);
       $('event-log').append(logItem(data.entry, runs.get(data.key)));
       const run = runs.get(data.key);
-      $('log-count').textContent = '(' + entries.length + (run && run.dropped ? ', ' + run.dropped + ' dropped' : '') + ')';
+      renderLogCount(run, entries);
       if (data.entry.type.startsWith('await_') || data.entry.type.startsWith('tool_') || data.entry.type === 'policy_decision') renderTimeline();
       if (data.entry.type.startsWith('await_')) renderAwait();
     });

@@ -47,7 +47,7 @@ export interface InspectorPageOptions {
  * - what a waiting run awaits, with a form to answer it (when allowed; a confirmation's inputs
  *   editable, sent as `edits`), errors inline (a refused edit's hint by its call);
  * - a timeline of the run's tool calls by turn (duration, outcome, hint), each openable;
- * - the event log (the last 500 drawn); selecting an entry shows the chart and context as they
+ * - the event log, its newest entries (earlier ones fetched a page at a time); selecting an entry shows the chart and context as they
  *   were then (time travel, `/api/runs/:key/frame`).
  *
  * Everything from the server is written with `textContent`, never parsed as HTML.

@@ -20,6 +20,7 @@ export interface InspectorPluginOptions
     | 'maxSseClients'
     | 'maxSseBufferedBytes'
     | 'pageSize'
+    | 'logPageSize'
   > {
   /** The machine the page draws. Default: the run machine. */
   machine?: AnyStateMachine;
@@ -150,6 +151,7 @@ export function inspectorPlugin(options: InspectorPluginOptions = {}): Inspector
         maxSseClients: options.maxSseClients,
         maxSseBufferedBytes: options.maxSseBufferedBytes,
         pageSize: options.pageSize,
+        logPageSize: options.logPageSize,
       });
       if (closed) {
         await server.close();

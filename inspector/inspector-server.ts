@@ -70,6 +70,8 @@ export interface InspectorServerOptions {
   maxSseBufferedBytes?: number;
   /** Run summaries in the `hello` page (and the default page of `GET /api/runs`). Default 100. */
   pageSize?: number;
+  /** Log entries sent when a run is opened (its newest; the page asks for earlier ones). Default 200. */
+  logPageSize?: number;
 }
 
 export interface InspectorServer {
@@ -98,8 +100,8 @@ export class InspectorHostError extends Error {
  * | `/`            | the page (HTML/CSS/JS inline, CSP: nothing loads from elsewhere)      |
  * | `/events`      | Server-Sent Events: `hello` (a page of run summaries), then `run`, `update` (deltas), `removed`; `log` and `context` of the run the stream opened; `dropped` (why the server ended it) |
  * | `/api/runs`    | a page of run summaries (`?limit`, `before`, `status`, `q`)          |
- * | `/api/runs/:key` | a run opened: its summary, context and log (`?stream=` the `hello`'s id: that stream then gets its `log` and `context` messages) |
- * | `/api/runs/:key/log` | one run's log                                                   |
+ * | `/api/runs/:key` | a run opened: its summary, context and newest log entries (`?limit`, default `logPageSize`; `earlier`: how many are kept before them; `?stream=` the `hello`'s id: that stream then gets its `log` and `context` messages) |
+ * | `/api/runs/:key/log` | one run's log: whole, or `?limit&before=<seq>` the entries before one, with `earlier` |
  * | `/api/graph`   | the chart's graph model (JSON)                                        |
  * | `/api/runs/:key/frame?seq=N` | the run as it was at log entry N (time travel)          |
  * | `POST /api/runs/:key/answer` | answers what the run awaits (same origin, {@link ANSWER_HEADER}; not when read-only); a confirmation may carry `edits` (a refused edit: 422 with its `retryHint`) |
@@ -119,6 +121,12 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
   const closers = new Set<() => void>();
   const maxBuffered = options.maxSseBufferedBytes ?? 8 * 1024 * 1024;
   const pageSize = options.pageSize ?? 100;
+  const logPageSize = options.logPageSize ?? 200;
+  /** A `limit` query: a positive integer, at most 1,000 (the store's default maxLog). */
+  const logLimit = (value: string | undefined): number | undefined => {
+    const limit = Number(value);
+    return value && Number.isInteger(limit) && limit > 0 ? Math.min(limit, 1000) : undefined;
+  };
   /** The first page of runs (the `hello`'s, and the page's own), smaller when its summaries are large (long labels): it must fit half the limit. */
   const firstPage = (): RunPage => {
     for (let limit = pageSize; ; limit = Math.floor(limit / 2)) {
@@ -416,11 +424,19 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
     const stream = streams.get(c.req.query('stream') ?? '');
     stream?.open(key);
     const { context, ...summary } = run;
-    return c.json({ run: summary, context, log: store.log(key) });
+    // Its newest log entries only (issue 27 item 1): a long run's whole log (up to maxLog, 1,000
+    // entries, ~300 KB for 360 calls) took ~75 ms to draw; the page asks for earlier ones.
+    const page = store.logPage(key, { limit: logLimit(c.req.query('limit')) ?? logPageSize });
+    return c.json({ run: summary, context, ...page });
   });
+  // A run's log: whole, or (`limit`, `before` a seq) the page before an entry, with `earlier`.
   app.get('/api/runs/:key/log', (c) => {
     const key = c.req.param('key');
-    return store.run(key) ? c.json({ key, log: store.log(key) }) : c.json({ error: 'no such run' }, 404);
+    if (!store.summary(key)) return c.json({ error: 'no such run' }, 404);
+    const limit = logLimit(c.req.query('limit'));
+    if (limit === undefined) return c.json({ key, log: store.log(key) });
+    const before = Number(c.req.query('before'));
+    return c.json({ key, ...store.logPage(key, { limit, ...(Number.isInteger(before) ? { before } : {}) }) });
   });
   app.get('/api/graph', (c) => c.json(store.graph));
   app.notFound((c) => c.text('Not found\n', 404));

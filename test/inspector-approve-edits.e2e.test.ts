@@ -1,11 +1,10 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { scriptedPlanner } from '../run/planner.ts';
 import type { RunEvent } from '../run/run-events.ts';
-import { createRuntime } from '../runtime/create-runtime.ts';
 import { defineTool } from '../tools/define-tool.ts';
-import { launchChromium, probeChromium } from './support/chromium.ts';
+import { probeChromium } from './support/chromium.ts';
+import { inspectorPages } from './support/inspector-page.ts';
 
 /**
  * Approve with edits from the inspector page (issue 24 item 4; docs/inspection.md §Page), in
@@ -17,13 +16,7 @@ const SUITE = 'inspector approve with edits (test/inspector-approve-edits.e2e.te
 const { available, required } = probeChromium(SUITE);
 
 describe.skipIf(!available && !required)(SUITE, () => {
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const pages = inspectorPages();
 
   it('edits the input of a call to confirm: a bad edit shows its hint, a good one runs', async () => {
     const refunded: unknown[] = [];
@@ -37,71 +30,54 @@ describe.skipIf(!available && !required)(SUITE, () => {
         return { refunded: input.amountEur };
       },
     });
-    const runtime = createRuntime({
-      agent: { id: 'payments' },
-      planner: scriptedPlanner([
-        { toolCalls: [{ name: 'payments.refund', input: { orderId: 'A-17', amountEur: 500 } }] },
-        { finalResponse: { text: 'Refunded.' } },
-      ]),
-      tools: [refund],
-      telemetry: false,
-      inspector: { port: 0, onListening: () => {} },
+    const { runtime, page, problems } = await pages.open({
+      runtime: {
+        agent: { id: 'payments' },
+        planner: scriptedPlanner([
+          { toolCalls: [{ name: 'payments.refund', input: { orderId: 'A-17', amountEur: 500 } }] },
+          { finalResponse: { text: 'Refunded.' } },
+        ]),
+        tools: [refund],
+      },
     });
-    try {
-      const server = await runtime.inspector!.start();
-      const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-      page.setDefaultTimeout(8_000);
-      const problems: string[] = [];
-      page.on('pageerror', (error) => problems.push(String(error)));
-      page.on('console', (message) => {
-        // The refused edit is a 422 the page shows; the browser logs the response too.
-        if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
-          problems.push(message.text());
-      });
-      await page.goto(server.url);
-      await page.waitForSelector('#connection[data-state="open"]');
-      const run = runtime.start({
-        runId: 'refund-run',
-        messages: [{ role: 'user', content: 'Refund A-17' }],
-      });
+    const run = runtime.start({
+      runId: 'refund-run',
+      messages: [{ role: 'user', content: 'Refund A-17' }],
+    });
 
-      const box = '#await-body textarea.answer-edit[data-tool-call-id="refund-run:t1:c1"]';
-      await page.waitForSelector(box);
-      expect(JSON.parse(await page.inputValue(box))).toEqual({ orderId: 'A-17', amountEur: 500 });
+    const box = '#await-body textarea.answer-edit[data-tool-call-id="refund-run:t1:c1"]';
+    await page.waitForSelector(box);
+    expect(JSON.parse(await page.inputValue(box))).toEqual({ orderId: 'A-17', amountEur: 500 });
 
-      // A bad edit: refused by the tool boundary, its hint next to the call, the run still waits.
-      await page.fill(box, JSON.stringify({ orderId: 'A-17', amountEur: 'a lot' }));
-      await page.click('#answer-approve');
-      const hint = '#await-body .edit-hint[data-tool-call-id="refund-run:t1:c1"]';
-      await page.waitForSelector(`${hint}:not([hidden])`);
-      expect(await page.textContent(hint)).toMatch(/amountEur/);
-      expect(run.status).toBe('awaiting');
-      expect(refunded).toEqual([]);
-      expect(await page.isVisible('#answer-approve')).toBe(true);
+    // A bad edit: refused by the tool boundary, its hint next to the call, the run still waits.
+    await page.fill(box, JSON.stringify({ orderId: 'A-17', amountEur: 'a lot' }));
+    await page.click('#answer-approve');
+    const hint = '#await-body .edit-hint[data-tool-call-id="refund-run:t1:c1"]';
+    await page.waitForSelector(`${hint}:not([hidden])`);
+    expect(await page.textContent(hint)).toMatch(/amountEur/);
+    expect(run.status).toBe('awaiting');
+    expect(refunded).toEqual([]);
+    expect(await page.isVisible('#answer-approve')).toBe(true);
 
-      // A good edit, approved: the tool gets it, the run completes.
-      await page.fill(box, JSON.stringify({ orderId: 'A-17', amountEur: 100 }));
-      await page.click('#answer-approve');
-      const outcome = await run.result();
-      expect(outcome.status).toBe('completed');
-      expect(refunded).toEqual([{ orderId: 'A-17', amountEur: 100 }]);
+    // A good edit, approved: the tool gets it, the run completes.
+    await page.fill(box, JSON.stringify({ orderId: 'A-17', amountEur: 100 }));
+    await page.click('#answer-approve');
+    const outcome = await run.result();
+    expect(outcome.status).toBe('completed');
+    expect(refunded).toEqual([{ orderId: 'A-17', amountEur: 100 }]);
 
-      // The run log keeps the original, the edit and who made it; the page's log says so.
-      const log: RunEvent[] = [];
-      for await (const record of runtime.events(run.runId, { follow: false })) log.push(record.event);
-      expect(log.find((event) => event.type === 'tool_call_scheduled')).toMatchObject({
-        edited: {
-          original: { orderId: 'A-17', amountEur: 500 },
-          input: { orderId: 'A-17', amountEur: 100 },
-          by: 'inspector',
-        },
-      });
-      const scheduled = '#event-log li[data-type="tool_call_scheduled"] .summary';
-      await page.waitForSelector(`${scheduled}:text("input edited by inspector")`);
-      expect(problems).toEqual([]);
-    } finally {
-      await runtime.inspector?.close();
-      await runtime.close();
-    }
+    // The run log keeps the original, the edit and who made it; the page's log says so.
+    const log: RunEvent[] = [];
+    for await (const record of runtime.events(run.runId, { follow: false })) log.push(record.event);
+    expect(log.find((event) => event.type === 'tool_call_scheduled')).toMatchObject({
+      edited: {
+        original: { orderId: 'A-17', amountEur: 500 },
+        input: { orderId: 'A-17', amountEur: 100 },
+        by: 'inspector',
+      },
+    });
+    const scheduled = '#event-log li[data-type="tool_call_scheduled"] .summary';
+    await page.waitForSelector(`${scheduled}:text("input edited by inspector")`);
+    expect(problems).toEqual([]);
   });
 });

@@ -1,12 +1,12 @@
 import { copyFile, mkdir } from 'node:fs/promises';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { firstValueFrom, toArray } from 'rxjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { toGraphModel } from '../machines/diagram/graph-model.ts';
 import { runMachine } from '../machines/run-machine.ts';
 import { scriptedPlanner } from '../run/planner.ts';
-import { createRuntime, type Runtime } from '../runtime/create-runtime.ts';
-import { launchChromium, probeChromium } from './support/chromium.ts';
+import { probeChromium } from './support/chromium.ts';
+import { inspectorPages } from './support/inspector-page.ts';
 
 /**
  * The inspector page in headless Chromium (issue 8 §3). Needs /usr/bin/chromium (Debian's;
@@ -23,17 +23,7 @@ const clarificationEdge = graph.edges.find(
 )!.id;
 
 describe.skipIf(!available && !required)(SUITE, () => {
-  let browser: Browser;
-  let runtime: Runtime;
-
-  beforeAll(async () => {
-    browser = await launchChromium();
-  });
-
-  afterAll(async () => {
-    await runtime?.inspector?.close();
-    await browser?.close();
-  });
+  const pages = inspectorPages();
 
   const activeStates = (page: Page) =>
     page.$$eval('[data-view="full"] [data-state-id].active', (nodes) =>
@@ -57,24 +47,11 @@ describe.skipIf(!available && !required)(SUITE, () => {
       },
       { finalResponse: { text: 'Ada is now on the pro plan.' } },
     ]);
-    runtime = createRuntime({
-      agent: { id: 'support', name: 'Support agent' },
-      planner,
-      telemetry: false,
-      inspector: { port: 0, onListening: () => {} },
+    const { runtime, server, page, problems, failedLoads, requests } = await pages.open({
+      runtime: { agent: { id: 'support', name: 'Support agent' }, planner },
+      viewport: { width: 1600, height: 1000 },
+      timeout: 30_000,
     });
-    const server = await runtime.inspector!.start();
-
-    const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
-    const requests: string[] = [];
-    const problems: string[] = [];
-    page.on('request', (request) => requests.push(request.url()));
-    page.on('pageerror', (error) => problems.push(String(error)));
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(message.text());
-    });
-    await page.goto(server.url);
-    await page.waitForSelector('#connection[data-state="open"]');
 
     const run = runtime.start({
       runId: 'e2e-run',
@@ -130,6 +107,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
     expect(elsewhere).toEqual([]);
     expect(requests.some((url) => url.startsWith(`${server.origin}/events?token=`))).toBe(true);
     expect(problems).toEqual([]);
+    expect(failedLoads).toEqual([]);
 
     if (process.env.TOOLWARDEN_UPDATE_SCREENSHOTS === '1') {
       await copyFile('.artifacts/inspector.png', 'examples/inspection/screenshot.png');

@@ -1,8 +1,8 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRuntime, type Runtime } from '../runtime/create-runtime.ts';
+import { describe, expect, it } from 'vitest';
+import type { RunHandle } from '../runtime/run-handle.ts';
 import { busyPlanner, lookupTool, runBusyRuns } from './support/busy-runs.ts';
-import { launchChromium, probeChromium } from './support/chromium.ts';
+import { probeChromium } from './support/chromium.ts';
+import { inspectorPages } from './support/inspector-page.ts';
 
 /**
  * Issue 27 item 1 in Chromium at 1600×1000: 1,000 real runs of 2 turns × 2 calls and one run
@@ -13,44 +13,39 @@ import { launchChromium, probeChromium } from './support/chromium.ts';
  */
 const SUITE = 'inspector at 1,000 runs (test/inspector-load.e2e.test.ts)';
 const { available, required } = probeChromium(SUITE);
+const busy = (turns: number, calls: number) => ({
+  agent: { id: 'busy' },
+  planner: busyPlanner(turns, calls),
+  tools: [lookupTool],
+  caps: { maxToolCalls: turns * calls + 1 },
+});
 
 describe.skipIf(!available && !required)(SUITE, () => {
-  let browser: Browser;
-  let runtime: Runtime;
-
-  beforeAll(async () => {
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await runtime?.inspector?.close();
-    await runtime?.close();
-    await browser?.close();
-  });
+  const pages = inspectorPages();
 
   it('lists the newest runs at once, opens one, and answers the waiting one found by its status', async () => {
-    runtime = createRuntime({
-      agent: { id: 'busy' },
-      planner: busyPlanner(2, 2),
-      tools: [lookupTool],
-      telemetry: false,
-      inspector: { port: 0, onListening: () => {}, maxRuns: 2000 },
-    });
-    const waiting = runtime.start({ runId: 'waiting-run', messages: [{ role: 'user', content: 'ask' }] });
-    const ids = await runBusyRuns(runtime, 1000);
-    expect(waiting.status).toBe('awaiting');
-    const server = await runtime.inspector!.start();
-
-    const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
-    page.setDefaultTimeout(10_000);
-    const problems: string[] = [];
-    page.on('pageerror', (error) => problems.push(String(error)));
+    let waiting!: RunHandle;
+    let ids: string[] = [];
     // What the page receives over SSE, message by message (Chromium's own view of the stream).
-    const cdp = await page.context().newCDPSession(page);
-    await cdp.send('Network.enable');
     const received: { eventName: string; data: string }[] = [];
-    cdp.on('Network.eventSourceMessageReceived', (message) => received.push(message));
-    const started = Date.now();
-    await page.goto(server.url);
+    let started = 0;
+    const { page, problems } = await pages.open({
+      runtime: busy(2, 2),
+      inspector: { maxRuns: 2000 },
+      before: async (runtime) => {
+        waiting = runtime.start({ runId: 'waiting-run', messages: [{ role: 'user', content: 'ask' }] });
+        ids = await runBusyRuns(runtime, 1000);
+        expect(waiting.status).toBe('awaiting');
+      },
+      prepare: async (page) => {
+        const cdp = await page.context().newCDPSession(page);
+        await cdp.send('Network.enable');
+        cdp.on('Network.eventSourceMessageReceived', (message) => received.push(message));
+        started = Date.now();
+      },
+      viewport: { width: 1600, height: 1000 },
+      timeout: 10_000,
+    });
     await page.waitForSelector(`#run-list li[data-key="${ids.at(-1)}"]`);
     const firstRow = Date.now() - started;
     expect(await page.textContent('#run-count')).toBe('(1001)');
@@ -87,72 +82,81 @@ describe.skipIf(!available && !required)(SUITE, () => {
   it('draws the first page of runs from the page itself, before its event stream answers', async () => {
     // The list used to wait for the stream's hello: one more round trip through a busy server
     // before the first row. Here the stream never answers, and the rows are there all the same.
-    const small = createRuntime({
-      agent: { id: 'busy' },
-      planner: busyPlanner(1, 1),
-      tools: [lookupTool],
-      telemetry: false,
-      inspector: { port: 0, onListening: () => {}, pageSize: 20 },
+    let ids: string[] = [];
+    let streams = 0;
+    const { page, problems } = await pages.open({
+      runtime: busy(1, 1),
+      inspector: { pageSize: 20 },
+      before: async (runtime) => {
+        ids = await runBusyRuns(runtime, 30);
+      },
+      prepare: (page) =>
+        page.route('**/events?**', (route) => {
+          streams++;
+          return route.abort();
+        }),
+      live: false,
+      viewport: { width: 1600, height: 1000 },
+      timeout: 10_000,
     });
-    try {
-      const ids = await runBusyRuns(small, 30);
-      const server = await small.inspector!.start();
-      const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
-      page.setDefaultTimeout(10_000);
-      const problems: string[] = [];
-      page.on('pageerror', (error) => problems.push(String(error)));
-      let streams = 0;
-      await page.route('**/events?**', (route) => {
-        streams++;
-        return route.abort();
-      });
-      await page.goto(server.url);
-      await page.waitForSelector(`#run-list li[data-key="${ids.at(-1)}"]`);
-      expect(streams).toBeGreaterThan(0);
-      expect(await page.getAttribute('#connection', 'data-state')).not.toBe('open');
-      expect(await page.textContent('#run-count')).toBe('(30)');
-      expect(await page.$$eval('#run-list li[data-key]', (rows) => rows.length)).toBe(20);
-      expect(await page.$('#load-more')).not.toBeNull();
-      expect(problems).toEqual([]);
-    } finally {
-      await small.inspector?.close();
-      await small.close();
-    }
+    await page.waitForSelector(`#run-list li[data-key="${ids.at(-1)}"]`);
+    expect(streams).toBeGreaterThan(0);
+    expect(await page.getAttribute('#connection', 'data-state')).not.toBe('open');
+    expect(await page.textContent('#run-count')).toBe('(30)');
+    expect(await page.$$eval('#run-list li[data-key]', (rows) => rows.length)).toBe(20);
+    expect(await page.$('#load-more')).not.toBeNull();
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('opens a long run with its newest log entries, and fetches earlier ones on request', async () => {
+    // 40 turns × 3 calls: ~330 log entries. The page got the whole log (up to maxLog, 1,000
+    // entries) on opening; now the newest 200, and the timeline says what it covers.
+    const { page, problems } = await pages.open({
+      runtime: busy(40, 3),
+      before: (runtime) => runBusyRuns(runtime, 1),
+      viewport: { width: 1600, height: 1000 },
+      timeout: 10_000,
+    });
+    await page.waitForSelector('body[data-opened]');
+    const logSize = Number(
+      /^\((\d+), newest 200 shown\)$/.exec((await page.textContent('#log-count'))!)?.[1],
+    );
+    expect(logSize).toBeGreaterThan(300);
+    expect(await page.$$eval('#event-log li', (items) => items.length)).toBe(200);
+    expect(await page.textContent('#timeline-count')).toMatch(
+      /^\(\d+ calls in the newest 200 log entries\)$/,
+    );
+    expect(await page.textContent('#event-log li:last-child .type')).toBe('run_completed');
+
+    await page.click('#log-earlier');
+    await page.waitForSelector('#log-earlier', { state: 'hidden' });
+    expect(await page.$$eval('#event-log li', (items) => items.length)).toBe(logSize);
+    expect(await page.textContent('#log-count')).toBe(`(${logSize})`);
+    expect(await page.textContent('#timeline-count')).toBe('(120 calls)');
+    expect(await page.textContent('#event-log li:first-child .type')).toBe('run_started');
+    expect(problems).toEqual([]);
   }, 60_000);
 
   it('tells the page why the server dropped it, keeps its list, and reconnects', async () => {
-    const small = createRuntime({
-      agent: { id: 'busy' },
-      planner: busyPlanner(3, 3),
-      tools: [lookupTool],
-      telemetry: false,
-      // Room for a short first page, not for a burst of updates read late.
-      inspector: { port: 0, onListening: () => {}, maxSseBufferedBytes: 3000 },
+    // Room for a short first page, not for a burst of updates read late.
+    const { runtime, page } = await pages.open({
+      runtime: busy(3, 3),
+      inspector: { maxSseBufferedBytes: 3000 },
+      before: (runtime) => runBusyRuns(runtime, 5),
+      viewport: { width: 1600, height: 1000 },
+      timeout: 15_000,
     });
-    try {
-      await runBusyRuns(small, 5);
-      const server = await small.inspector!.start();
-      const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
-      page.setDefaultTimeout(15_000);
-      await page.goto(server.url);
-      await page.waitForSelector('#connection[data-state="open"]');
-      await page.waitForSelector('#run-list li[data-key]');
-      // A burst: 40 runs at once, a few hundred summary updates in a few milliseconds.
-      await runBusyRuns(small, 40, 40, 5);
-      await page.waitForSelector('#dropped:not([hidden])');
-      expect(await page.textContent('#dropped-reason')).toMatch(
-        /fell more than 3 KiB of updates behind.*maxSseBufferedBytes/,
-      );
-      expect(await page.textContent('#connection')).toBe('disconnected');
-      expect(await page.$$eval('#run-list li[data-key]', (rows) => rows.length)).toBeGreaterThan(0);
-      // It reconnects by itself; the new stream's hello repeats why.
-      await page.waitForSelector('#connection[data-state="open"]');
-      expect(await page.textContent('#dropped-reason')).toMatch(
-        /^reconnected after: this page fell more than/,
-      );
-    } finally {
-      await small.inspector?.close();
-      await small.close();
-    }
+    await page.waitForSelector('#run-list li[data-key]');
+    // A burst: 40 runs at once, a few hundred summary updates in a few milliseconds.
+    await runBusyRuns(runtime, 40, 40, 5);
+    await page.waitForSelector('#dropped:not([hidden])');
+    expect(await page.textContent('#dropped-reason')).toMatch(
+      /fell more than 3 KiB of updates behind.*maxSseBufferedBytes/,
+    );
+    expect(await page.textContent('#connection')).toBe('disconnected');
+    expect(await page.$$eval('#run-list li[data-key]', (rows) => rows.length)).toBeGreaterThan(0);
+    // It reconnects by itself; the new stream's hello repeats why.
+    await page.waitForSelector('#connection[data-state="open"]');
+    expect(await page.textContent('#dropped-reason')).toMatch(/^reconnected after: this page fell more than/);
   }, 120_000);
 });

@@ -1,12 +1,11 @@
 import { request } from 'node:http';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { InspectorServer } from '../inspector/inspector-server.ts';
 import { type Planner, scriptedPlanner } from '../run/planner.ts';
-import { createRuntime, type Runtime } from '../runtime/create-runtime.ts';
 import { defineTool } from '../tools/define-tool.ts';
-import { launchChromium, probeChromium } from './support/chromium.ts';
+import { probeChromium } from './support/chromium.ts';
+import { inspectorPages } from './support/inspector-page.ts';
 
 /**
  * The inspector as a tool people use (issue 15, docs/inspection.md §Page), in Debian's Chromium at
@@ -42,49 +41,19 @@ const lookup = defineTool({
 });
 
 describe.skipIf(!available && !required)(SUITE, () => {
-  let browser: Browser;
-  const runtimes: Runtime[] = [];
+  const pages = inspectorPages();
 
-  beforeAll(async () => {
-    browser = await launchChromium();
-  });
-  afterEach(async () => {
-    for (const runtime of runtimes.splice(0)) {
-      await runtime.inspector?.close();
-      await runtime.close();
-    }
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
-
-  async function open(
+  /** The page of a support runtime (three CRM tools, a Jaeger link) with `planner`. */
+  const open = (
     options: { readOnly?: boolean } = {},
     planner: Planner = scriptedPlanner([]),
     viewport = { width: 1280, height: 800 },
-  ): Promise<{ runtime: Runtime; server: InspectorServer; page: Page; problems: string[] }> {
-    const runtime = createRuntime({
-      agent: { id: 'support' },
-      planner,
-      tools: [upsert, wipe, lookup],
-      telemetry: false,
-      inspector: { port: 0, onListening: () => {}, jaegerUrl: 'http://127.0.0.1:16686', ...options },
+  ) =>
+    pages.open({
+      runtime: { agent: { id: 'support' }, planner, tools: [upsert, wipe, lookup] },
+      inspector: { jaegerUrl: 'http://127.0.0.1:16686', ...options },
+      viewport,
     });
-    runtimes.push(runtime);
-    const server = await runtime.inspector!.start();
-    const page = await browser.newPage({ viewport });
-    page.setDefaultTimeout(8_000);
-    const problems: string[] = [];
-    page.on('pageerror', (error) => problems.push(String(error)));
-    page.on('console', (message) => {
-      // A refused answer is a 409 the page shows; the browser logs the response too.
-      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
-        problems.push(message.text());
-    });
-    await page.goto(server.url);
-    await page.waitForSelector('#connection[data-state="open"]');
-    return { runtime, server, page, problems };
-  }
 
   const zoomScale = (page: Page) =>
     page.$eval('#canvas', (canvas) => new DOMMatrix(getComputedStyle(canvas).transform).a);

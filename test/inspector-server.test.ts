@@ -218,6 +218,30 @@ describe('inspector server data', () => {
     expect(hello).toContain('"droppedBefore":"this page fell more than 64 KiB');
   });
 
+  it('opens a run with a bounded page of its newest log entries; earlier ones come a page at a time', async () => {
+    const { store, server } = await start();
+    store.recordRunEvent({ type: 'run_started', runId: 'r1', at: 1, agentId: 'a', labels: {} });
+    for (let n = 1; n < 450; n++)
+      store.recordRunEvent({ type: 'planner_note', runId: 'r1', at: 1 + n, turnId: 't', note: `n${n}` });
+    const notes = (log: { data: { note?: string } }[]) => log.map((entry) => entry.data.note ?? 'start');
+    const opened = await (await fetch(`${server.origin}/api/runs/r1?token=test-token`)).json();
+    // The newest 200 of 450, not all of them (up to maxLog: 1,000 entries, ~300 KB for a long run).
+    expect(opened.log).toHaveLength(200);
+    expect(opened.earlier).toBe(250);
+    expect(notes(opened.log).at(-1)).toBe('n449');
+    expect(opened.run.logSize).toBe(450);
+    const page = async (query: string) =>
+      (await fetch(`${server.origin}/api/runs/r1/log?token=test-token&${query}`)).json();
+    const before = await page(`before=${opened.log[0].seq}&limit=200`);
+    expect(notes(before.log)).toEqual(Array.from({ length: 200 }, (_, i) => `n${i + 50}`));
+    expect(before.earlier).toBe(50);
+    const first = await page(`before=${before.log[0].seq}&limit=200`);
+    expect(notes(first.log)).toEqual(['start', ...Array.from({ length: 49 }, (_, i) => `n${i + 1}`)]);
+    expect(first.earlier).toBe(0);
+    expect((await page('limit=5')).log).toHaveLength(5);
+    expect((await page('')).log).toHaveLength(450);
+  });
+
   it('serves the runs and the graph as JSON', async () => {
     const { store, server } = await start();
     store.recordRunEvent({ type: 'run_started', runId: 'r1', at: 1, agentId: 'a', labels: {} });
