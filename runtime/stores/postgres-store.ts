@@ -25,6 +25,7 @@
  */
 
 import type { Pool, PoolConfig } from 'pg';
+import { refusedClaim } from './claim-refusal.ts';
 import { fromJsonb, toJsonbText } from './jsonb-value.ts';
 import type {
   NewRun,
@@ -39,7 +40,6 @@ import type {
 } from './run-store.ts';
 import {
   RunExistsError,
-  RunLeasedError,
   RunNotFoundError,
   RunStoreClosedError,
   RunStoreError,
@@ -563,13 +563,9 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
             [runId],
           );
           const found = current.rows[0];
-          if (found === undefined) throw new RunNotFoundError(runId);
-          const run = (await withRows(db, [found]))[0]!;
-          if (FINISHED_STATUSES.includes(run.status)) return run;
-          const leaseUntil = Number(found.lease_until);
-          if ((run.owner !== undefined && leaseUntil > now()) || attempt >= 2) {
-            throw new RunLeasedError(runId, run.owner ?? '(unknown)', leaseUntil);
-          }
+          const run = found === undefined ? undefined : (await withRows(db, [found]))[0];
+          const settled = refusedClaim(runId, run, Number(found?.lease_until), attempt, now());
+          if (settled !== undefined) return settled;
         }
       });
     },

@@ -37,6 +37,7 @@ import { statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { refusedClaim } from './claim-refusal.ts';
 import type {
   NewRun,
   NewRunEvent,
@@ -50,7 +51,6 @@ import type {
 } from './run-store.ts';
 import {
   RunExistsError,
-  RunLeasedError,
   RunNotFoundError,
   RunStoreClosedError,
   RunStoreError,
@@ -553,13 +553,9 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
             const row = db.get(SQL.claim, owner, at, runId, owner, at);
             if (row !== undefined) return withRows(db, [row])[0]!;
             const found = db.get(SQL.claimRefused, runId);
-            if (found === undefined) throw new RunNotFoundError(runId);
-            const run = withRows(db, [found])[0]!;
-            if (FINISHED_STATUSES.includes(run.status)) return run;
-            const leaseUntil = Number(found.lease_until);
-            if ((run.owner !== undefined && leaseUntil > now()) || attempt >= 2) {
-              throw new RunLeasedError(runId, run.owner ?? '(unknown)', leaseUntil);
-            }
+            const run = found === undefined ? undefined : withRows(db, [found])[0];
+            const settled = refusedClaim(runId, run, Number(found?.lease_until), attempt, now());
+            if (settled !== undefined) return settled;
           }
         }),
       );
