@@ -1,4 +1,7 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import { type NativeConnection, Worker as ReplayWorker, type Worker } from '@temporalio/worker';
 import { firstValueFrom, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -198,6 +201,23 @@ describe.skipIf(!available && !required)(SUITE, () => {
     const outcome = await run.result();
     expect(outcome).toMatchObject({ status: 'completed', finalResponse: { text: 'sum 42' } });
     expect(outcome.executions).toBeGreaterThanOrEqual(2);
+  }, 120_000);
+
+  it('replays the continue-as-new of runs started before the transcript’s archive', async () => {
+    // Recorded with the workflow of aded14f (before the archive) on the dev server: a run of 8 steps
+    // with a payload store and `maxEvents: 40`, its first two executions, each ending in continue-as-new with the
+    // transcript in its input, the second started from such an input. The current workflow must
+    // not archive there (a command the history lacks) nor misread the old input.
+    // Each history as the client fetched it, protobuf-encoded, base64.
+    const encoded = JSON.parse(
+      await readFile(join(import.meta.dirname, 'support', 'temporal-history-before-archive.json'), 'utf8'),
+    ) as string[];
+    expect(encoded).toHaveLength(2);
+    for (const base64 of encoded) {
+      const history = proto.temporal.api.history.v1.History.decode(Buffer.from(base64, 'base64'));
+      expect(history.events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes).toBeTruthy();
+      await ReplayWorker.runReplayHistory({ workflowsPath: WORKFLOWS_PATH }, history, 'before-archive');
+    }
   }, 120_000);
 
   it('a worker that keeps no transcripts reads them from the workflow by query', async () => {
