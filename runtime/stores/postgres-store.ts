@@ -221,22 +221,24 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
   let closed = false;
   const rowTracker = new RowTracker();
 
-  /** Runs from their rows, each snapshot joined with its member rows (snapshot-rows.ts). */
-  async function withRows(db: Pool, rows: readonly RunRow[]): Promise<StoredRun[]> {
-    const heads = rows.map((row) => parseJsonb(row.snapshot!));
-    const ids = rows.filter((_, index) => hasMarkers(heads[index])).map((row) => row.run_id);
-    let byRun = new Map<string, Map<string, unknown[]>>();
-    if (ids.length > 0) {
-      const result = await db.query<{ run_id: string; member: string; value: string }>(
-        `SELECT run_id, member, value::text AS value FROM ${schema}.run_rows
-         WHERE run_id = ANY($1::text[]) ORDER BY run_id, member, idx`,
-        [ids],
-      );
-      byRun = groupRows(
-        result.rows.map((row) => ({ runId: row.run_id, member: row.member, value: parseJsonb(row.value) })),
-      );
-    }
-    return rows.map((row, index) => toStoredRun(row, joinSnapshot(heads[index], byRun.get(row.run_id))));
+  /**
+   * A run's member rows (snapshot-rows.ts) as a JSON array of `[member, value]` pairs, for the
+   * select list of a statement that reads the run row `r`: head and rows come from one statement,
+   * so from one snapshot of the database. Read in two, a save landing between them paired a head
+   * with rows of another version ("messages should have 17 rows, the store has 18").
+   */
+  const MEMBER_ROWS = `(SELECT json_agg(json_build_array(m.member, m.value::text) ORDER BY m.member, m.idx)::text
+     FROM ${schema}.run_rows m WHERE m.run_id = r.run_id) AS member_rows`;
+
+  /** A run from its row, read with {@link MEMBER_ROWS}: the snapshot joined with its member rows. */
+  function withRows(row: RunRow & { member_rows?: string | null }): StoredRun {
+    const head = parseJsonb(row.snapshot!);
+    if (!hasMarkers(head) || !row.member_rows) return toStoredRun(row, joinSnapshot(head, undefined));
+    const pairs = JSON.parse(row.member_rows) as [string, string][];
+    const members = groupRows(
+      pairs.map(([member, value]) => ({ runId: row.run_id, member, value: parseJsonb(value) })),
+    );
+    return toStoredRun(row, joinSnapshot(head, members.get(row.run_id)));
   }
 
   function unavailable(
@@ -370,11 +372,11 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
       checkRunId(runId);
       return withDatabase('load', runId, async (db) => {
         const result = await db.query<RunRow>(
-          `SELECT ${RUN_COLUMNS}, snapshot::text AS snapshot FROM ${schema}.runs WHERE run_id = $1`,
+          `SELECT ${RUN_COLUMNS}, snapshot::text AS snapshot, ${MEMBER_ROWS} FROM ${schema}.runs r WHERE run_id = $1`,
           [runId],
         );
         const row = result.rows[0];
-        return row === undefined ? undefined : (await withRows(db, [row]))[0];
+        return row === undefined ? undefined : withRows(row);
       });
     },
 
@@ -457,13 +459,13 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
       if (limit !== undefined) values.push(limit);
       return withDatabase('list', undefined, async (db) => {
         const result = await db.query<RunRow>(
-          `SELECT ${RUN_COLUMNS}, snapshot::text AS snapshot FROM ${schema}.runs
+          `SELECT ${RUN_COLUMNS}, snapshot::text AS snapshot, ${MEMBER_ROWS} FROM ${schema}.runs r
            ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
            ORDER BY updated_at DESC, touch_seq DESC
            ${limit === undefined ? '' : `LIMIT $${values.length}`}`,
           values,
         );
-        return withRows(db, result.rows);
+        return result.rows.map(withRows);
       });
     },
 
@@ -551,19 +553,19 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
              WHERE run_id = $1 AND status NOT IN ${FINISHED}
                AND (owner IS NULL OR owner = $2 OR NOT EXISTS (
                  SELECT 1 FROM ${schema}.run_owners o WHERE o.owner = r.owner AND o.lease_until > $3))
-             RETURNING ${RUN_COLUMNS}, snapshot::text AS snapshot`,
+             RETURNING ${RUN_COLUMNS}, snapshot::text AS snapshot, ${MEMBER_ROWS}`,
             [runId, owner, at],
           );
           const row = claimed.rows[0];
-          if (row !== undefined) return (await withRows(db, [row]))[0]!;
+          if (row !== undefined) return withRows(row);
           const current = await db.query<RunRow & { lease_until: number | string | null }>(
-            `SELECT ${RUN_COLUMNS}, snapshot::text AS snapshot,
+            `SELECT ${RUN_COLUMNS}, snapshot::text AS snapshot, ${MEMBER_ROWS},
                (SELECT lease_until FROM ${schema}.run_owners o WHERE o.owner = r.owner) AS lease_until
              FROM ${schema}.runs r WHERE run_id = $1`,
             [runId],
           );
           const found = current.rows[0];
-          const run = found === undefined ? undefined : (await withRows(db, [found]))[0];
+          const run = found === undefined ? undefined : withRows(found);
           const settled = refusedClaim(runId, run, Number(found?.lease_until), attempt, now());
           if (settled !== undefined) return settled;
         }
