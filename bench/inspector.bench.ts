@@ -58,16 +58,19 @@ const inspector = runtime.inspector!;
 const store = inspector.store;
 
 /**
- * The heap the store's runs hold: heap used (after GC) with them, minus without them. It lets
- * them go: the runs that follow fill the store again (measure after at least `maxRuns` more).
+ * The heap the store's runs hold: heap used (after GC) with them, minus without them, and how many
+ * it keeps. It lets them go: the runs that follow fill the store again, so a figure shows the bound
+ * only when at least `maxRuns` runs came since the one before.
  */
-function storeHeapReleasing(of: InspectionStore): number {
+function storeHeapReleasing(of: InspectionStore): string {
   const records = (of as unknown as { records: Map<string, unknown> }).records;
+  const kept = records.size;
   gc!();
   const withRuns = process.memoryUsage().heapUsed;
   records.clear();
   gc!();
-  return withRuns - process.memoryUsage().heapUsed;
+  const heap = (withRuns - process.memoryUsage().heapUsed) / 1024 / 1024;
+  return `${heap.toFixed(1)} MB for ${kept} runs kept after ${done}`;
 }
 
 const heaps: string[] = [];
@@ -77,7 +80,7 @@ for (const share of [0.25, 0.5, 1]) {
   const upTo = Math.round(runCount * share);
   await runBusyRuns(runtime, upTo - done, 4, done);
   done = upTo;
-  if (share < 1) heaps.push(`${done} runs: ${(storeHeapReleasing(store) / 1024 / 1024).toFixed(1)} MB`);
+  if (share < 1) heaps.push(storeHeapReleasing(store));
 }
 const runSeconds = (Date.now() - t0) / 1000;
 
@@ -245,7 +248,7 @@ try {
   );
 } finally {
   await browser.close();
-  heaps.push(`${done} runs: ${(storeHeapReleasing(store) / 1024 / 1024).toFixed(1)} MB`);
+  heaps.push(storeHeapReleasing(store));
   await inspector.close();
   await runtime.close();
 }
