@@ -458,7 +458,12 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
       toolTimeoutsMs: workerTimeouts,
     };
     actor.stop();
-    return continueAsNew<typeof toolwardenRun>({ ...input, continued: next });
+    // The app's first messages are in the snapshot's transcript (or its archive): not again.
+    return continueAsNew<typeof toolwardenRun>({
+      ...input,
+      run: { ...input.run, messages: [] },
+      continued: next,
+    });
   }
   const snapshot = actor.getSnapshot();
   const flow = snapshot.context.flow;

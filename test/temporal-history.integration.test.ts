@@ -7,8 +7,15 @@ import { firstValueFrom, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../run/planner.ts';
-import { createTemporalWorker, temporalRuntime, WORKFLOWS_PATH } from '../temporal/index.ts';
+import {
+  createTemporalWorker,
+  memoryPayloadStore,
+  type PayloadStore,
+  temporalRuntime,
+  WORKFLOWS_PATH,
+} from '../temporal/index.ts';
 import { defineTool } from '../tools/define-tool.ts';
+import { historyPayloads } from './support/temporal-history-size.ts';
 import { connectTemporal, probeTemporal } from './support/temporal-server.ts';
 
 /**
@@ -68,6 +75,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
     steps: number,
     transcriptCacheRuns?: number,
     planner = loopPlanner(steps, seen),
+    store?: PayloadStore,
   ) => {
     const worker = await createTemporalWorker({
       connection,
@@ -75,6 +83,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
       tools: [add],
       planner,
       ...(transcriptCacheRuns === undefined ? {} : { transcriptCacheRuns }),
+      ...(store ? { payloads: { store } } : {}),
     });
     workers.push({ worker, running: worker.run() });
   };
@@ -172,17 +181,22 @@ describe.skipIf(!available && !required)(SUITE, () => {
 
   it('continues as new while it awaits a person; the answer reaches the new execution', async () => {
     const taskQueue = `history-await-${stamp}`;
+    const lengths: number[] = [];
     const asking: Planner = {
       planStart: async () => ({
         await: { clarification: { id: 'a', question: 'Add what to 1?', missingFields: ['a'] } },
       }),
       planResume: async (input) => {
+        // With a store the transcript's start is archived at each continue-as-new, and this worker
+        // keeps no transcripts: every turn reads it back from the store and the workflow.
+        if (input.messages[0]?.content !== PADDING) throw new Error('the transcript lost its first message');
+        lengths.push(input.messages.length);
         const sum = input.toolResults[0]?.result as { sum: number } | undefined;
         if (sum) return { finalResponse: { text: `sum ${sum.sum}` } };
         return { toolCalls: [{ name: 'calc.add', input: { a: Number(input.clarification?.answer), b: 1 } }] };
       },
     };
-    await startWorker(taskQueue, 0, undefined, asking);
+    await startWorker(taskQueue, 0, 0, asking, memoryPayloadStore());
     // The first turn's events alone pass this: the run continues as new as soon as it awaits.
     const run = await runtimeFor(taskQueue, 5, { maxEvents: 8 }).start({
       runId: `history-await-${stamp}`,
@@ -200,7 +214,16 @@ describe.skipIf(!available && !required)(SUITE, () => {
     await run.provideClarification({ id: 'a', answer: '41' });
     const outcome = await run.result();
     expect(outcome).toMatchObject({ status: 'completed', finalResponse: { text: 'sum 42' } });
-    expect(outcome.executions).toBeGreaterThanOrEqual(2);
+    expect(outcome.executions).toBeGreaterThanOrEqual(3);
+    // The app's message, the question, the answer; then the call and its result.
+    expect(lengths).toEqual([3, 5]);
+    const executions = await historyPayloads(client, run.runId);
+    const archives = executions.map(
+      (execution) => execution.activities.filter((name) => name === 'archiveTranscript').length,
+    );
+    expect(archives.slice(0, -1)).toEqual(archives.slice(0, -1).map(() => 1));
+    // The 20 KB first message crossed the first continue-as-new only inside the archive.
+    for (const execution of executions.slice(1)) expect(execution.inputBytes).toBeLessThan(PADDING.length);
   }, 120_000);
 
   it('replays the continue-as-new of runs started before the transcript’s archive', async () => {

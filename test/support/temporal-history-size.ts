@@ -13,6 +13,8 @@ export interface ExecutionPayloads {
   totalPayload: number;
   /** Bytes of the workflow's result, for the execution that completed (0 for the others). */
   resultBytes: number;
+  /** The activities it scheduled, by type, in order. */
+  activities: string[];
 }
 
 /** Bytes of every payload's `data` under `value` (history events hold them as Uint8Arrays). */
@@ -49,6 +51,10 @@ export async function historyPayloads(client: Client, workflowId: string): Promi
       inputBytes: payloadBytes(started?.input),
       largestPayload: Math.max(0, ...sizes),
       totalPayload: sizes.reduce((a: number, b: number) => a + b, 0),
+      activities: events.flatMap((event) => {
+        const name = event.activityTaskScheduledEventAttributes?.activityType?.name;
+        return name ? [name] : [];
+      }),
       resultBytes: payloadBytes(events.at(-1)?.workflowExecutionCompletedEventAttributes?.result ?? null),
     });
     runId = started?.continuedExecutionRunId || undefined;
