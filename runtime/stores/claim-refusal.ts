@@ -1,6 +1,6 @@
 /**
  * A claim the database refused (the SQLite and PostgreSQL stores' `RunStore.claim`): the claiming
- * `UPDATE` matched no row, and the run as read right after says why (docs/durability.md §Leases).
+ * `UPDATE` matched no row, and the run as read right after says why (docs/durability.md §Guarantees).
  *
  * | the run as read after the refusal                  | the claim                               |
  * |----------------------------------------------------|-----------------------------------------|
