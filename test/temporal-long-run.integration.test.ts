@@ -7,6 +7,7 @@ import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../run/pla
 import {
   createTemporalWorker,
   memoryPayloadStore,
+  type PayloadStore,
   temporalRuntime,
   WORKFLOWS_PATH,
 } from '../temporal/index.ts';
@@ -192,6 +193,52 @@ describe.skipIf(!available && !required)(SUITE, () => {
     for await (const replay of ReplayWorker.runReplayHistories({ workflowsPath: WORKFLOWS_PATH }, histories))
       expect(replay.error).toBeUndefined();
   }, 300_000);
+
+  it('a store that fails the archive: the run goes on, carrying the transcript as before', async () => {
+    const steps = 12;
+    const taskQueue = `toolwarden-archive-fails-${randomUUID().slice(0, 8)}`;
+    const store = memoryPayloadStore();
+    let refused = 0;
+    const failing: PayloadStore = {
+      get: (key) => store.get(key),
+      put: async (key, json) => {
+        if (key.includes('.transcript.')) {
+          refused++;
+          throw new Error('the bucket is read-only today');
+        }
+        await store.put(key, json);
+      },
+    };
+    const seen: number[] = [];
+    const worker = await createTemporalWorker({
+      connection: temporal.connection,
+      taskQueue,
+      tools: [smallPage],
+      planner: {
+        planStart: async (input) => countingTurn(input, steps, seen),
+        planResume: async (input) => countingTurn(input, steps, seen),
+      },
+      payloads: { store: failing },
+      transcriptCacheRuns: 0,
+    });
+    workers.push({ worker, running: worker.run() });
+    const runtime = temporalRuntime({
+      client,
+      taskQueue,
+      agent: { id: 'archive-fails' },
+      history: { maxEvents: 60 },
+    });
+    const run = await runtime.start({
+      messages: [{ role: 'user', content: 'read every page' }],
+      caps: { maxToolCalls: steps + 1, maxTurns: steps + 2 },
+    });
+    const outcome = await run.result();
+    expect(outcome).toMatchObject({ status: 'completed', finalResponse: { text: `read ${steps} pages` } });
+    expect(seen).toEqual(Array.from({ length: steps + 1 }, (_, i) => 1 + 2 * i));
+    expect(outcome.executions).toBeGreaterThanOrEqual(3);
+    // Each continue-as-new tried (3 attempts), then carried the messages.
+    expect(refused).toBeGreaterThanOrEqual(3 * (outcome.executions - 1));
+  }, 180_000);
 
   it('results that ride inline: what crosses continue-as-new and the result stays under its configured bytes', async () => {
     // 30 KB results under an `inlineBytes` of 40 KB stay inline. Before the byte bounds, every
