@@ -54,6 +54,34 @@ describe('memoryStore', () => {
     });
   });
 
+  it("gives each event the at it was written with, whether or not it is the event's own", async () => {
+    const store = memoryStore();
+    await store.create({
+      runId: 'run-1',
+      agentId: 'a',
+      status: 'running',
+      snapshot: {},
+      events: [{ event: { type: 'a', at: 5 }, at: 5 }],
+    });
+    await store.appendEvents('run-1', [
+      { event: { type: 'b', at: 6 }, at: 6 },
+      { event: { type: 'c', at: 7 }, at: 99 },
+      { event: 'not an object', at: 8 },
+      { event: { type: 'd', at: 9 }, at: 9 },
+    ]);
+
+    const records = await store.readEvents('run-1');
+
+    expect(records.map(({ seq, at }) => [seq, at])).toEqual([
+      [1, 5],
+      [2, 6],
+      [3, 99],
+      [4, 8],
+      [5, 9],
+    ]);
+    expect((await store.readEvents('run-1', { afterSeq: 1, limit: 1 }))[0]).toMatchObject({ seq: 2, at: 6 });
+  });
+
   it('keeps separate stores separate', async () => {
     const a = memoryStore();
     const b = memoryStore();

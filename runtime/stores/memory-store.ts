@@ -83,8 +83,11 @@ interface Entry {
    * a boxed number for its `at`, were ~80 bytes of every event of every run (issue 29 item 3).
    */
   events: unknown[];
-  /** Each event's `at` at the same index (a plain number array: unboxed). */
-  ats: number[];
+  /**
+   * Each event's `at` at the same index (a plain number array: unboxed); absent while every `at`
+   * is the event's own `at` member, as the runtime writes them (then nothing more is kept).
+   */
+  ats?: number[];
 }
 
 /** Creates an empty in-memory {@link RunStore}. */
@@ -157,7 +160,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): RunStore {
       };
       const given = run.events ?? [];
       const events = given.map(kept);
-      entries.set(run.runId, { run: stored, touch: ++touches, events, ats: given.map(atOf) });
+      const entry: Entry = { run: stored, touch: ++touches, events: [] };
+      append(entry, events, given);
+      entries.set(run.runId, entry);
       finishedAt(run.runId, stored.status, at);
       return written(stored);
     },
@@ -231,7 +236,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): RunStore {
       const end = Math.min(entry.events.length, limit === undefined ? Infinity : afterSeq + limit);
       const page: RunEventRecord[] = [];
       for (let index = afterSeq; index < end; index++) {
-        page.push({ runId, seq: index + 1, event: entry.events[index], at: entry.ats[index]! });
+        const event = entry.events[index];
+        page.push({ runId, seq: index + 1, event, at: entry.ats?.[index] ?? ownAt(event)! });
       }
       return structuredClone(page);
     },
@@ -318,14 +324,21 @@ function kept({ event }: NewRunEvent): unknown {
   return keep(event);
 }
 
-function atOf({ at }: NewRunEvent): number {
-  return at;
+/** An event's own `at` member, when it has a number there. */
+function ownAt(event: unknown): number | undefined {
+  const at = typeof event === 'object' && event !== null ? (event as { at?: unknown }).at : undefined;
+  return typeof at === 'number' ? at : undefined;
 }
 
 /** Appends events already kept (`events`, copied first: a failed copy leaves the log as it was). */
 function append(entry: Entry, events: unknown[], given: NewRunEvent[]): void {
   for (let index = 0; index < events.length; index++) {
-    entry.events.push(events[index]);
-    entry.ats.push(given[index]!.at);
+    const event = events[index];
+    const { at } = given[index]!;
+    // From the first `at` that is not the event's own on, every `at` is kept beside the events.
+    if (entry.ats === undefined && !Object.is(ownAt(event), at))
+      entry.ats = entry.events.map(ownAt) as number[];
+    entry.events.push(event);
+    entry.ats?.push(at);
   }
 }
