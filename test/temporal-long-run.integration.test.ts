@@ -8,6 +8,8 @@ import {
   createTemporalWorker,
   memoryPayloadStore,
   type PayloadStore,
+  type TemporalRuntimeOptions,
+  type TemporalWorkerOptions,
   temporalRuntime,
   WORKFLOWS_PATH,
 } from '../temporal/index.ts';
@@ -38,6 +40,11 @@ const smallPage = defineTool({
 });
 
 /** One call a turn, counted from the transcript; records the transcript's length each turn saw. */
+function countingPlanner(steps: number, seen: number[]): Planner {
+  const decide = async (input: PlanInput | PlanResumeInput) => countingTurn(input, steps, seen);
+  return { planStart: decide, planResume: decide };
+}
+
 function countingTurn(input: PlanInput | PlanResumeInput, steps: number, seen: number[]): PlanResult {
   seen.push(input.messages.length);
   const done = input.messages.filter((message) => message.role === 'tool').length;
@@ -81,32 +88,34 @@ describe.skipIf(!available && !required)(SUITE, () => {
     await temporal?.close();
   });
 
-  it(`a ${STEPS}-step run with 50 KB results completes; continue-as-new input and result stay bounded`, async () => {
-    const taskQueue = `toolwarden-long-${randomUUID().slice(0, 8)}`;
-    const store = memoryPayloadStore(); // one process: the worker and the client share it
-    const worker = await createTemporalWorker({
-      connection: temporal.connection,
-      taskQueue,
-      tools: [fetchReport],
-      planner: pagingPlanner(STEPS),
-      payloads: { store },
-    });
-    workers.push({ worker, running: worker.run() });
-    const runtime = temporalRuntime({
-      client,
-      taskQueue,
-      agent: { id: 'long' },
-      tools: [fetchReport],
-      payloadStore: store,
-      history: { maxEvents: 150 }, // continue as new every ~10 steps
-    });
+  /** A worker on a queue of its own and one run on it asking for `steps` pages, to its outcome. */
+  const readPages = async (
+    name: string,
+    steps: number,
+    worker: Omit<TemporalWorkerOptions, 'connection' | 'taskQueue'>,
+    runtime: Partial<TemporalRuntimeOptions> = {},
+  ) => {
+    const taskQueue = `toolwarden-${name}-${randomUUID().slice(0, 8)}`;
+    const created = await createTemporalWorker({ connection: temporal.connection, taskQueue, ...worker });
+    workers.push({ worker: created, running: created.run() });
     const started = Date.now();
-    const run = await runtime.start({
+    const run = await temporalRuntime({ client, taskQueue, agent: { id: name }, ...runtime }).start({
       messages: [{ role: 'user', content: 'read every page' }],
-      caps: { maxToolCalls: STEPS + 1, maxTurns: STEPS + 2 },
+      caps: { maxToolCalls: steps + 1, maxTurns: steps + 2, timeBudgetMs: 600_000 },
     });
     const outcome = await run.result();
-    const elapsed = Date.now() - started;
+    return { run, outcome, msPerStep: Math.round((Date.now() - started) / steps) };
+  };
+
+  it(`a ${STEPS}-step run with 50 KB results completes; continue-as-new input and result stay bounded`, async () => {
+    const store = memoryPayloadStore(); // one process: the worker and the client share it
+    const { run, outcome, msPerStep } = await readPages(
+      'long',
+      STEPS,
+      { tools: [fetchReport], planner: pagingPlanner(STEPS), payloads: { store } },
+      // Continue as new every ~10 steps.
+      { tools: [fetchReport], payloadStore: store, history: { maxEvents: 150 } },
+    );
     if (outcome.status !== 'completed') console.log(outcome.error);
     expect(outcome).toMatchObject({ status: 'completed', finalResponse: { text: `read ${STEPS} pages` } });
     expect(outcome.toolResultCount).toBe(STEPS);
@@ -118,7 +127,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
     const largest = Math.max(...executions.map((execution) => execution.largestPayload));
     const inputs = executions.map((execution) => execution.inputBytes);
     console.log(
-      `[issue 26] ${STEPS} steps × ${RESULT_BYTES / 1000} KB results: ${Math.round(elapsed / STEPS)} ms/step, ${executions.length - 1} continue-as-new, largest payload ${(largest / 1024).toFixed(1)} KB, execution inputs ${inputs.map((b) => `${(b / 1024).toFixed(1)} KB`).join(' → ')}`,
+      `[issue 26] ${STEPS} steps × ${RESULT_BYTES / 1000} KB results: ${msPerStep} ms/step, ${executions.length - 1} continue-as-new, largest payload ${(largest / 1024).toFixed(1)} KB, execution inputs ${inputs.map((b) => `${(b / 1024).toFixed(1)} KB`).join(' → ')}`,
     );
     expect(executions.length).toBeGreaterThanOrEqual(4);
     // 3 MB of results went through; no single payload holds more than a few results' worth.
@@ -131,38 +140,21 @@ describe.skipIf(!available && !required)(SUITE, () => {
     // it, so a 4,000-step run reached Temporal's 2 MB limit. Here the inputs after the event
     // buffer filled must stay flat while the run grows by ~50 KB of transcript.
     const steps = SMALL_STEPS;
-    const taskQueue = `toolwarden-small-${randomUUID().slice(0, 8)}`;
     const store = memoryPayloadStore();
     const seen: number[] = [];
-    const counting: Planner = {
-      planStart: async (input) => countingTurn(input, steps, seen),
-      planResume: async (input) => countingTurn(input, steps, seen),
-    };
-    const worker = await createTemporalWorker({
-      connection: temporal.connection,
-      taskQueue,
-      tools: [smallPage],
-      planner: counting,
-      payloads: { store },
+    const { run, outcome, msPerStep } = await readPages(
+      'small',
+      steps,
       // Every turn reads its transcript back (the store's archive, then the workflow by query).
-      transcriptCacheRuns: 0,
-    });
-    workers.push({ worker, running: worker.run() });
-    const runtime = temporalRuntime({
-      client,
-      taskQueue,
-      agent: { id: 'small' },
-      payloadStore: store,
-      history: { maxEvents: 60 }, // continue as new every ~5 steps
-      resultToolResults: 10,
-    });
-    const started = Date.now();
-    const run = await runtime.start({
-      messages: [{ role: 'user', content: 'read every page' }],
-      caps: { maxToolCalls: steps + 1, maxTurns: steps + 2, timeBudgetMs: 600_000 },
-    });
-    const outcome = await run.result();
-    const elapsed = Date.now() - started;
+      {
+        tools: [smallPage],
+        planner: countingPlanner(steps, seen),
+        payloads: { store },
+        transcriptCacheRuns: 0,
+      },
+      // Continue as new every ~5 steps.
+      { payloadStore: store, history: { maxEvents: 60 }, resultToolResults: 10 },
+    );
     expect(outcome).toMatchObject({ status: 'completed', finalResponse: { text: `read ${steps} pages` } });
     expect(outcome.toolResultCount).toBe(steps);
     expect(outcome.toolResults).toHaveLength(10);
@@ -174,7 +166,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
     const result = executions.at(-1)!.resultBytes;
     const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
     console.log(
-      `[issue 26] ${steps} small steps: ${Math.round(elapsed / steps)} ms/step, ${inputs.length} continue-as-new, inputs ${inputs.map(kb).join(' → ')}, result ${kb(result)}`,
+      `[issue 26] ${steps} small steps: ${msPerStep} ms/step, ${inputs.length} continue-as-new, inputs ${inputs.map(kb).join(' → ')}, result ${kb(result)}`,
     );
     expect(inputs.length).toBeGreaterThanOrEqual(20);
     // Once the events carried (the last 100) are full, ~20 steps in: flat, give or take a few
@@ -196,7 +188,6 @@ describe.skipIf(!available && !required)(SUITE, () => {
 
   it('a store that fails the archive: the run goes on, carrying the transcript as before', async () => {
     const steps = 12;
-    const taskQueue = `toolwarden-archive-fails-${randomUUID().slice(0, 8)}`;
     const store = memoryPayloadStore();
     let refused = 0;
     const failing: PayloadStore = {
@@ -210,29 +201,17 @@ describe.skipIf(!available && !required)(SUITE, () => {
       },
     };
     const seen: number[] = [];
-    const worker = await createTemporalWorker({
-      connection: temporal.connection,
-      taskQueue,
-      tools: [smallPage],
-      planner: {
-        planStart: async (input) => countingTurn(input, steps, seen),
-        planResume: async (input) => countingTurn(input, steps, seen),
+    const { outcome } = await readPages(
+      'archive-fails',
+      steps,
+      {
+        tools: [smallPage],
+        planner: countingPlanner(steps, seen),
+        payloads: { store: failing },
+        transcriptCacheRuns: 0,
       },
-      payloads: { store: failing },
-      transcriptCacheRuns: 0,
-    });
-    workers.push({ worker, running: worker.run() });
-    const runtime = temporalRuntime({
-      client,
-      taskQueue,
-      agent: { id: 'archive-fails' },
-      history: { maxEvents: 60 },
-    });
-    const run = await runtime.start({
-      messages: [{ role: 'user', content: 'read every page' }],
-      caps: { maxToolCalls: steps + 1, maxTurns: steps + 2 },
-    });
-    const outcome = await run.result();
+      { history: { maxEvents: 60 } },
+    );
     expect(outcome).toMatchObject({ status: 'completed', finalResponse: { text: `read ${steps} pages` } });
     expect(seen).toEqual(Array.from({ length: steps + 1 }, (_, i) => 1 + 2 * i));
     expect(outcome.executions).toBeGreaterThanOrEqual(3);
@@ -245,32 +224,22 @@ describe.skipIf(!available && !required)(SUITE, () => {
     // continue-as-new input carried the last 100 results and 100 events whole: past 2 MB by
     // step ~50, and the server refused it (the run terminated).
     const steps = 70;
-    const taskQueue = `toolwarden-inline-${randomUUID().slice(0, 8)}`;
     const inlinePage = defineTool({
       id: 'report.fetch',
       description: 'Fetches a 30 KB report page',
       input: z.object({ page: z.number() }),
       execute: ({ page }) => ({ page, body: 'i'.repeat(30_000) }),
     });
-    const worker = await createTemporalWorker({
-      connection: temporal.connection,
-      taskQueue,
-      tools: [inlinePage],
-      planner: pagingPlanner(steps, 30_000),
-      payloads: { store: memoryPayloadStore(), inlineBytes: 40_000 },
-    });
-    workers.push({ worker, running: worker.run() });
-    const runtime = temporalRuntime({
-      client,
-      taskQueue,
-      agent: { id: 'inline' },
-      history: { maxEvents: 150 },
-    });
-    const run = await runtime.start({
-      messages: [{ role: 'user', content: 'read every page' }],
-      caps: { maxToolCalls: steps + 1, maxTurns: steps + 2 },
-    });
-    const outcome = await run.result();
+    const { run, outcome } = await readPages(
+      'inline',
+      steps,
+      {
+        tools: [inlinePage],
+        planner: pagingPlanner(steps, 30_000),
+        payloads: { store: memoryPayloadStore(), inlineBytes: 40_000 },
+      },
+      { history: { maxEvents: 150 } },
+    );
     expect(outcome).toMatchObject({ status: 'completed', finalResponse: { text: `read ${steps} pages` } });
     expect(outcome.toolResultCount).toBe(steps);
     // The newest results that fit in 512 KiB of JSON: 17 of 30 KB.
