@@ -1,22 +1,62 @@
+import type { AnyActorRef } from 'xstate';
 import type { RunActorRef } from './run-machine.ts';
 
-/** Stands in for the context while XState persists the rest of a snapshot. */
-const NO_CONTEXT = Object.freeze({});
-
 /**
- * The run actor's persisted snapshot: exactly what `actor.getPersistedSnapshot()` returns, without
- * its walk of the whole context.
+ * The run actor's persisted snapshot: exactly what `actor.getPersistedSnapshot()` returns (the
+ * same members in the same order, the context object itself), built directly.
  *
- * XState 5 persists a machine's context with `persistContext`, which visits every object of it
- * (the whole transcript) looking for actor references to replace, and returns the context itself
- * when it finds none: ~5 µs per write at 20 messages, two writes per step. A run context
- * (`RunContext`, run-context.ts) is JSON by contract and never holds actor references (children
- * live in `children`), so this persists the snapshot around an empty context and puts the context
- * back: the same object XState would have put there, in the same place.
+ * XState 5's `getPersistedSnapshot` takes the snapshot apart with an object rest (slow in V8: the
+ * excluded keys are looked up member by member), spreads it again, and walks the whole context
+ * (`persistContext`, the whole transcript) looking for actor references to replace, returning
+ * the context itself when it finds none. A run context (`RunContext`, run-context.ts) is JSON by
+ * contract and never holds actor references (children live in `children`), so the context goes
+ * in as it is, and the rest is XState's own shape:
+ *
+ * | member         | value                                                                 |
+ * |----------------|-----------------------------------------------------------------------|
+ * | `status`, `output`, `error`, `value` | the snapshot's                                  |
+ * | `historyValue` | each history state's nodes as `{ id }` (XState's `serializeHistoryValue`) |
+ * | `context`      | the snapshot's context object                                         |
+ * | `children`     | per child: its persisted snapshot, `src`, `systemId`, `syncSnapshot`  |
+ *
+ * persisted-snapshot.test.ts compares it with `actor.getPersistedSnapshot()` in every state of a
+ * run, members and their order included: an XState upgrade that changes the shape fails there.
  */
 export function persistedSnapshotOf(actor: RunActorRef): unknown {
   const snapshot = actor.getSnapshot();
-  const persisted = snapshot.machine.getPersistedSnapshot({ ...snapshot, context: NO_CONTEXT } as never);
-  (persisted as { context?: unknown }).context = snapshot.context;
-  return persisted;
+  const children: Record<string, unknown> = {};
+  const running = snapshot.children as Record<string, ChildActor | undefined>;
+  for (const id in running) {
+    const child = running[id]!;
+    children[id] = {
+      snapshot: child.getPersistedSnapshot(),
+      src: child.src,
+      systemId: child.systemId,
+      syncSnapshot: child._syncSnapshot,
+    };
+  }
+  return {
+    status: snapshot.status,
+    output: snapshot.output,
+    error: snapshot.error,
+    value: snapshot.value,
+    historyValue: serializeHistoryValue(snapshot.historyValue),
+    context: snapshot.context,
+    children,
+  };
+}
+
+/** A child as XState's `Actor` has it: `systemId` and `_syncSnapshot` are not on `AnyActorRef`. */
+type ChildActor = AnyActorRef & { systemId?: string; _syncSnapshot?: boolean };
+
+/** XState's `serializeHistoryValue`: each history state's remembered nodes as `{ id }`. */
+function serializeHistoryValue(historyValue: unknown): Record<string, { id: string }[]> {
+  const result: Record<string, { id: string }[]> = {};
+  if (typeof historyValue !== 'object' || historyValue === null) return result;
+  const entries = historyValue as Record<string, unknown>;
+  for (const key in entries) {
+    const value = entries[key];
+    if (Array.isArray(value)) result[key] = value.map((node: { id: string }) => ({ id: node.id }));
+  }
+  return result;
 }

@@ -119,6 +119,16 @@ export function createPolicyEngine(options: PolicyEngineOptions): PolicyEngine {
     policies,
 
     onRunStart(input: RunStartInput): RunStartEffects {
+      const consulted = having('onRunStart');
+      // What a consultation of no policy gives, without building one (every run starts here).
+      if (consulted.length === 0) {
+        return {
+          decisions: [],
+          caps: input.caps,
+          disabledTools: input.disabledTools,
+          labels: { ...input.labels },
+        };
+      }
       const run = {
         runId: input.runId,
         sessionId: input.sessionId,
@@ -136,7 +146,7 @@ export function createPolicyEngine(options: PolicyEngineOptions): PolicyEngine {
         policyState: null,
       };
       const c = consultation(run, []);
-      for (const policy of having('onRunStart')) {
+      for (const policy of consulted) {
         try {
           const decision = policy.onRunStart!.call(policy, c.contextFor(policy));
           if (isPromiseLike(decision)) {

@@ -82,12 +82,14 @@ export function createRunHost({
     });
     let emitted = false;
     let dispatched = 0;
+    const onEvent = hooks.has('onEvent');
     const dispatch = (emittedEvent: RunEvent) => {
       dispatched++;
       // The store's copy when it keeps one in memory: the handle replays that same object.
       const event = persist.event(emittedEvent);
       handle.publish(event);
       emitted = true;
+      if (!onEvent) return;
       const { context, status } = actor.getSnapshot();
       const info = runInfo(context);
       hooks.eachPlugin('onEvent', (plugin) => plugin.onEvent?.(event, info));

@@ -68,6 +68,8 @@ export function startInputOf(
 
 /** A run's caps: what it asks for, never above the runtime's `ceilings`. */
 function runCaps(ceilings: Caps, requested: Partial<Caps> | undefined): Caps {
+  // The ceilings are parsed caps already (resolveRuntimeOptions): nothing asked, nothing to check.
+  if (requested === undefined) return { ...ceilings };
   const caps = CapsSchema.parse({ ...ceilings, ...requested });
   for (const key of Object.keys(caps) as (keyof Caps)[]) {
     const limit = Math.min(caps[key] ?? Number.POSITIVE_INFINITY, ceilings[key] ?? Number.POSITIVE_INFINITY);

@@ -93,7 +93,10 @@ describe('cancel', () => {
     const planner = scriptedPlanner([done(), hangingStep({})]);
     const runtime = testRuntime({ planner, caps: { timeBudgetMs: 600_000 } });
     await runtime.start({ messages: prompt }).result();
-    const before = timers();
+    // The test runner's own timers (its RPC to the main process) come and go while a test
+    // starts: counted once they are gone, or the count changes under the test (it did, when
+    // the first run above got fast enough to end before them).
+    const before = await settledCount(timers);
 
     const run = runtime.start({ messages: prompt });
     await reachState(run, 'planning');
@@ -147,3 +150,20 @@ describe('cancel', () => {
     expect(run.state).toBe('completed');
   });
 });
+
+/** `count()` once it has stayed the same for 250 ms (checked every 10 ms, for at most 5 s). */
+async function settledCount(count: () => number): Promise<number> {
+  let last = count();
+  let stableSince = Date.now();
+  for (const giveUpAt = Date.now() + 5_000; Date.now() < giveUpAt; ) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const now = count();
+    if (now !== last) {
+      last = now;
+      stableSince = Date.now();
+    } else if (Date.now() - stableSince >= 250) {
+      break;
+    }
+  }
+  return last;
+}
