@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { PARENT_TOOL_CALL_LABEL } from '../machines/run-context.ts';
 import { type PlanResumeInput, scriptedPlanner } from '../run/planner.ts';
@@ -113,9 +113,9 @@ describe('agentTool: another agent as a tool (docs/tool-boundary.md)', () => {
     ]);
     const parent = createRuntime({ agent: { id: 'support' }, planner, tools: [research], telemetry: false });
     const run = parent.start({ runId: 'parent-3', messages: [{ role: 'user', content: 'ask' }] });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Until the child run has started (a fixed 50 ms was not always enough on a loaded machine).
+    await vi.waitFor(() => expect(child.get('parent-3:t1:c1:child')?.status).toBe('running'));
     const childRun = child.get('parent-3:t1:c1:child');
-    expect(childRun?.status).toBe('running');
 
     run.cancel('user left');
 

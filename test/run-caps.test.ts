@@ -174,7 +174,9 @@ describe('timeBudgetMs', () => {
   it('bounds a planner call in flight: a planner that never answers is aborted and the run finalizes with time_budget', async () => {
     const first: { signal?: AbortSignal } = {};
     const planner = scriptedPlanner([hangingStep(first), done('Out of time; here is what I have.')]);
-    const runtime = testRuntime({ planner, caps: { timeBudgetMs: 60 } });
+    // Long enough for the first planner call to start on a loaded machine: with 60 ms the budget
+    // could run out before it, and the finalizing turn got the hanging step (20 s test timeout).
+    const runtime = testRuntime({ planner, caps: { timeBudgetMs: 300 } });
     const started = Date.now();
 
     const outcome = await runtime.start({ messages: prompt }).result();
@@ -200,9 +202,11 @@ describe('timeBudgetMs', () => {
   });
 
   it('finalizes with time_budget when the budget ran out while tools ran, stopping the call at the budget (issue 24 item 6)', async () => {
-    const slow = slowTool(80);
+    // The budget leaves a loaded machine time to start the call (40 ms did not, at load 12), and
+    // the tool would outlive it by far.
+    const slow = slowTool(2_000);
     const planner = scriptedPlanner([call('util.slow', {}), done()]);
-    const runtime = testRuntime({ planner, tools: [slow], caps: { timeBudgetMs: 40 } });
+    const runtime = testRuntime({ planner, tools: [slow], caps: { timeBudgetMs: 250 } });
 
     const outcome = await runtime.start({ messages: prompt }).result();
 

@@ -84,6 +84,7 @@ describe('packSnapshot / unpackSnapshot', () => {
       turns.shift() ?? new Promise<PlanResult>((resolve) => (answer = resolve));
     const run = runtime.start({ runId: 'run-size', messages: [{ role: 'user', content: 'add ten times' }] });
     await expect.poll(() => run.context.turn).toBe(11);
+    await expect.poll(() => typeof answer).toBe('function');
     const persisted = run.getPersistedSnapshot();
     // The planner turn in flight is a request to the `steps` actor, not a child holding the context.
     expect(JSON.stringify(persisted).length).toBeLessThan(JSON.stringify(run.context).length * 1.2);
@@ -106,6 +107,8 @@ describe('packSnapshot / unpackSnapshot', () => {
       turns.shift() ?? new Promise<PlanResult>((resolve) => (answer = resolve));
     const run = runtime.start({ runId: 'run-old', messages: [{ role: 'user', content: 'add' }] });
     await expect.poll(() => run.context.turn).toBe(2);
+    // The turn starts before its planner call does (the steps actor, the turn scheduler).
+    await expect.poll(() => typeof answer).toBe('function');
     const current = json(run.getPersistedSnapshot());
     run.cancel('replaced by its old form');
     answer({ finalResponse: { text: 'unused' } });
