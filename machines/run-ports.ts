@@ -91,6 +91,13 @@ export interface TaskArgs<TInput> {
    * controller of its own. Created on first read: a port that never reads it costs none.
    */
   readonly controller: AbortController;
+  /**
+   * Calls `listener` when the run's `steps` actor stops while the request is in flight (before
+   * the controller, if one was read, aborts): a port that needs to know of a stop but hands no
+   * signal on (a planner that never reads its `signal`) need not make a controller for it.
+   * Optional: a caller without it (Temporal's activities) has the port listen to the controller.
+   */
+  onStop?(listener: () => void): void;
 }
 
 /** One port: its output, or a promise of it. A rejection is answered with the port's error event. */

@@ -134,4 +134,43 @@ describe('the run’s steps actor', () => {
     expect(restored.getSnapshot().context.answers).toEqual([{ type: 'steps.restored' }]);
     expect((restored.getSnapshot().children as Record<string, AnyActorRef>).steps).toBeDefined();
   });
+  it('tells a request in flight of a stop (onStop) and aborts the controller it read', async () => {
+    let task: Parameters<RunPorts['plan']>[0] | undefined;
+    let stops = 0;
+    const actor = createActor(
+      parentOf({
+        plan: (args) => {
+          task = args;
+          args.onStop?.(() => stops++);
+          return new Promise(() => {});
+        },
+      }),
+    ).start();
+    actor.send({ type: 'ask', request: { type: 'plan', input: { kind: 'start', context: {} as never } } });
+    await settle();
+    const early = task!.controller.signal;
+    actor.stop();
+    expect(stops).toBe(1);
+    expect(early.aborted).toBe(true);
+    expect(task!.controller.signal.aborted).toBe(true);
+  });
+
+  it('makes no controller for a request whose port never reads it', async () => {
+    let task: Parameters<RunPorts['plan']>[0] | undefined;
+    const actor = createActor(
+      parentOf({
+        plan: (args) => {
+          task = args;
+          args.onStop?.(() => {});
+          return new Promise(() => {});
+        },
+      }),
+    ).start();
+    actor.send({ type: 'ask', request: { type: 'plan', input: { kind: 'start', context: {} as never } } });
+    await settle();
+    actor.stop();
+    // Read only now, after the stop: made aborted, not left waiting.
+    expect((task as unknown as { own?: AbortController }).own).toBeUndefined();
+    expect(task!.controller.signal.aborted).toBe(true);
+  });
 });

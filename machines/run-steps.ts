@@ -80,8 +80,8 @@ export function runSteps(
 ): CallbackActorLogic<StepRequest, StepsInput | undefined> {
   const port: RunPorts = { ...placeholderPorts, ...ports };
   const logic = fromCallback<StepRequest, StepsInput | undefined>(({ input, sendBack, receive }) => {
-    // The controllers ports have read and not yet settled: aborted when the actor stops.
-    const held = new Set<AbortController>();
+    // The requests in flight that made a controller or wait for a stop: stopped with the actor.
+    const held = new Set<StepTask<unknown>>();
     const queued: ExecuteToolInput[] = [];
     const known = new Set<string>();
     let running = 0;
@@ -193,7 +193,7 @@ export function runSteps(
     if (input?.restored) sendBack({ type: 'steps.restored' });
     return () => {
       queued.length = 0;
-      for (const controller of held) controller.abort();
+      for (const task of held) task.stop();
       held.clear();
     };
   });
@@ -210,29 +210,46 @@ export function runSteps(
 }
 
 /**
- * One request's {@link TaskArgs}: its controller made on first read and held (aborted when the
- * actor stops) until the request settles. A class, not an object literal with a getter and a
- * closure per request: those were two functions made for every request of every step.
+ * One request's {@link TaskArgs}: its controller made on first read, held with its stop
+ * listener (told when the actor stops) until the request settles. A class, not an object literal
+ * with a getter and a closure per request: those were two functions made for every request of
+ * every step.
  */
 class StepTask<I> implements TaskArgs<I> {
   private own: AbortController | undefined;
+  private stopListener: (() => void) | undefined;
+  private stopped = false;
 
   constructor(
     readonly input: I,
-    private readonly held: Set<AbortController>,
+    private readonly held: Set<StepTask<unknown>>,
   ) {}
 
   get controller(): AbortController {
     if (!this.own) {
       this.own = new AbortController();
-      this.held.add(this.own);
+      // Read after the actor stopped (a planner reading its signal late): aborted already.
+      if (this.stopped) this.own.abort();
+      else this.held.add(this);
     }
     return this.own;
   }
 
-  /** The request settled: its controller is no longer held, and the run hears `event`. */
+  onStop(listener: () => void): void {
+    this.stopListener = listener;
+    this.held.add(this);
+  }
+
+  /** The actor stopped: the listener, then the controller's abort. */
+  stop(): void {
+    this.stopped = true;
+    this.stopListener?.();
+    this.own?.abort();
+  }
+
+  /** The request settled: it is no longer held, and the run hears `event`. */
   finish(event: StepEvent, sendBack: (event: StepEvent) => void, settled: (() => void) | undefined): void {
-    if (this.own) this.held.delete(this.own);
+    this.held.delete(this);
     settled?.();
     sendBack(event);
   }

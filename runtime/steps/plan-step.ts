@@ -1,5 +1,5 @@
 import { type RunContext, turnId } from '../../machines/run-context.ts';
-import type { PlanActorInput, PlanActorOutput, RunPort } from '../../machines/run-ports.ts';
+import type { PlanActorInput, PlanActorOutput, RunPort, TaskArgs } from '../../machines/run-ports.ts';
 import { deadlineAt } from '../../machines/run-updates.ts';
 import { composeWrappers, type PlanInvocation } from '../../plugins/define-plugin.ts';
 import type { CapsState } from '../../run/caps.ts';
@@ -33,20 +33,21 @@ export function createPlanPort(deps: RunDeps): RunPort<PlanActorInput, PlanActor
         ? deps.planner.planStart(plan.input)
         : deps.planner.planResume(plan.input as PlanResumeInput),
   );
-  return ({ input, controller }) => {
-    const { context, kind } = input;
+  return (task) => {
+    const { context, kind } = task.input;
     const deadline = planDeadline(context, kind, deps.finalizeGraceMs);
     if (Date.now() >= deadline) return { timedOut: true };
     return new Promise<PlanActorOutput>((resolve, reject) => {
-      const turn = new PlanTurn(controller, resolve, reject);
+      const turn = new PlanTurn(task, resolve, reject);
       turn.stopWaiting = waitUntil(deadline, () => turn.timeUp());
       if (turn.settled) return;
+      if (task.onStop) task.onStop(() => turn.stop());
       // Left on the signal once settled: it can fire only once more, to no effect, and goes
       // with the controller.
-      controller.signal.addEventListener('abort', turn, { once: true });
+      else task.controller.signal.addEventListener('abort', turn, { once: true });
       let planInput: PlanInput | PlanResumeInput;
       try {
-        planInput = buildPlanInput(deps, context, kind, controller.signal);
+        planInput = buildPlanInput(deps, context, kind, turn);
       } catch (err) {
         turn.fail(err);
         return;
@@ -74,14 +75,30 @@ class PlanTurn {
   settled = false;
   /** Cancels the deadline's timer; set once it is armed (`waitUntil` may fire at once). */
   stopWaiting: () => void = noop;
+  /** Whether the planner's signal was read: only then is there a controller to abort. */
+  private signalRead = false;
+  /** The run stopped or the deadline passed: the planner's deltas are no longer published. */
+  aborted = false;
+  private timedOut = false;
 
   constructor(
-    // The actor's own controller is the planner's: stopping the actor (cancel) aborts it, and so
-    // does the deadline.
-    private readonly controller: AbortController,
+    private readonly task: TaskArgs<PlanActorInput>,
     private readonly resolve: (output: PlanActorOutput) => void,
     private readonly reject: (error: unknown) => void,
   ) {}
+
+  /**
+   * The planner's signal: the task's own controller's, made on first read (an AbortSignal costs
+   * ~2 µs to make on Node 20, and a scripted or cached planner never reads it). Stopping the
+   * actor (cancel) aborts it, and so does the deadline.
+   */
+  get signal(): AbortSignal {
+    this.signalRead = true;
+    const { controller } = this.task;
+    // First read after the deadline passed: the signal is aborted already, as it would have been.
+    if (this.timedOut && !controller.signal.aborted) controller.abort(new Error('Time budget exhausted'));
+    return controller.signal;
+  }
 
   /** The planner answered: its result as JSON, or a PlannerOutputError. */
   answer(result: PlanResult): void {
@@ -98,13 +115,22 @@ class PlanTurn {
   /** The deadline passed: the planner's signal aborts, the turn times out. */
   timeUp(): void {
     if (!this.settle()) return;
-    this.controller.abort(new Error('Time budget exhausted'));
+    this.aborted = true;
+    this.timedOut = true;
+    if (this.signalRead) this.task.controller.abort(new Error('Time budget exhausted'));
     this.resolve({ timedOut: true });
   }
 
-  /** The controller aborted (the run stopped). */
+  /** The run stopped (`onStop`). */
+  stop(): void {
+    this.aborted = true;
+    this.fail(new DOMException('This operation was aborted', 'AbortError'));
+  }
+
+  /** The controller aborted (the run stopped), for a task without `onStop`. */
   handleEvent(): void {
-    this.fail(this.controller.signal.reason);
+    this.aborted = true;
+    this.fail(this.task.controller.signal.reason);
   }
 
   private settle(): boolean {
@@ -206,9 +232,9 @@ function buildPlanInput(
   deps: RunDeps,
   context: RunContext,
   kind: PlanActorInput['kind'],
-  signal: AbortSignal,
+  turn: PlanTurn,
 ): PlanInput | PlanResumeInput {
-  const base: PlanInput = {
+  const base = {
     runId: context.runId,
     turnId: turnId(context),
     agentId: context.agent.id,
@@ -217,13 +243,16 @@ function buildPlanInput(
     tools: kind === 'finalize' ? [] : advertisedTools(deps, context),
     caps: capsState(context),
     labels: { ...context.labels },
-    signal,
-  };
+    // A member like any other to the planner (spreads and JSON see it), made when first read.
+    get signal(): AbortSignal {
+      return turn.signal;
+    },
+  } as PlanInput;
   const publish = deps.publishDelta;
   if (publish) {
-    const { runId, turnId: turn } = base;
+    const { runId, turnId: id } = base;
     base.onDelta = (delta) => {
-      if (!signal.aborted) publish(runId, turn, delta);
+      if (!turn.aborted) publish(runId, id, delta);
     };
   }
   if (kind === 'start') return base;
