@@ -57,37 +57,59 @@ export const PAGE_SCRIPT = String.raw`
     const labels = run.labels ? Object.entries(run.labels).map(([k, v]) => k + '=' + v).join(' ') : '';
     return (run.runId + ' ' + (run.agentId || '') + ' ' + labels).toLowerCase().includes(text);
   }
-  function renderRuns() {
-    const list = $('run-list');
-    list.replaceChildren();
-    const shown = Array.from(runs.values()).filter(matches).sort((a, b) => b.startedAt - a.startedAt);
-    const filtered = $('status-filter').value || $('run-filter').value.trim();
-    $('run-count').textContent = filtered ? '(' + listing.matched + ' of ' + listing.total + ')' : '(' + listing.total + ')';
-    if (shown.length === 0) list.append(el('li', 'empty', listing.total === 0 ? 'No runs yet.' : 'No run matches.'));
-    for (const run of shown.slice(0, MAX_RUN_ROWS)) {
-      const item = el('li', run.key === selected ? 'selected' : '');
+  // Rows are kept by run key and redrawn only when what they show changes, and runs that start
+  // while the pointer (or focus) is in the list wait above it: a list redrawn every frame under
+  // a stream of runs lost every click (the press and the release fell on different rows).
+  const rows = new Map(); // key -> { item, shows }
+  let holdAfter = null; // while held: the newest startedAt shown when the hold began
+  function runRow(run) {
+    const why = run.outcome ? run.outcome.errorName || run.outcome.message : '';
+    const metaText = [run.agentId, leaf(run.activeStates || []), why].filter(Boolean).join(' · ');
+    const shows = [run.status, run.runId, run.source, metaText, run.key === selected].join('\n');
+    let row = rows.get(run.key);
+    if (row && row.shows === shows) return row.item;
+    if (!row) {
+      const item = el('li');
       item.tabIndex = 0;
       item.dataset.key = run.key;
-      item.dataset.status = run.status;
-      const badge = el('span', 'badge', run.status);
-      badge.dataset.status = run.status;
-      const id = el('span', 'run-id', run.runId);
-      id.title = run.runId;
-      item.append(badge, id);
-      const why = run.outcome ? run.outcome.errorName || run.outcome.message : '';
-      const meta = el('span', 'run-meta', [run.agentId, leaf(run.activeStates || []), why].filter(Boolean).join(' · '));
-      if (run.source !== 'native') meta.append(' ', el('span', 'source', 'via ' + run.source));
-      item.append(meta);
-      item.title = run.runId + ' (' + run.source + ')';
       const choose = () => {
         $('follow').checked = run.key === (newest() && newest().key);
         select(run.key);
       };
       item.addEventListener('click', choose);
       item.addEventListener('keydown', (event) => { if (event.key === 'Enter' || event.key === ' ') { event.preventDefault(); choose(); } });
-      list.append(item);
+      row = { item, shows: '' };
+      rows.set(run.key, row);
     }
-    if (shown.length > MAX_RUN_ROWS) list.append(el('li', 'more', (shown.length - MAX_RUN_ROWS) + ' more: narrow the filter'));
+    const item = row.item;
+    row.shows = shows;
+    item.className = run.key === selected ? 'selected' : '';
+    item.dataset.status = run.status;
+    const badge = el('span', 'badge', run.status);
+    badge.dataset.status = run.status;
+    const id = el('span', 'run-id', run.runId);
+    id.title = run.runId;
+    const meta = el('span', 'run-meta', metaText);
+    if (run.source !== 'native') meta.append(' ', el('span', 'source', 'via ' + run.source));
+    item.replaceChildren(badge, id, meta);
+    item.title = run.runId + ' (' + run.source + ')';
+    return item;
+  }
+  function renderRuns() {
+    const list = $('run-list');
+    const matching = Array.from(runs.values()).filter(matches).sort((a, b) => b.startedAt - a.startedAt);
+    const held = holdAfter === null ? 0 : matching.filter((run) => run.startedAt > holdAfter && run.key !== selected).length;
+    const shown = held ? matching.filter((run) => run.startedAt <= holdAfter || run.key === selected) : matching;
+    const filtered = $('status-filter').value || $('run-filter').value.trim();
+    $('run-count').textContent = filtered ? '(' + listing.matched + ' of ' + listing.total + ')' : '(' + listing.total + ')';
+    // Above the list, not in it: the rows under the pointer do not move.
+    $('show-newer').hidden = held === 0;
+    $('show-newer').textContent = held + ' newer run' + (held > 1 ? 's' : '');
+    const items = [];
+    if (shown.length === 0) items.push(el('li', 'empty', listing.total === 0 ? 'No runs yet.' : 'No run matches.'));
+    const drawn = shown.slice(0, MAX_RUN_ROWS);
+    for (const run of drawn) items.push(runRow(run));
+    if (shown.length > MAX_RUN_ROWS) items.push(el('li', 'more', (shown.length - MAX_RUN_ROWS) + ' more: narrow the filter'));
     else if (listing.next) {
       const more = el('li', 'more');
       const button = el('button', '', 'load older runs');
@@ -95,9 +117,35 @@ export const PAGE_SCRIPT = String.raw`
       button.id = 'load-more';
       button.addEventListener('click', () => loadPage(listing.next));
       more.append(button);
-      list.append(more);
+      items.push(more);
     }
+    // Forget rows no longer drawn; move only the ones out of place.
+    const kept = new Set(drawn.map((run) => run.key));
+    for (const key of Array.from(rows.keys())) if (!kept.has(key)) rows.delete(key);
+    const wanted = new Set(items);
+    for (const child of Array.from(list.children)) if (!wanted.has(child)) child.remove();
+    items.forEach((item, i) => { if (list.children[i] !== item) list.insertBefore(item, list.children[i] || null); });
   }
+  const runList = $('run-list');
+  const keyboardIn = () => runList.querySelector(':focus-visible') !== null;
+  const hold = () => {
+    if (holdAfter !== null) return;
+    holdAfter = Math.max(0, ...Array.from(runs.values()).filter(matches).map((run) => run.startedAt));
+  };
+  const release = () => {
+    if (holdAfter === null || runList.matches(':hover') || keyboardIn()) return;
+    holdAfter = null;
+    renderRuns();
+  };
+  $('show-newer').addEventListener('click', () => {
+    holdAfter = null;
+    hold();
+    renderRuns();
+  });
+  runList.addEventListener('pointerenter', hold);
+  runList.addEventListener('focusin', () => { if (keyboardIn()) hold(); });
+  runList.addEventListener('pointerleave', () => setTimeout(release, 0));
+  runList.addEventListener('focusout', () => setTimeout(release, 0));
   // A page of summaries from the server, for the filter shown (or the page after 'before').
   let pageRequest = 0;
   function loadPage(before) {

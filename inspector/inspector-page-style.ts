@@ -27,6 +27,9 @@ header .machine code { color: #bfdbfe; }
 main { flex: 1; display: grid; grid-template-columns: 200px minmax(0, 1fr) 320px; gap: 8px; padding: 8px; min-height: 0; }
 main > * { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; min-height: 0; overflow: auto; }
 h2 { font-size: 12px; text-transform: uppercase; letter-spacing: .06em; color: var(--muted); margin: 12px 12px 6px; }
+h2 .newer { font-size: 11px; text-transform: none; letter-spacing: 0; padding: 0 6px; margin-left: 4px; }
+h2 .newer[hidden] { display: inline-block; visibility: hidden; }
+#runs-panel > h2 { white-space: nowrap; overflow: hidden; } /* one line, the button's room kept: the list below must not move */
 .count { text-transform: none; letter-spacing: 0; font-weight: 400; color: var(--muted); font-size: 11px; }
 .filters { display: flex; gap: 4px; margin: 0 8px 6px; }
 .filters input { flex: 1; min-width: 0; }

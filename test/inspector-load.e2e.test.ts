@@ -137,6 +137,42 @@ describe.skipIf(!available && !required)(SUITE, () => {
     expect(problems).toEqual([]);
   }, 60_000);
 
+  it('opens the run clicked while runs stream in: the rows under the pointer hold still', async () => {
+    // The list was redrawn every frame while runs came in, and new runs pushed the rows down: a
+    // press and a release fell on different rows, and the click was lost (6 clicks of 7 during a
+    // stream of 1,500 runs). Now rows are kept by run, and runs that start while the pointer is in
+    // the list wait above it ("N newer runs").
+    const { runtime, page, problems } = await pages.open({
+      runtime: busy(2, 2),
+      before: (runtime) => runBusyRuns(runtime, 20),
+      viewport: { width: 1600, height: 1000 },
+      timeout: 10_000,
+    });
+    await page.waitForSelector('body[data-opened="busy-00019"]');
+    await page.uncheck('#follow');
+    const target = '#run-list li[data-key="busy-00015"]';
+    const box = (await page.locator(target).boundingBox())!;
+    await page.mouse.move(box.x + 20, box.y + box.height / 2);
+    await page.mouse.down();
+    // While the button is held: ten runs start and end, and the page draws what it is sent.
+    await runBusyRuns(runtime, 10, 10, 20);
+    await page.waitForSelector('#show-newer:not([hidden])');
+    await page.evaluate(
+      () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))),
+    );
+    expect((await page.locator(target).boundingBox())!.y).toBe(box.y);
+    await page.mouse.up();
+    await page.waitForSelector('body[data-opened="busy-00015"]');
+    expect(await page.textContent('#show-newer')).toBe('10 newer runs');
+    expect(await page.$('#run-list li[data-key="busy-00029"]')).toBeNull();
+    // Away from the list, it catches up.
+    await page.mouse.move(1500, 900);
+    await page.waitForSelector('#run-list li[data-key="busy-00029"]');
+    expect(await page.isHidden('#show-newer')).toBe(true);
+    expect(await page.textContent('#run-count')).toBe('(30)');
+    expect(problems).toEqual([]);
+  }, 60_000);
+
   it('tells the page why the server dropped it, keeps its list, and reconnects', async () => {
     // Room for a short first page, not for a burst of updates read late.
     const { runtime, page } = await pages.open({
