@@ -31,6 +31,21 @@ describe('immutableCopy', () => {
     expect(isImmutableCopy(copy.result)).toBe(false);
   });
 
+  it('gives every empty array and object inside a copy as one shared frozen empty value', () => {
+    const first = immutableCopy({ hints: [], stats: {}, batch: { pending: [], results: [] } });
+    const second = immutableCopy({ labels: {}, hints: [] });
+
+    expect(first.batch.pending).toBe(first.hints);
+    expect(first.batch.results).toBe(second.hints);
+    expect(second.labels).toBe(first.stats);
+    expect(Object.isFrozen(first.hints) && Object.isFrozen(first.stats)).toBe(true);
+    expect(first).toStrictEqual({ hints: [], stats: {}, batch: { pending: [], results: [] } });
+    // A root is its own object, marked as a copy.
+    const root = immutableCopy([]);
+    expect(root).not.toBe(immutableCopy([]));
+    expect(isImmutableCopy(root)).toBe(true);
+  });
+
   it('returns an immutable copy or a primitive as it is', () => {
     const copy = immutableCopy({ a: [1] });
     expect(immutableCopy(copy)).toBe(copy);

@@ -59,6 +59,14 @@ export function isImmutableCopy(value: unknown): boolean {
   return typeof value !== 'object' || value === null || ImmutableRoot.has(value);
 }
 
+/**
+ * Every empty array and object inside a copy is one of these two: frozen and empty, they cannot
+ * be told apart but by identity, which JSON data does not have. A run context holds ~10 (hints,
+ * the batch's lists, tool stats, labels), each ~40 bytes again in every run's stored snapshot.
+ */
+const EMPTY_ARRAY: readonly unknown[] = Object.freeze([]);
+const EMPTY_OBJECT: Readonly<Record<string, unknown>> = Object.freeze({});
+
 /** Thrown inside a copy that meets a value it does not copy itself; the caller falls back. */
 const NOT_PLAIN = Symbol('not plain data');
 /** Deeper than any run snapshot; past it the value is taken for a cycle. */
@@ -92,6 +100,7 @@ function copyMember(value: unknown, source: unknown, copied: unknown, depth: num
   const sameShape = typeof source === 'object' && source !== null && copied !== undefined;
   if (Array.isArray(value)) {
     const length = value.length;
+    if (length === 0 && depth > 0) return EMPTY_ARRAY;
     const copy: unknown[] = new Array(length);
     if (sameShape && Array.isArray(source)) {
       // An appended transcript: every entry but the new ones is the very object the previous
@@ -119,10 +128,12 @@ function copyMember(value: unknown, source: unknown, copied: unknown, depth: num
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) throw NOT_PLAIN;
   const members = value as Record<string, unknown>;
+  const keys = Object.keys(members);
+  if (keys.length === 0 && depth > 0) return EMPTY_OBJECT;
   const before = sameShape && !Array.isArray(source) ? (source as Record<string, unknown>) : undefined;
   const beforeCopy = before && (copied as Record<string, unknown>);
   const copy: Record<string, unknown> = {};
-  for (const key of Object.keys(members)) {
+  for (const key of keys) {
     const member = before
       ? copyMember(members[key], before[key], beforeCopy![key], depth + 1)
       : copyMember(members[key], undefined, undefined, depth + 1);
