@@ -8,19 +8,32 @@ const MAX_TIMER_MS = 2_147_483_647;
  * steps instead of firing at once.
  */
 export function waitUntil(deadline: number, fire: () => void): () => void {
-  let timer: NodeJS.Timeout | undefined;
-  const arm = () => {
-    const remaining = deadline - Date.now();
+  const wait = new DeadlineWait(deadline, fire);
+  wait.arm();
+  return () => wait.cancel();
+}
+
+/** One {@link waitUntil}: a class, so a wait makes no named closure (tsx names each, per call). */
+class DeadlineWait {
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly deadline: number,
+    private readonly fire: () => void,
+  ) {}
+
+  arm(): void {
+    const remaining = this.deadline - Date.now();
     if (remaining <= 0) {
-      timer = undefined;
-      fire();
+      this.timer = undefined;
+      this.fire();
       return;
     }
-    timer = setTimeout(arm, Math.min(remaining, MAX_TIMER_MS));
-  };
-  arm();
-  return () => {
-    if (timer !== undefined) clearTimeout(timer);
-    timer = undefined;
-  };
+    this.timer = setTimeout(() => this.arm(), Math.min(remaining, MAX_TIMER_MS));
+  }
+
+  cancel(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
 }

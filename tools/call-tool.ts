@@ -79,13 +79,15 @@ export function prepareToolCall(
   // A planner decoding JSON may hand over a number or null where the name should be.
   if (typeof call.name !== 'string') call = { ...call, name: previewValue(call.name) };
   const tool = catalog.get(call.name);
-  const enabled = (id: string) => options.isEnabled?.(id) ?? true;
   const parsed = parseArguments(call.input, options.limits);
-  if (!tool || !enabled(tool.id)) {
+  if (!tool || !(options.isEnabled?.(tool.id) ?? true)) {
     const priorInput = parsed.ok && isRecord(parsed.value) ? parsed.value : rawPrior(call.input);
+    const { isEnabled } = options;
     return {
       ok: false,
-      result: unavailable(catalog, call, tool ? 'disabled' : 'unknown', priorInput, enabled),
+      result: unavailable(catalog, call, tool ? 'disabled' : 'unknown', priorInput, (id) =>
+        isEnabled ? (isEnabled(id) ?? true) : true,
+      ),
     };
   }
   if (!parsed.ok) {
@@ -200,9 +202,9 @@ export async function executeToolCall(
         tool.execute!(input, { meta: options.meta, signal: controller.signal, labels: options.labels ?? {} }),
       ),
       new Promise<never>((_, reject) => {
-        const fail = () => reject(controller.signal.reason);
-        if (controller.signal.aborted) fail();
-        controller.signal.addEventListener('abort', fail, { once: true });
+        if (controller.signal.aborted) reject(controller.signal.reason);
+        else
+          controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
       }),
     ]);
     return timed(decodeOutput(tool, call, output), started);
