@@ -9,10 +9,11 @@
  * - opening a run from the list until its timeline and log are drawn (target ≤ 300 ms), median,
  * - both also as the page times them (navigation start or click → drawn, → painted), without
  *   Playwright's own round trips, and Playwright's floor: the same steps on a page that does nothing,
+ * - with `--stream N`: clicks on runs while N more runs stream in (lost clicks, and the page's times),
  * - the inspection store's heap after 25 %, 50 % and 100 % of the runs (bounded by `maxRuns`:
  *   flat once `maxRuns` runs are kept), measured as the heap it holds (GC'd, with and without it).
  *
- *     node --expose-gc --import tsx bench/inspector.bench.ts [--runs 1000] [--turns 10] [--calls 3] [--max-runs 100] [--profile DIR]
+ *     node --expose-gc --import tsx bench/inspector.bench.ts [--runs 1000] [--turns 10] [--calls 3] [--max-runs 100] [--profile DIR] [--stream N]
  *
  * The default size takes a minute or two on a busy 2-core machine; docs/inspection.md records the
  * 10,000-run figure.
@@ -37,6 +38,7 @@ const { values } = parseArgs({
     calls: { type: 'string', default: '3' },
     'max-runs': { type: 'string', default: '100' },
     profile: { type: 'string' },
+    stream: { type: 'string', default: '0' },
   },
 });
 const runCount = Number(values.runs);
@@ -107,7 +109,7 @@ const PAGE_TIMER = `
     painted(0, window.__timed.row);
   }).observe(document, { childList: true, subtree: true });
   let click;
-  addEventListener('click', (event) => { click = event.timeStamp; }, true);
+  addEventListener('click', (event) => { if (event.target.closest('#run-list li[data-key]')) click = event.timeStamp; }, true);
   addEventListener('DOMContentLoaded', () => new MutationObserver(() => {
     if (click === undefined) return;
     const timed = [Math.round(performance.now() - click)];
@@ -237,8 +239,55 @@ function selfTime(profile: Profiler.Profile, top = 12): string {
     .join('\n');
 }
 
+/**
+ * `--stream N`: opening runs while N more runs stream in (8 at a time), clicked as a person clicks
+ * (the pointer moved onto a row that is not open, pressed for 60 ms, released): how many clicks
+ * opened nothing within 3 s, and click → drawn, painted in the page for the others.
+ */
+async function duringStream(
+  count: number,
+): Promise<{ clicks: number; lost: number; opens: [number, number][] }> {
+  const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  await page.addInitScript(PAGE_TIMER);
+  await page.goto(inspectorUrl);
+  await page.waitForSelector('body[data-opened]');
+  await page.uncheck('#follow');
+  let streaming = true;
+  const stream = runBusyRuns(runtime, count, 8, done).finally(() => {
+    streaming = false;
+  });
+  let clicks = 0;
+  let lost = 0;
+  while (streaming && clicks < 30) {
+    const box = await page.evaluate(
+      (nth) => {
+        const rows = [...document.querySelectorAll('#run-list li[data-key]:not(.selected)')];
+        const r = rows[nth]!.getBoundingClientRect();
+        return { x: r.x + 20, y: r.y + r.height / 2 };
+      },
+      (clicks * 3) % 12,
+    );
+    const before = await page.getAttribute('body', 'data-opened');
+    await page.mouse.move(box.x, box.y);
+    await page.mouse.down();
+    await page.waitForTimeout(60);
+    await page.mouse.up();
+    clicks++;
+    await page
+      .waitForFunction((key) => document.body.dataset.opened !== key, before, { timeout: 3000 })
+      .catch(() => lost++);
+    await page.waitForTimeout(300);
+  }
+  await stream;
+  done += count;
+  const timed = (await page.evaluate('window.__timed')) as { opens: [number, number][] };
+  await page.close();
+  return { clicks, lost, opens: timed.opens.filter((open) => open.length === 2) };
+}
+
 let timings: Timings;
 let floor: Timings;
+let streamed: Awaited<ReturnType<typeof duringStream>> | undefined;
 try {
   timings = values.profile === undefined ? await measure(server.url) : await profiled(values.profile);
   floor = await measure('http://floor.test/', (page) =>
@@ -246,6 +295,7 @@ try {
       route.fulfill({ contentType: 'text/html', body: FLOOR_PAGE }),
     ),
   );
+  if (Number(values.stream) > 0) streamed = await duringStream(Number(values.stream));
 } finally {
   await browser.close();
   heaps.push(storeHeapReleasing(store));
@@ -271,5 +321,10 @@ console.log(
 const load = loadavg()
   .map((x) => x.toFixed(1))
   .join(' ');
+if (streamed) {
+  console.log(
+    `while ${values.stream} more runs streamed in: ${streamed.lost} of ${streamed.clicks} clicks opened nothing; opening in the page ${streamed.opens.length > 0 ? drawnPainted(streamed.opens) : '–'}`,
+  );
+}
 console.log(`load average (1, 5, 15 min) at the end: ${load} on ${availableParallelism()} cores`);
 console.log(`inspection store heap: ${heaps.join('; ')} (bounded by maxRuns ${maxRuns})`);
