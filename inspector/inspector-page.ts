@@ -84,7 +84,7 @@ export function inspectorPage(options: InspectorPageOptions): string {
 </header>
 <main>
   <aside id="runs-panel" aria-label="Runs">
-    <h2>Runs <span id="run-count" class="count"></span> <button type="button" id="show-newer" class="newer" title="Runs that started while the pointer was on the list" hidden></button></h2>
+    <h2>Runs <span id="run-count" class="count"></span> <button type="button" id="show-newer" class="newer" hidden></button></h2>
     <div class="filters">
       <input id="run-filter" type="search" placeholder="run id, agent, label…" aria-label="Filter runs">
       <select id="status-filter" aria-label="Status">
