@@ -104,8 +104,9 @@ export const PAGE_SCRIPT = String.raw`
     $('run-count').textContent = filtered ? '(' + listing.matched + ' of ' + listing.total + ')' : '(' + listing.total + ')';
     // Above the list, not in it: the rows under the pointer do not move.
     $('show-newer').hidden = held === 0;
-    $('show-newer').textContent = '+' + held + ' newer';
+    $('show-newer').textContent = '+' + held;
     $('show-newer').title = held + ' newer run' + (held > 1 ? 's' : '') + ', started while the pointer was on the list: show them';
+    $('show-newer').setAttribute('aria-label', $('show-newer').title);
     const items = [];
     if (shown.length === 0) items.push(el('li', 'empty', listing.total === 0 ? 'No runs yet.' : 'No run matches.'));
     const drawn = shown.slice(0, MAX_RUN_ROWS);

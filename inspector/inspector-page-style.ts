@@ -27,9 +27,6 @@ header .machine code { color: #bfdbfe; }
 main { flex: 1; display: grid; grid-template-columns: 200px minmax(0, 1fr) 320px; gap: 8px; padding: 8px; min-height: 0; }
 main > * { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; min-height: 0; overflow: auto; }
 h2 { font-size: 12px; text-transform: uppercase; letter-spacing: .06em; color: var(--muted); margin: 12px 12px 6px; }
-h2 .newer { font-size: 11px; text-transform: none; letter-spacing: 0; padding: 0 6px; margin-left: 4px; }
-h2 .newer[hidden] { display: inline-block; visibility: hidden; }
-#runs-panel > h2 { white-space: nowrap; overflow: hidden; } /* one line, the button's room kept: the list below must not move */
 .count { text-transform: none; letter-spacing: 0; font-weight: 400; color: var(--muted); font-size: 11px; }
 .filters { display: flex; gap: 4px; margin: 0 8px 6px; }
 .filters input { flex: 1; min-width: 0; }
@@ -37,7 +34,10 @@ input, select, textarea, button { font: inherit; font-size: 12px; color: var(--i
 button { cursor: pointer; }
 button:focus-visible, input:focus-visible, li:focus-visible, #viewport:focus-visible, textarea:focus-visible { outline: 2px solid var(--accent); outline-offset: 1px; }
 button[aria-pressed="true"] { background: var(--sel); border-color: var(--accent); }
-.follow { display: block; margin: 0 12px 8px; color: var(--muted); font-size: 12px; }
+.follow-row { display: flex; align-items: center; justify-content: space-between; gap: 6px; margin: 0 12px 8px; }
+.follow { color: var(--muted); font-size: 12px; white-space: nowrap; }
+.newer { font-size: 11px; padding: 0 6px; white-space: nowrap; }
+.newer[hidden] { display: inline-block; visibility: hidden; } /* keeps its room: the list below must not move */
 #run-list { list-style: none; margin: 0; padding: 0 6px 6px; }
 #run-list li { padding: 6px 8px; border-radius: 6px; cursor: pointer; display: grid; grid-template-columns: auto 1fr; gap: 2px 8px; align-items: center; }
 #run-list li:hover { background: var(--hover); }

@@ -84,14 +84,14 @@ export function inspectorPage(options: InspectorPageOptions): string {
 </header>
 <main>
   <aside id="runs-panel" aria-label="Runs">
-    <h2>Runs <span id="run-count" class="count"></span> <button type="button" id="show-newer" class="newer" hidden></button></h2>
+    <h2>Runs <span id="run-count" class="count"></span></h2>
     <div class="filters">
       <input id="run-filter" type="search" placeholder="run id, agent, label…" aria-label="Filter runs">
       <select id="status-filter" aria-label="Status">
         <option value="">all</option><option>running</option><option>awaiting</option><option>completed</option><option>failed</option><option>canceled</option>
       </select>
     </div>
-    <label class="follow"><input type="checkbox" id="follow" checked> follow newest</label>
+    <div class="follow-row"><label class="follow"><input type="checkbox" id="follow" checked> follow newest</label> <button type="button" id="show-newer" class="newer" hidden></button></div>
     <div id="dropped" class="dropped" role="alert" hidden><span id="dropped-reason"></span> <button type="button" id="dropped-reconnect">reconnect now</button></div>
     <ul id="run-list"><li class="empty">Loading runs…</li></ul>
   </aside>

@@ -141,7 +141,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
     // The list was redrawn every frame while runs came in, and new runs pushed the rows down: a
     // press and a release fell on different rows, and the click was lost (6 clicks of 7 during a
     // stream of 1,500 runs). Now rows are kept by run, and runs that start while the pointer is in
-    // the list wait above it ("+N newer").
+    // the list wait above it ("+N" by "follow newest").
     const { runtime, page, problems } = await pages.open({
       runtime: busy(2, 2),
       before: (runtime) => runBusyRuns(runtime, 20),
@@ -163,7 +163,10 @@ describe.skipIf(!available && !required)(SUITE, () => {
     expect((await page.locator(target).boundingBox())!.y).toBe(box.y);
     await page.mouse.up();
     await page.waitForSelector('body[data-opened="busy-00015"]');
-    expect(await page.textContent('#show-newer')).toBe('+10 newer');
+    expect(await page.textContent('#show-newer')).toBe('+10');
+    expect(await page.getAttribute('#show-newer', 'title')).toMatch(
+      /^10 newer runs, started while the pointer was on the list/,
+    );
     expect(await page.$('#run-list li[data-key="busy-00029"]')).toBeNull();
     // Away from the list, it catches up.
     await page.mouse.move(1500, 900);
