@@ -9,6 +9,10 @@
  *     git worktree add --detach /tmp/base <commit>   # or: git archive <commit> | tar -x -C /tmp/base
  *     node --import tsx bench/ab.ts --a /tmp/base --b . --steps 10 --rounds 6 --block-ms 800
  *
+ * Each checkout's workers are started by its own variant-process.ts: a checkout from before
+ * 2026-11-25's "as built" change runs its workers under tsx (a few % more per step, up to 15% for
+ * no store), so A/B across that change compares compilations too.
+ *
  * Options: `--a`, `--b` (checkout directories; B defaults to this one), `--steps 10` (comma
  * separated), `--rounds N` (default 6), `--block-ms N` (default 800), `--warm-up-cpu-ms N` (default
  * 3,000), `--variants a,b` (names containing these; default the floor, the default runtime and

@@ -18,6 +18,12 @@ export interface VariantProcess {
 }
 
 const workerPath = new URL('./variant-worker.ts', import.meta.url).pathname;
+/**
+ * Workers load the TypeScript as `npm run build` compiles it (`bench/as-built.mjs`): what an app
+ * runs. Under tsx (`keepNames`) every named closure made costs an `Object.defineProperty`, 4.8%
+ * of the default runtime's self time (docs/benchmarks.md), which the package does not pay.
+ */
+const asBuilt = new URL('../as-built.mjs', import.meta.url).pathname;
 
 /** Workers not closed yet: killed if the bench is interrupted (a 500-step peer run can take minutes). */
 const live = new Set<ChildProcess>();
@@ -39,7 +45,7 @@ function killLiveWorkersOnSignal(): void {
  */
 export async function startVariantProcess(variant: string, dir: string): Promise<VariantProcess> {
   const child: ChildProcess = fork(workerPath, [variant, dir], {
-    execArgv: ['--import', 'tsx'],
+    execArgv: ['--import', asBuilt],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     // Structured clone, not JSON: a block's unbounded `ms` (Infinity) must not arrive as null.
     serialization: 'advanced',

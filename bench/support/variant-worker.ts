@@ -1,6 +1,6 @@
 /**
  * The child process that measures one variant (docs/benchmarks.md §Side by side), started by
- * variant-process.ts as `node --import tsx variant-worker.ts <variant> <dir>` with an IPC
+ * variant-process.ts as `node --import ../as-built.mjs variant-worker.ts <variant> <dir>` with an IPC
  * channel. It loads the variant, says `ready`, then runs one block per `block` message (the loop
  * for a run length is made at its first block) and answers with its samples; it exits on `close`
  * or when the parent goes.
