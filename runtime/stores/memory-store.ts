@@ -49,6 +49,7 @@ import {
   checkRunId,
   checkRunUpdate,
   checkTtl,
+  createdRun,
   FINISHED_STATUSES,
 } from './run-store-input.ts';
 
@@ -146,18 +147,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): RunStore {
       ensureOpen('create', run.runId);
       if (entries.has(run.runId)) throw new RunExistsError(run.runId);
       const at = now();
-      const stored: StoredRun = {
-        runId: run.runId,
-        ...(run.sessionId === undefined ? {} : { sessionId: run.sessionId }),
-        agentId: run.agentId,
-        status: run.status,
-        version: 1,
-        snapshot: keep(run.snapshot),
-        createdAt: at,
-        updatedAt: at,
-        ...(run.labels === undefined ? {} : { labels: { ...run.labels } }),
-        ...(run.owner === undefined ? {} : { owner: run.owner }),
-      };
+      const stored = createdRun(run, at, keep(run.snapshot));
       const given = run.events ?? [];
       const events = given.map(kept);
       const entry: Entry = { run: stored, touch: ++touches, events: [] };

@@ -55,6 +55,7 @@ import {
   checkRunId,
   checkRunUpdate,
   checkTtl,
+  createdRun,
   FINISHED_STATUSES,
 } from './run-store-input.ts';
 import { groupRows, hasMarkers, joinSnapshot, type MemberRows, RowTracker } from './snapshot-rows.ts';
@@ -353,18 +354,7 @@ export function postgresStore(options: PostgresStoreOptions): RunStore {
         );
         if (result.rowCount === 0) throw new RunExistsError(run.runId);
         rowTracker.written(run.runId, run.snapshot, 1, FINISHED_STATUSES.includes(run.status));
-        return {
-          runId: run.runId,
-          ...(run.sessionId === undefined ? {} : { sessionId: run.sessionId }),
-          agentId: run.agentId,
-          status: run.status,
-          version: 1,
-          snapshot: structuredClone(run.snapshot),
-          createdAt: at,
-          updatedAt: at,
-          ...(labels === null ? {} : { labels: fromJsonb(JSON.parse(labels)) as Record<string, string> }),
-          ...(run.owner === undefined ? {} : { owner: run.owner }),
-        };
+        return createdRun(run, at, structuredClone(run.snapshot));
       });
     },
 

@@ -5,7 +5,14 @@
  * @module
  */
 
-import { type ReadEventsOptions, RUN_STATUSES, type RunListFilter, type RunStatus } from './run-store.ts';
+import {
+  type NewRun,
+  type ReadEventsOptions,
+  RUN_STATUSES,
+  type RunListFilter,
+  type RunStatus,
+  type StoredRun,
+} from './run-store.ts';
 
 /** A list filter after checking: `statuses` is absent when any status matches. */
 export interface CheckedRunListFilter {
@@ -157,4 +164,24 @@ function show(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'object' && value !== null) return Array.isArray(value) ? 'an array' : 'an object';
   return String(value);
+}
+
+/**
+ * What `create` returns for `run` (checked with {@link checkNewRun}), the same from every store:
+ * version 1, created and updated at `at` (epoch ms, the store's clock), `snapshot` as the store
+ * keeps it, a copy of the labels.
+ */
+export function createdRun(run: NewRun, at: number, snapshot: unknown): StoredRun {
+  return {
+    runId: run.runId,
+    ...(run.sessionId === undefined ? {} : { sessionId: run.sessionId }),
+    agentId: run.agentId,
+    status: run.status,
+    version: 1,
+    snapshot,
+    createdAt: at,
+    updatedAt: at,
+    ...(run.labels === undefined ? {} : { labels: { ...run.labels } }),
+    ...(run.owner === undefined ? {} : { owner: run.owner }),
+  };
 }

@@ -66,6 +66,7 @@ import {
   checkRunId,
   checkRunUpdate,
   checkTtl,
+  createdRun,
   FINISHED_STATUSES,
 } from './run-store-input.ts';
 import { groupRows, hasMarkers, joinSnapshot, type MemberRows, RowTracker } from './snapshot-rows.ts';
@@ -367,18 +368,7 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
           );
           if (inserted === 0) throw new RunExistsError(run.runId);
           rowTracker.written(run.runId, run.snapshot, 1, FINISHED_STATUSES.includes(run.status));
-          return remember({
-            runId: run.runId,
-            ...(run.sessionId === undefined ? {} : { sessionId: run.sessionId }),
-            agentId: run.agentId,
-            status: run.status,
-            version: 1,
-            snapshot: structuredClone(run.snapshot),
-            createdAt: at,
-            updatedAt: at,
-            ...(labels === null ? {} : { labels: JSON.parse(labels) }),
-            ...(run.owner === undefined ? {} : { owner: run.owner }),
-          });
+          return remember(createdRun(run, at, structuredClone(run.snapshot)));
         }),
       );
     },
