@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { scriptedPlanner } from '../run/planner.ts';
 import type { RunEvent } from '../run/run-events.ts';
-import { defineTool } from '../tools/define-tool.ts';
 import { probeChromium } from './support/chromium.ts';
 import { inspectorPages } from './support/inspector-page.ts';
+import { refundTool } from './support/refund-tool.ts';
 
 /**
  * Approve with edits from the inspector page (issue 24 item 4; docs/inspection.md §Page), in
@@ -19,17 +18,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
   const pages = inspectorPages();
 
   it('edits the input of a call to confirm: a bad edit shows its hint, a good one runs', async () => {
-    const refunded: unknown[] = [];
-    const refund = defineTool({
-      id: 'payments.refund',
-      description: 'Refund an order',
-      input: z.object({ orderId: z.string(), amountEur: z.number().positive().max(1_000) }),
-      requiresConfirmation: true,
-      execute: async (input) => {
-        refunded.push(input);
-        return { refunded: input.amountEur };
-      },
-    });
+    const { tool: refund, refunded } = refundTool();
     const { runtime, page, problems } = await pages.open({
       runtime: {
         agent: { id: 'payments' },

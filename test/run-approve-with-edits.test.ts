@@ -6,7 +6,6 @@
  */
 import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { ANSWER_HEADER } from '../inspector/inspector-server.ts';
 import { scriptedPlanner } from '../run/planner.ts';
 import type { RunEvent } from '../run/run-events.ts';
@@ -17,26 +16,11 @@ import {
   ATTR_TOOLWARDEN_TOOL_CALL_EDITED_BY,
   ATTR_TOOLWARDEN_TOOL_CALL_ORIGINAL_ARGUMENTS,
 } from '../telemetry/attributes.ts';
-import { defineTool } from '../tools/define-tool.ts';
 import { call, done, nextEvent, testRuntime } from './run-fixtures.ts';
 import { inMemoryTracing } from './support/in-memory-tracing.ts';
+import { refundTool } from './support/refund-tool.ts';
 
 const prompt = [{ role: 'user' as const, content: 'Refund 500 EUR for A-17' }];
-
-function refundTool() {
-  const refunded: { orderId: string; amountEur: number }[] = [];
-  const tool = defineTool({
-    id: 'payments.refund',
-    description: 'Refund an order',
-    input: z.object({ orderId: z.string(), amountEur: z.number().positive().max(1_000) }),
-    requiresConfirmation: true,
-    execute: async (input) => {
-      refunded.push(input);
-      return { refunded: input.amountEur };
-    },
-  });
-  return { tool, refunded };
-}
 
 /** Waits for the run's confirmation and approves it as ops@example.com, the refund edited to 100 EUR. */
 async function approveRefundOf100(run: RunHandle): Promise<void> {
