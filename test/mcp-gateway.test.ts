@@ -13,6 +13,7 @@ import { circuitBreaker } from '../policies/builtins/circuit-breaker.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { ToolUnavailableError } from '../tools/tool-error.ts';
 import { inMemoryTracing } from './support/in-memory-tracing.ts';
+import { lookupTool } from './support/kb-lookup-tool.ts';
 import { startTestMcpServer } from './support/mcp-test-server.ts';
 
 /**
@@ -21,17 +22,6 @@ import { startTestMcpServer } from './support/mcp-test-server.ts';
  * client's session and telemetry.
  */
 
-const lookup = defineTool({
-  id: 'kb.lookup',
-  description: 'Looks up an article',
-  input: z.object({ topic: z.string(), limit: z.number().int().min(1).max(10) }),
-  examples: [{ topic: 'refunds', limit: 3 }],
-  tags: ['read-only'],
-  execute: ({ topic, limit }) => ({
-    topic,
-    articles: Array.from({ length: limit }, (_, i) => `${topic}-${i + 1}`),
-  }),
-});
 let flakyCalls = 0;
 const flaky = defineTool({
   id: 'svc.flaky',
@@ -76,7 +66,7 @@ const text = (result: unknown) => (result as { content: { text: string }[] }).co
 
 describe('serveMcp over streamable HTTP, driven by the SDK client', () => {
   it('lists tools with annotations, answers good calls, and returns a hint the client model can act on for a bad one', async () => {
-    const gateway = await serveMcp({ tools: [lookup], telemetry: false }, { transport: { port: 0 } });
+    const gateway = await serveMcp({ tools: [lookupTool], telemetry: false }, { transport: { port: 0 } });
     opened.push(gateway);
     expect(gateway.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
     const client = await httpClient(gateway);
@@ -105,7 +95,7 @@ describe('serveMcp over streamable HTTP, driven by the SDK client', () => {
     flakyCalls = 0;
     const gateway = await serveMcp(
       {
-        tools: [flaky, lookup],
+        tools: [flaky, lookupTool],
         policies: [circuitBreaker({ failures: 2, cooldownMs: 60_000 })],
         telemetry: false,
       },
@@ -152,7 +142,7 @@ describe('serveMcp over streamable HTTP, driven by the SDK client', () => {
   it('one span per call in the session’s trace, with the MCP session as conversation id', async () => {
     const { exporter, provider } = inMemoryTracing();
     const gateway = await serveMcp(
-      { tools: [lookup], telemetry: { tracerProvider: provider } },
+      { tools: [lookupTool], telemetry: { tracerProvider: provider } },
       { transport: { port: 0 } },
     );
     opened.push(gateway);
@@ -174,11 +164,11 @@ describe('serveMcp over streamable HTTP, driven by the SDK client', () => {
   });
 
   it('refuses a bind off loopback without a token, and a request without the token when one is set', async () => {
-    await expect(serveMcp([lookup], { transport: { port: 0, host: '0.0.0.0' } })).rejects.toThrow(
+    await expect(serveMcp([lookupTool], { transport: { port: 0, host: '0.0.0.0' } })).rejects.toThrow(
       /requires a bearer token/,
     );
     const gateway = await serveMcp(
-      { tools: [lookup], telemetry: false },
+      { tools: [lookupTool], telemetry: false },
       { transport: { port: 0, token: 's3cret' } },
     );
     opened.push(gateway);
@@ -262,7 +252,7 @@ const INITIALIZE = {
 describe('serveMcp sessions: what ends them, and how a client is told', () => {
   it('a capped session says why in _meta, lists no tools, and sends list_changed', async () => {
     const gateway = await serveMcp(
-      { tools: [lookup], caps: { ...GATEWAY_CAPS, maxToolCalls: 2 }, telemetry: false },
+      { tools: [lookupTool], caps: { ...GATEWAY_CAPS, maxToolCalls: 2 }, telemetry: false },
       { transport: { port: 0 } },
     );
     opened.push(gateway);
@@ -287,7 +277,7 @@ describe('serveMcp sessions: what ends them, and how a client is told', () => {
 
   it('refuses a session over maxSessions with 503 and Retry-After, and takes one again when another ends', async () => {
     const gateway = await serveMcp(
-      { tools: [lookup], telemetry: false },
+      { tools: [lookupTool], telemetry: false },
       { transport: { port: 0, maxSessions: 2 } },
     );
     opened.push(gateway);
@@ -307,7 +297,7 @@ describe('serveMcp sessions: what ends them, and how a client is told', () => {
     const count = 400;
     const idleTimeoutMs = 1_500;
     const gateway = await serveMcp(
-      { tools: [lookup], telemetry: false },
+      { tools: [lookupTool], telemetry: false },
       { transport: { port: 0, idleTimeoutMs, maxSessions: 1_000 } },
     );
     opened.push(gateway);

@@ -3,9 +3,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { type McpGateway, serveMcp } from '../mcp/index.ts';
-import { defineTool } from '../tools/define-tool.ts';
+import { lookupTool } from './support/kb-lookup-tool.ts';
 
 /**
  * The official MCP inspector CLI (`@modelcontextprotocol/inspector` 2.12.0 `--cli`, pinned in
@@ -24,19 +23,11 @@ if (process.env.CI === 'true' && !installed) {
     `The inspector CLI is not installed at ${CLI}: npm ci --prefix .ci/inspector --ignore-scripts`,
   );
 }
-
-const lookup = defineTool({
-  id: 'kb.lookup',
-  title: 'Look up an article',
-  description: 'Looks up articles on a topic',
-  input: z.object({ topic: z.string(), limit: z.number().int().min(1).max(10) }),
-  examples: [{ topic: 'refunds', limit: 3 }],
-  tags: ['read-only'],
-  execute: ({ topic, limit }) => ({
-    topic,
-    articles: Array.from({ length: limit }, (_, i) => `${topic}-${i + 1}`),
-  }),
-});
+if (!installed) {
+  console.warn(
+    `skipped: the official MCP inspector CLI tests (test/mcp-inspector-cli.test.ts): not installed; npm ci --prefix .ci/inspector --ignore-scripts`,
+  );
+}
 
 /** Runs the CLI: its JSON output, exit code (5 when a call answers `isError`) and stderr. */
 async function inspector(
@@ -64,11 +55,24 @@ async function inspector(
 describe.skipIf(!installed)('the official MCP inspector CLI against the gateway', () => {
   let gateway: McpGateway;
   beforeAll(async () => {
-    gateway = await serveMcp({ tools: [lookup], telemetry: false }, { transport: { port: 0 } });
+    gateway = await serveMcp({ tools: [lookupTool], telemetry: false }, { transport: { port: 0 } });
   });
   afterAll(async () => {
     await gateway?.close();
   });
+  /** `tools/call` of kb.lookup on refunds with `limit` (over 10 is refused at the boundary). */
+  const callLookup = (limit: number) =>
+    inspector(
+      gateway.url!,
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'kb.lookup',
+      '--tool-arg',
+      'topic=refunds',
+      '--tool-arg',
+      `limit=${limit}`,
+    );
 
   it('tools/list shows the tool with its title, schema and annotations', async () => {
     const { output, code } = await inspector(gateway.url!, '--method', 'tools/list');
@@ -84,34 +88,14 @@ describe.skipIf(!installed)('the official MCP inspector CLI against the gateway'
   });
 
   it('a good call returns the structured result', async () => {
-    const { output: result, code } = await inspector(
-      gateway.url!,
-      '--method',
-      'tools/call',
-      '--tool-name',
-      'kb.lookup',
-      '--tool-arg',
-      'topic=refunds',
-      '--tool-arg',
-      'limit=2',
-    );
+    const { output: result, code } = await callLookup(2);
     expect(code).toBe(0);
     expect(result.isError).toBeFalsy();
     expect(result.structuredContent).toEqual({ topic: 'refunds', articles: ['refunds-1', 'refunds-2'] });
   });
 
   it('a bad call comes back as isError with the hint text a model can act on', async () => {
-    const { output, code, stderr } = await inspector(
-      gateway.url!,
-      '--method',
-      'tools/call',
-      '--tool-name',
-      'kb.lookup',
-      '--tool-arg',
-      'topic=refunds',
-      '--tool-arg',
-      'limit=50',
-    );
+    const { output, code, stderr } = await callLookup(50);
     console.info(
       JSON.stringify({ code, stderr: stderr.slice(0, 300), output: JSON.stringify(output).slice(0, 300) }),
     );
