@@ -8,7 +8,7 @@
 
 import { AwaitClarificationSchema } from '../run/planner.ts';
 import { planOf } from './plan-output.ts';
-import { type PendingCall, type RunContext, turnId } from './run-context.ts';
+import { type BatchState, type PendingCall, type RunContext, turnId } from './run-context.ts';
 import type { RunMachineEvent } from './run-machine.ts';
 import {
   foldResults,
@@ -232,12 +232,39 @@ export function enterPolicyClarificationUpdate(context: RunContext): Partial<Run
   const clarification = context.flow.effects!.awaitClarification!;
   return {
     messages: [...context.messages, { role: 'assistant' as const, content: clarification.question }],
+    batch: reviewedBatch(context.batch),
     ...withFlow(context, {
       awaiting: {
         kind: 'clarification',
         clarification: { ...clarification, missingFields: clarification.missingFields ?? [] },
       },
     }),
+  };
+}
+
+/**
+ * The batch as every way out of `routing` leaves it: reviewed (no `newResults`, no `newHints`),
+ * so a later `resuming` never reviews it again. The policies' review clears them itself; a batch
+ * not reviewed is cleared here, in the assign the way out makes anyway, instead of by an assign
+ * of its own on the way in (each assign clones XState's snapshot: ~3 µs). The same batch when
+ * there is nothing to clear.
+ */
+export function reviewedBatch(batch: BatchState): BatchState {
+  return batch.newResults.length === 0 && batch.newHints.length === 0
+    ? batch
+    : { ...batch, newResults: [], newHints: [] };
+}
+
+/**
+ * `startTurn`: the next planner turn, from `routing` or the end of a backoff. What `routing` read
+ * (the policies' effects) and the wait that ended are cleared, and the batch counts as reviewed.
+ */
+export function startTurnUpdate(context: RunContext): Partial<RunContext> {
+  const { flow } = context;
+  return {
+    turn: context.turn + 1,
+    batch: reviewedBatch(context.batch),
+    flow: flow.effects === null && flow.awaiting === null ? flow : { ...flow, effects: null, awaiting: null },
   };
 }
 

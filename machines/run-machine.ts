@@ -27,6 +27,8 @@ import {
   recordToolCallsUpdate,
   requestExternalCallsUpdate,
   requestToolConfirmationUpdate,
+  reviewedBatch,
+  startTurnUpdate,
 } from './run-actions.ts';
 import { type RunContext, type RunInput, toolCallMeta } from './run-context.ts';
 import { asRunMachine, type RunMachine, type RunMachineEvent } from './run-machine-types.ts';
@@ -115,7 +117,11 @@ const machine = setup({
       context.flow.awaiting.toolCallIds === undefined,
   },
   actions: {
-    startTurn: assign({ turn: ({ context }) => context.turn + 1 }),
+    /**
+     * The next planner turn, on the way into `planning` (the first is the context's own), in the
+     * transition's one assign with what that way clears: each assign clones XState's snapshot.
+     */
+    startTurn: assign(({ context }) => startTurnUpdate(context)),
     /** On leaving a planner turn: its tokens added to the run's (`PlanResult.usage`). */
     addUsage: enqueueActions(({ context, event, enqueue }) => apply(enqueue, usageOutcome(context, event))),
     emitNotes: enqueueActions(({ context, event, enqueue }) => apply(enqueue, notesOutcome(context, event))),
@@ -163,9 +169,10 @@ const machine = setup({
     ),
     recordPlannerError: assign(({ context, event }) => recordPlannerErrorUpdate(context, event)),
     recordActorError: assign(({ context, event }) => recordActorErrorUpdate(context, event)),
-    finalizeWith: assign(({ context }, params: { reason: string }) =>
-      withFlow(context, { finalize: { reason: params.reason, at: now() } }),
-    ),
+    finalizeWith: assign(({ context }, params: { reason: string }) => ({
+      batch: reviewedBatch(context.batch),
+      flow: withFlow(context, { finalize: { reason: params.reason, at: now() } }).flow,
+    })),
     finalizeFromPolicy: assign(({ context }) =>
       withFlow(context, {
         finalize: { reason: 'policy', ...context.flow.effects?.finalize, at: now() },
@@ -268,18 +275,17 @@ const machine = setup({
       enqueue.assign(update);
       for (const e of events) enqueue.emit(e);
     }),
-    /** No policies to consult: the batch counts as reviewed. */
-    skipReview: assign(({ context }) => ({ batch: { ...context.batch, newResults: [], newHints: [] } })),
     enterPolicyClarification: assign(({ context }) => enterPolicyClarificationUpdate(context)),
     requestExternalCalls: assign(({ context }) => requestExternalCallsUpdate(context)),
-    enterBackoff: assign(({ context }) =>
-      withFlow(context, { awaiting: { kind: 'backoff', until: context.flow.effects!.backoffUntil! } }),
-    ),
+    enterBackoff: assign(({ context }) => ({
+      batch: reviewedBatch(context.batch),
+      flow: withFlow(context, { awaiting: { kind: 'backoff', until: context.flow.effects!.backoffUntil! } })
+        .flow,
+    })),
     /** Only when there are effects: an assign that changes nothing still clones the snapshot. */
     clearEffects: enqueueActions(({ context, enqueue }) => {
       if (context.flow.effects !== null) enqueue.assign(withFlow(context, { effects: null }));
     }),
-    clearAwaiting: assign(({ context }) => withFlow(context, { awaiting: null })),
     emitAwait: enqueueActions(({ context, enqueue }) => apply(enqueue, awaitOutcome(context))),
     /**
      * Starts the clock of a wait for an answer: that time is not the run's budget (`deadlineAt`).
@@ -332,7 +338,8 @@ const machine = setup({
     startedAt: input.startedAt ?? now(),
     // The app's messages are copied: the run freezes its transcript's messages (see the plan step).
     messages: structuredClone(input.messages),
-    turn: 0,
+    // The first turn; the next ones start on the transitions into `planning` (startTurn).
+    turn: 1,
     ceilings: input.caps,
     caps: input.caps,
     toolCalls: 0,
@@ -367,7 +374,7 @@ const machine = setup({
   },
   states: {
     planning: {
-      entry: ['startTurn', 'requestPlan'],
+      entry: 'requestPlan',
       exit: 'addUsage',
       on: {
         'steps.restored': { actions: 'requestPlan' },
@@ -506,7 +513,7 @@ const machine = setup({
           entry: 'requestSleep',
           on: {
             'steps.restored': { actions: 'requestSleep' },
-            'sleep.done': { target: '#run.planning', actions: 'clearAwaiting' },
+            'sleep.done': { target: '#run.planning', actions: 'startTurn' },
           },
         },
       },
@@ -520,7 +527,8 @@ const machine = setup({
         checking: {
           always: [
             { guard: 'reviewsResults', target: 'policies' },
-            { target: '#run.routing', actions: 'skipReview' },
+            // Unreviewed, the batch's newResults and newHints are cleared on the way out of routing.
+            { target: '#run.routing' },
           ],
         },
         policies: {
@@ -574,7 +582,7 @@ const machine = setup({
           actions: 'enterPolicyClarification',
         },
         { guard: 'policyBacksOff', target: 'awaiting.backoff', actions: 'enterBackoff' },
-        { target: 'planning', actions: 'clearEffects' },
+        { target: 'planning', actions: 'startTurn' },
       ],
     },
     finalizing: {

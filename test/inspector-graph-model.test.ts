@@ -193,7 +193,7 @@ describe('graph model of the run machine', () => {
       path: ['awaiting'],
     });
     expect(states.get('run')?.invoke.map((def) => def.src)).toEqual(['runSteps']);
-    expect(states.get('run.planning')?.entry).toEqual(['startTurn', 'requestPlan']);
+    expect(states.get('run.planning')?.entry).toEqual(['requestPlan']);
     expect(states.get('run.completed')).toMatchObject({ type: 'final', history: false, tags: [] });
     const orders = graph.states.map((state) => state.order);
     expect(orders).toEqual([...orders].sort((a, b) => a - b));
