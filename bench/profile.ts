@@ -2,23 +2,18 @@
  * A CPU profile of the reference loop (issue 17 "Show"): runs one variant of `bench/run.ts` under
  * the V8 sampling profiler and prints the top self time by package and by file.
  *
- *     node --import tsx bench/profile.ts [default|bare|machine|sqlite] [--runs 3000] [--save x.cpuprofile]
+ *     node --import tsx bench/profile.ts [default|bare|machine|sqlite|floor] [--runs 3000] [--save x.cpuprofile]
  *
  * `default` is `createRuntime` defaults (memory store, telemetry plugin), `bare` has no store and
- * no telemetry, `machine` is the run machine alone, `sqlite` the default runtime on a SQLite file. Self time is the time a function ran itself,
+ * no telemetry, `machine` is the run machine alone, `sqlite` the default runtime on a SQLite file, `floor` the chart's floor (bench/support/chart-floor.ts). Self time is the time a function ran itself,
  * not in what it called, summed by the file (and the npm package) it is defined in.
  */
 
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createActor, waitFor } from 'xstate';
-import type { Message } from '../run/message.ts';
-import { createRuntime } from '../runtime/create-runtime.ts';
-import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
-import { addTool, discardingStore, resettablePlanner } from './support/reference-loop.ts';
+import { fileOf, packageOf } from './support/profile-frames.ts';
+import { profileLoop } from './support/profile-variants.ts';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -31,34 +26,6 @@ const { values, positionals } = parseArgs({
 });
 const variant = positionals[0] ?? 'default';
 const runs = Number(values.runs);
-const prompt: Message[] = [{ role: 'user', content: 'Add the numbers' }];
-
-function loop(): () => Promise<void> {
-  const planner = resettablePlanner();
-  const options =
-    variant === 'default'
-      ? {}
-      : variant === 'sqlite'
-        ? { store: sqliteStore({ path: join(mkdtempSync(join(tmpdir(), 'tw-profile-')), 'runs.db') }) }
-        : { store: discardingStore(), telemetry: false as const };
-  const runtime = createRuntime({ agent: { id: 'bench' }, planner, tools: [addTool], ...options });
-  let n = 0;
-  if (variant === 'machine') {
-    return async () => {
-      planner.reset();
-      const actor = createActor(runtime.machine, {
-        input: { runId: `m-${++n}`, agent: { id: 'bench' }, messages: prompt, caps: runtime.caps },
-      });
-      actor.start();
-      await waitFor(actor, (s) => s.status !== 'active');
-    };
-  }
-  return async () => {
-    planner.reset();
-    await runtime.start({ runId: `p-${++n}`, messages: prompt }).result();
-  };
-}
-
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
@@ -79,23 +46,6 @@ function selfTime(
   return totals;
 }
 
-function fileOf(url: string): string {
-  if (url === '') return '(native / gc / idle)';
-  const path = url.replace(/^file:\/\//, '');
-  const nm = path.lastIndexOf('node_modules/');
-  if (nm >= 0) return path.slice(nm + 'node_modules/'.length);
-  if (path.startsWith('node:')) return path;
-  return path.replace(`${process.cwd()}/`, '');
-}
-
-function packageOf(url: string): string {
-  const file = fileOf(url);
-  if (file.startsWith('(') || file.startsWith('node:')) return file.startsWith('node:') ? 'node' : file;
-  if (!url.includes('node_modules/')) return 'toolwarden';
-  const parts = file.split('/');
-  return parts[0]!.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]!;
-}
-
 function print(title: string, totals: Map<string, number>, top: number): void {
   const all = [...totals.values()].reduce((a, b) => a + b, 0);
   console.log(`\n${title} (self time, % of ${(all / 1000).toFixed(0)} ms sampled)`);
@@ -104,7 +54,7 @@ function print(title: string, totals: Map<string, number>, top: number): void {
   }
 }
 
-const step = loop();
+const step = await profileLoop(variant);
 for (let i = 0; i < 300; i++) await step();
 const session = new Session();
 session.connect();
