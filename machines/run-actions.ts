@@ -42,7 +42,7 @@ export function recordToolCallsUpdate(context: RunContext, event: RunMachineEven
         toolCalls: pending.map(transcriptToolCall),
       },
     ],
-    ...turnRecorded(context, { pending, results: pending.map(() => null) }, {}),
+    ...turnRecorded(context, { pending, results: pending.map(() => null) }),
   };
 }
 

@@ -48,7 +48,7 @@ export function withFlow(context: RunContext, patch: Partial<FlowState>): Pick<R
 export function turnRecorded(
   context: RunContext,
   batch: Partial<BatchState>,
-  flow: Partial<FlowState>,
+  flow?: Partial<FlowState>,
 ): Pick<RunContext, 'restrictTo' | 'batch' | 'flow'> {
   return {
     restrictTo: null,
@@ -58,7 +58,12 @@ export function turnRecorded(
       restrictedTo: context.restrictTo ?? undefined,
       ...batch,
     },
-    flow: { ...context.flow, answer: null, ...flow },
+    // The same `flow` when the turn changes nothing in it (a turn of tool calls, after one that
+    // had no answer): a store keeps its copy of an unchanged member instead of copying it again.
+    flow:
+      flow === undefined && context.flow.answer === null
+        ? context.flow
+        : { ...context.flow, answer: null, ...flow },
   };
 }
 
@@ -137,7 +142,8 @@ export function notRunResult(
 export function pairedResult(call: PendingCall | undefined, result: ToolResultJSON): ToolResultJSON {
   if (call?.providerToolCallId === undefined || call.toolCallId !== result.toolCallId) return result;
   if (result.providerToolCallId === call.providerToolCallId) return result;
-  return { ...result, providerToolCallId: call.providerToolCallId };
+  // Object.assign: the member added after a spread costs ~0.6-1.3 µs (see the module's note).
+  return Object.assign({}, result, { providerToolCallId: call.providerToolCallId });
 }
 
 /** A pending call as the transcript's assistant message lists it (the provider's id kept). */
