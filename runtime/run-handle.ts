@@ -8,6 +8,7 @@ import type { SnapshotFrom } from 'xstate';
 import { persistedSnapshotOf } from '../machines/persisted-snapshot.ts';
 import type { RunContext } from '../machines/run-context.ts';
 import type { RunActorRef, RunMachine } from '../machines/run-machine.ts';
+import { deepFreeze } from '../policies/policy-json.ts';
 import type { CapsState } from '../run/caps.ts';
 import type { Message } from '../run/message.ts';
 import type { RunEvent, RunStatus } from '../run/run-events.ts';
@@ -36,6 +37,10 @@ export interface RunOutcome {
   finalizeReason?: string;
   /** Every tool result of this run segment's handle, in the order they arrived. */
   toolResults: ToolResult[];
+  /**
+   * The run's messages, in an array of the app's own. The messages are the run's, deep-frozen
+   * (read-only): on a memory store they are also the stored run's (docs/durability.md §Memory store).
+   */
   transcript: Message[];
   caps: CapsState;
   /** Tokens the run's planner turns reported, summed (`PlanResult.usage`; zero for planners that report none). */
@@ -186,6 +191,10 @@ export class RunHandle {
     return stateName(this.actor.getSnapshot());
   }
 
+  /**
+   * The run's live context: read-only. Its objects are the run's own, and on a memory store the
+   * stored run's too (docs/durability.md §Memory store): a change made here would change the run.
+   */
   get context(): RunContext {
     return this.actor.getSnapshot().context;
   }
@@ -207,7 +216,10 @@ export class RunHandle {
    */
   get awaiting(): RunAwaiting | null {
     const snapshot = this.actor.getSnapshot();
-    return snapshot.status === 'active' || this.revive ? runAwaitingOf(snapshot.context) : null;
+    if (snapshot.status !== 'active' && !this.revive) return null;
+    // Its nested values (a confirmation's details, an example input) are the run's own: frozen.
+    deepFreeze(snapshot.context.flow.awaiting);
+    return runAwaitingOf(snapshot.context);
   }
 
   /** Stops the run from any non-final state (in-flight tool calls see their signal abort). */
@@ -476,17 +488,33 @@ export class RunHandle {
     return {
       runId: context.runId,
       status,
-      finalResponse: context.flow.finalResponse ?? undefined,
+      // The app's own copies: its outcome, which it may change, and the stored run's objects.
+      finalResponse: ownCopy(context.flow.finalResponse),
       finalizeReason: context.flow.finalize?.reason,
       toolResults: this.replay.flatMap((event) =>
         event.type === 'tool_result' ? [toolResultFromJSON(event.result)] : [],
       ),
-      transcript: context.messages,
+      transcript: frozenTranscript(context.messages),
       caps: capsState(context),
       usage: usageOf(context),
-      error: status === 'completed' ? undefined : (error ?? undefined),
+      error: status === 'completed' ? undefined : ownCopy(error),
     };
   }
+}
+
+/** A copy of `value` (`undefined` for null): JSON data, small (a final response, an error). */
+function ownCopy<T>(value: T | null | undefined): T | undefined {
+  if (value === null || value === undefined) return undefined;
+  return typeof value === 'object' ? structuredClone(value) : value;
+}
+
+/**
+ * The run's messages in a new array, each deep-frozen: the outcome hands out the run's own
+ * messages (a copy of the transcript is O(run)), which stay the stored run's on a memory store.
+ */
+function frozenTranscript(messages: Message[]): Message[] {
+  for (const message of messages) deepFreeze(message);
+  return messages.slice();
 }
 
 function usageOf(context: RunContext): RunOutcome['usage'] {

@@ -33,7 +33,7 @@ import { performance } from 'node:perf_hooks';
 import { isDeepStrictEqual } from 'node:util';
 import type { RunEvent } from '../../run/run-events.ts';
 import { scheduleWrite } from '../steps/turn-scheduler.ts';
-import { type CopyBase, immutableCopy, isImmutableCopy } from '../stores/immutable-copy.ts';
+import { immutableCopy, immutableExcept } from '../stores/immutable-copy.ts';
 import type { NewRunEvent, RunStatus, RunStore, StoredRun } from '../stores/run-store.ts';
 import {
   RunExistsError,
@@ -150,13 +150,11 @@ export class RunPersister {
   /** `whenRecorded` calls waiting, by tool call id; created by the first. */
   private recordWaiters: Map<string, { resolve: () => void; reject: (error: Error) => void }[]> | undefined;
   /**
-   * A volatile (in-memory) store is given immutable copies, which it keeps without copying them
-   * again (immutable-copy.ts). Each snapshot is copied against the last one (`copyBase`): the run
-   * context is immutable (XState's assigns build new objects), so an object found where it was
-   * last time keeps its copy, and a write costs what changed, not the whole transcript.
+   * A volatile (in-memory) store is given immutable values, which it keeps without copying them
+   * again (immutable-copy.ts): each event's copy, and each snapshot with its context shared, not
+   * copied (the run's context is immutable by construction; docs/durability.md §Memory store).
    */
   private readonly copying: boolean;
-  private copyBase: CopyBase | undefined;
 
   constructor(private readonly options: RunPersisterOptions) {
     this.runId = options.runId;
@@ -461,16 +459,14 @@ export class RunPersister {
     }
   }
 
-  /** The snapshot the store is given: for a volatile store, an immutable copy. */
+  /**
+   * The snapshot the store is given: for a volatile store, an immutable value holding the run's
+   * own context (a copy of it at every write was O(run) a step, and the bulk of a waiting run's
+   * heap after its actor's: issue 29 items 1 and 3).
+   */
   private storedSnapshot(snapshot: unknown): unknown {
-    if (!this.copying) return snapshot;
-    const copy = immutableCopy(snapshot, this.copyBase);
-    // The base keeps the source's context only (the actor holds it anyway): the rest of a
-    // persisted snapshot is new objects at every write, which the base would keep alive while
-    // the run waits, for no reuse (~1 KB per idle run; issue 29 item 3).
-    const context = (snapshot as { context?: unknown } | null)?.context;
-    this.copyBase = isImmutableCopy(copy) ? { source: { context }, copy } : undefined;
-    return copy;
+    if (!this.copying || typeof snapshot !== 'object' || snapshot === null) return snapshot;
+    return immutableExcept(snapshot as { context?: unknown }, 'context');
   }
 
   private report(write: PersistedWrite): void {

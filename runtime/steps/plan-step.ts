@@ -2,6 +2,7 @@ import { type RunContext, turnId } from '../../machines/run-context.ts';
 import type { PlanActorInput, PlanActorOutput, RunPort, TaskArgs } from '../../machines/run-ports.ts';
 import { deadlineAt } from '../../machines/run-updates.ts';
 import { composeWrappers, type PlanInvocation } from '../../plugins/define-plugin.ts';
+import { deepFreeze } from '../../policies/policy-json.ts';
 import type { CapsState } from '../../run/caps.ts';
 import { type FinalizeNotice, finalizeMessage, type NotMadeCall } from '../../run/finalize-notice.ts';
 import type { Message } from '../../run/message.ts';
@@ -258,9 +259,10 @@ function buildPlanInput(
   if (kind === 'start') return base;
   // Added to `base` (ours, not yet handed out) rather than spread into a new object: see capsState.
   return Object.assign(base, {
-    toolResults: context.batch.lastResults.map(toolResultFromJSON),
-    clarification: context.flow.answer?.clarification,
-    confirmation: context.flow.answer?.confirmation,
+    // The run's own objects, frozen: a planner must not change the run (nor its stored snapshot).
+    toolResults: context.batch.lastResults.map((result) => toolResultFromJSON(deepFreeze(result))),
+    clarification: deepFreeze(context.flow.answer?.clarification),
+    confirmation: deepFreeze(context.flow.answer?.confirmation),
     finalize: kind === 'finalize' ? finalizeNotice(context) : undefined,
   });
 }
@@ -292,18 +294,12 @@ export function finalizeNotice(context: RunContext): FinalizeNotice {
 
 /**
  * The transcript as the planner gets it: its own array (push away), holding the run's message
- * objects frozen, so a planner cannot rewrite the run's history. Nested content (a tool's
- * result, a call's input) is shared, not copied: deep-cloning the transcript every turn cost
- * O(transcript) per step (~30 µs at 20 messages); treat it as read-only.
+ * objects deep-frozen, so a planner cannot rewrite the run's history, nor the stored run, which
+ * a memory store keeps as these very objects (docs/durability.md §Memory store). Nothing is
+ * copied: deep-cloning the transcript every turn cost O(transcript) per step (~30 µs at 20
+ * messages); a message frozen once (deeply) is passed over.
  */
 function readonlyTranscript(messages: Message[]): Message[] {
-  for (const message of messages) {
-    if (Object.isFrozen(message)) continue;
-    if (message.role === 'assistant' && message.toolCalls) {
-      for (const call of message.toolCalls) Object.freeze(call);
-      Object.freeze(message.toolCalls);
-    }
-    Object.freeze(message);
-  }
+  for (const message of messages) deepFreeze(message);
   return messages.slice();
 }

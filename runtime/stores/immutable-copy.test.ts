@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { immutableCopy, isImmutableCopy } from './immutable-copy.ts';
+import { immutableCopy, immutableExcept, isImmutableCopy } from './immutable-copy.ts';
 
 describe('immutableCopy', () => {
   it('copies plain data deeply and freezes every object of the copy', () => {
@@ -53,27 +53,34 @@ describe('immutableCopy', () => {
     expect(immutableCopy(null)).toBe(null);
   });
 
-  it('reuses the copies of members that are the same objects at the same places as in the base', () => {
-    const message = { role: 'user', content: 'hi' };
-    const first = { context: { turn: 1, messages: [message] } };
-    const firstCopy = immutableCopy(first);
-    const reply = { role: 'assistant', content: 'hello' };
-    const second = { context: { ...first.context, turn: 2, messages: [message, reply] } };
-    const secondCopy = immutableCopy(second, { source: first, copy: firstCopy });
-    expect(secondCopy).toStrictEqual(second);
-    expect(secondCopy.context.messages[0]).toBe(firstCopy.context.messages[0]);
-    expect(secondCopy.context.messages[1]).not.toBe(reply);
-    expect(Object.isFrozen(secondCopy.context.messages[1])).toBe(true);
+  it('immutableExcept: copies and freezes all but the shared member, which stays the value’s own', () => {
+    const context = { messages: [{ role: 'user', content: 'hi' }] };
+    const snapshot = {
+      value: { awaiting: 'clarification' },
+      context,
+      children: { steps: { src: 'runSteps' } },
+    };
+    const kept = immutableExcept(snapshot, 'context');
+
+    expect(isImmutableCopy(kept)).toBe(true);
+    expect(kept).toStrictEqual(snapshot);
+    expect(kept.context).toBe(context);
+    expect(Object.isFrozen(context) || Object.isFrozen(context.messages)).toBe(false);
+    expect(kept.value).not.toBe(snapshot.value);
+    for (const object of [kept, kept.value, kept.children, kept.children.steps])
+      expect(Object.isFrozen(object)).toBe(true);
+    // Changing the source's other members afterwards leaves the value alone.
+    snapshot.children.steps.src = 'other';
+    expect(kept.children.steps.src).toBe('runSteps');
   });
 
-  it('copies a member found elsewhere than in the base, or an equal but different object', () => {
-    const shared = { n: 1 };
-    const first = { a: shared, b: { n: 1 } };
-    const firstCopy = immutableCopy(first);
-    const secondCopy = immutableCopy({ a: { n: 1 }, b: shared }, { source: first, copy: firstCopy });
-    expect(secondCopy.a).not.toBe(firstCopy.a);
-    expect(secondCopy.b).not.toBe(firstCopy.a);
-    expect(secondCopy).toEqual({ a: { n: 1 }, b: { n: 1 } });
+  it('immutableExcept: a value holding more than plain data is an immutableCopy of it all', () => {
+    const when = new Date(0);
+    const kept = immutableExcept({ context: { n: 1 }, error: when }, 'context');
+    expect(isImmutableCopy(kept)).toBe(false);
+    expect(kept.error).toEqual(when);
+    expect(kept.error).not.toBe(when);
+    expect(immutableExcept([1] as unknown as { length: number }, 'length')).toEqual([1]);
   });
 
   it('keeps a __proto__ member as a member, as structuredClone does', () => {

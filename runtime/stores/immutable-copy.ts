@@ -1,22 +1,21 @@
 /**
  * Deep-frozen copies of JSON-like values, which an in-memory store keeps (and hands back) without
- * copying them again: the in-memory store's fast path (docs/durability.md).
+ * copying them again: the in-memory store's fast path (docs/durability.md §Memory store).
  *
  * The in-memory store must keep what it is given safe from later changes by the caller, so it
- * deep-copies it. For a run's snapshot that is the whole transcript at every step boundary,
- * twice (in, and the returned run): O(run) per write, about half of the default runtime's cost
- * per step (~195 µs of ~400 on `npm run bench`). A run context is immutable, though (XState's
- * `assign` builds new objects; nothing changes one in place), so successive snapshots of a run
- * share most of their objects. The run persister copies each snapshot against the previous one
- * (`base`): a member that is the very object found at the same place in the previous source
- * reuses its copy. A write then costs what changed since the last one, and the store keeps the
- * result as it is ({@link isImmutableCopy}).
+ * deep-copies it, unless it is given an immutable value: a copy made here, marked as such. The
+ * run persister makes one of each event, and of each run snapshot's members but its context
+ * ({@link immutableExcept}): a run's context is immutable by construction (XState's `assign`
+ * builds new objects, nothing changes one in place) and holds toolwarden's own copies of what
+ * came in (plan results, tool results and inputs are JSON-copied at the boundary, the app's
+ * messages at the start), so the store keeps the run's own context objects. Copying it at every
+ * write cost O(run) CPU a step, and ~2 KB a run at its first turn, ~5 KB after 10 steps, of heap
+ * (issue 29 items 1 and 3).
  *
  * | value                                        | copy                                          |
  * |----------------------------------------------|-----------------------------------------------|
  * | primitive (`undefined` included)             | itself                                        |
  * | an immutable copy                            | itself                                        |
- * | the object at the same place in `base.source`| its copy in `base.copy`                       |
  * | plain object / array                         | member by member, frozen                      |
  * | anything else (Date, Map, class instance, a cycle, ...) | the whole value through `structuredClone`, not frozen (the store copies it again) |
  *
@@ -48,12 +47,6 @@ class ImmutableRoot extends Given {
   }
 }
 
-/** The previous call's value and its copy: what {@link immutableCopy} may reuse. */
-export interface CopyBase {
-  source: unknown;
-  copy: unknown;
-}
-
 /** Whether a store may keep `value` without copying it: a primitive or an {@link immutableCopy}. */
 export function isImmutableCopy(value: unknown): boolean {
   return typeof value !== 'object' || value === null || ImmutableRoot.has(value);
@@ -75,81 +68,72 @@ const MAX_DEPTH = 256;
 /**
  * A deep-frozen copy of `value` that {@link isImmutableCopy} recognizes, or, when `value` holds
  * anything but plain objects, arrays and primitives, `structuredClone(value)`.
- *
- * @param base the previous value of the same thing and its copy. Objects of `value` that are
- *   the same objects at the same places in `base.source` are taken as unchanged: only for values
- *   whose objects are never changed in place (a run's context).
  */
-export function immutableCopy<T>(value: T, base?: CopyBase): T {
+export function immutableCopy<T>(value: T): T {
   if (isImmutableCopy(value)) return value;
   try {
-    return copyMember(value, base?.source, base?.copy, 0) as T;
+    return copyMember(value, 0) as T;
   } catch (error) {
     if (error !== NOT_PLAIN) throw error;
     return structuredClone(value);
   }
 }
 
-function copyMember(value: unknown, source: unknown, copied: unknown, depth: number): unknown {
+/**
+ * An immutable value like {@link immutableCopy}'s, whose member `shared` is `value`'s own object,
+ * neither copied nor frozen: for a member whose owner never changes it in place and hands it out
+ * only as read-only (a run snapshot's context, run-persister.ts). The root and its other members
+ * are copied and frozen. When `value` is not a plain object, or another member is not plain
+ * data, it is `immutableCopy(value)`.
+ */
+export function immutableExcept<T extends object>(value: T, shared: keyof T & string): T {
+  if (isImmutableCopy(value) || Array.isArray(value) || !isPlainObject(value)) return immutableCopy(value);
+  const members = value as Record<string, unknown>;
+  const copy: Record<string, unknown> = {};
+  try {
+    for (const key of Object.keys(members))
+      setMember(copy, key, key === shared ? members[key] : copyMember(members[key], 1));
+  } catch (error) {
+    if (error !== NOT_PLAIN) throw error;
+    return immutableCopy(value);
+  }
+  return sealed(copy, 0) as T;
+}
+
+function isPlainObject(value: object): boolean {
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+function copyMember(value: unknown, depth: number): unknown {
   if (typeof value !== 'object' || value === null) {
     if (typeof value === 'function' || typeof value === 'symbol') throw NOT_PLAIN;
     return value;
   }
-  if (value === source && copied !== undefined) return copied;
   if (depth === MAX_DEPTH) throw NOT_PLAIN;
-  const sameShape = typeof source === 'object' && source !== null && copied !== undefined;
   if (Array.isArray(value)) {
     const length = value.length;
     if (length === 0 && depth > 0) return EMPTY_ARRAY;
     const copy: unknown[] = new Array(length);
-    if (sameShape && Array.isArray(source)) {
-      // An appended transcript: every entry but the new ones is the very object the previous
-      // value had at that index, whose copy is reused without a call per entry.
-      const beforeCopy = copied as unknown[];
-      const shared = Math.min(length, source.length, beforeCopy.length);
-      let index = 0;
-      for (; index < shared; index++) {
-        const member = value[index];
-        const reused = member === source[index] ? beforeCopy[index] : undefined;
-        if (reused !== undefined && typeof member === 'object' && member !== null) copy[index] = reused;
-        else if (index in value)
-          copy[index] = copyMember(member, source[index], beforeCopy[index], depth + 1);
-      }
-      for (; index < length; index++) {
-        if (index in value) copy[index] = copyMember(value[index], undefined, undefined, depth + 1);
-      }
-      return sealed(copy, depth);
-    }
     for (let index = 0; index < length; index++) {
-      if (index in value) copy[index] = copyMember(value[index], undefined, undefined, depth + 1);
+      if (index in value) copy[index] = copyMember(value[index], depth + 1);
     }
     return sealed(copy, depth);
   }
-  const proto = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype && proto !== null) throw NOT_PLAIN;
+  if (!isPlainObject(value)) throw NOT_PLAIN;
   const members = value as Record<string, unknown>;
   const keys = Object.keys(members);
   if (keys.length === 0 && depth > 0) return EMPTY_OBJECT;
-  const before = sameShape && !Array.isArray(source) ? (source as Record<string, unknown>) : undefined;
-  const beforeCopy = before && (copied as Record<string, unknown>);
   const copy: Record<string, unknown> = {};
-  for (const key of keys) {
-    const member = before
-      ? copyMember(members[key], before[key], beforeCopy![key], depth + 1)
-      : copyMember(members[key], undefined, undefined, depth + 1);
-    // `copy.__proto__ = x` would set the prototype; structuredClone keeps it as a member.
-    if (key === '__proto__') {
-      Object.defineProperty(copy, key, {
-        value: member,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    } else {
-      copy[key] = member;
-    }
-  }
+  for (const key of keys) setMember(copy, key, copyMember(members[key], depth + 1));
   return sealed(copy, depth);
+}
+
+function setMember(copy: Record<string, unknown>, key: string, member: unknown): void {
+  // `copy.__proto__ = x` would set the prototype; structuredClone keeps it as a member.
+  if (key === '__proto__')
+    Object.defineProperty(copy, key, { value: member, enumerable: true, writable: true, configurable: true });
+  else copy[key] = member;
 }
 
 /** Freezes a copied object; the copy's root (depth 0) is marked first (a frozen object takes no field). */
