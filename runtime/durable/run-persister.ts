@@ -33,7 +33,7 @@ import { performance } from 'node:perf_hooks';
 import { isDeepStrictEqual } from 'node:util';
 import type { RunEvent } from '../../run/run-events.ts';
 import { scheduleWrite } from '../steps/turn-scheduler.ts';
-import { immutableCopy, immutableExcept } from '../stores/immutable-copy.ts';
+import { immutableAsIs, immutableCopy } from '../stores/immutable-copy.ts';
 import type { NewRunEvent, RunStatus, RunStore, StoredRun } from '../stores/run-store.ts';
 import {
   RunExistsError,
@@ -460,13 +460,12 @@ export class RunPersister {
   }
 
   /**
-   * The snapshot the store is given: for a volatile store, an immutable value holding the run's
-   * own context (a copy of it at every write was O(run) a step, and the bulk of a waiting run's
-   * heap after its actor's: issue 29 items 1 and 3).
+   * The snapshot the store is given: for a volatile store, the snapshot itself declared immutable
+   * (its root frozen, nothing copied: a copy at every write was O(run) a step, and the bulk of a
+   * waiting run's heap after its actor's: issue 29 items 1 and 3).
    */
   private storedSnapshot(snapshot: unknown): unknown {
-    if (!this.copying || typeof snapshot !== 'object' || snapshot === null) return snapshot;
-    return immutableExcept(snapshot as { context?: unknown }, 'context');
+    return this.copying ? immutableAsIs(snapshot) : snapshot;
   }
 
   private report(write: PersistedWrite): void {

@@ -4,13 +4,13 @@
  *
  * The in-memory store must keep what it is given safe from later changes by the caller, so it
  * deep-copies it, unless it is given an immutable value: a copy made here, marked as such. The
- * run persister makes one of each event, and of each run snapshot's members but its context
- * ({@link immutableExcept}): a run's context is immutable by construction (XState's `assign`
+ * run persister makes one of each event; a run's snapshot it hands over as it is
+ * ({@link immutableAsIs}): a run's context is immutable by construction (XState's `assign`
  * builds new objects, nothing changes one in place) and holds toolwarden's own copies of what
  * came in (plan results, tool results and inputs are JSON-copied at the boundary, the app's
- * messages at the start), so the store keeps the run's own context objects. Copying it at every
- * write cost O(run) CPU a step, and ~2 KB a run at its first turn, ~5 KB after 10 steps, of heap
- * (issue 29 items 1 and 3).
+ * messages at the start), and the rest of a persisted snapshot is new at every write or XState's.
+ * Copying the snapshot at every write cost O(run) CPU a step, and ~2.5 KB a run at its first
+ * turn, ~5.5 KB after 10 steps, of heap (issue 29 items 1 and 3).
  *
  * | value                                        | copy                                          |
  * |----------------------------------------------|-----------------------------------------------|
@@ -80,24 +80,16 @@ export function immutableCopy<T>(value: T): T {
 }
 
 /**
- * An immutable value like {@link immutableCopy}'s, whose member `shared` is `value`'s own object,
- * neither copied nor frozen: for a member whose owner never changes it in place and hands it out
- * only as read-only (a run snapshot's context, run-persister.ts). The root and its other members
- * are copied and frozen. When `value` is not a plain object, or another member is not plain
- * data, it is `immutableCopy(value)`.
+ * `value` itself, marked immutable and frozen (its root only; nothing is copied), when it is a
+ * plain object not frozen yet; otherwise {@link immutableCopy}(value). For a value its maker
+ * built for the store and never changes again, holding objects their owners never change in
+ * place (a run's persisted snapshot: a new wrapper at every write around the run's context and
+ * XState's state value and child snapshots, run-persister.ts).
  */
-export function immutableExcept<T extends object>(value: T, shared: keyof T & string): T {
-  if (isImmutableCopy(value) || Array.isArray(value) || !isPlainObject(value)) return immutableCopy(value);
-  const members = value as Record<string, unknown>;
-  const copy: Record<string, unknown> = {};
-  try {
-    for (const key of Object.keys(members))
-      setMember(copy, key, key === shared ? members[key] : copyMember(members[key], 1));
-  } catch (error) {
-    if (error !== NOT_PLAIN) throw error;
-    return immutableCopy(value);
-  }
-  return sealed(copy, 0) as T;
+export function immutableAsIs<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || isImmutableCopy(value)) return value;
+  if (Array.isArray(value) || !isPlainObject(value) || Object.isFrozen(value)) return immutableCopy(value);
+  return sealed(value, 0);
 }
 
 function isPlainObject(value: object): boolean {
