@@ -41,7 +41,6 @@ export type RunMachineChildren = { steps?: ActorRefFromLogic<RunStepsLogic> | un
 
 /** The names of the run machine's actions (`provide({ actions })`); `finalizeWith` is the one with params. */
 export type RunMachineActionName =
-  | 'addUsage'
   | 'applyReview'
   | 'applyToolApproval'
   | 'applyValidation'

@@ -42,7 +42,7 @@ import {
   toolApprovalOutcome,
   toolCrashOutcome,
   toolResultOutcome,
-  usageOutcome,
+  withUsage,
 } from './run-outcomes.ts';
 import type { ExecuteToolInput, PlanActorInput, ValidateBatchOutput } from './run-ports.ts';
 import { runSteps, STEPS_ACTOR_ID, type StepRequest } from './run-steps.ts';
@@ -122,57 +122,70 @@ const machine = setup({
      * transition's one assign with what that way clears: each assign clones XState's snapshot.
      */
     startTurn: assign(({ context }) => startTurnUpdate(context)),
-    /** On leaving a planner turn: its tokens added to the run's (`PlanResult.usage`). */
-    addUsage: enqueueActions(({ context, event, enqueue }) => apply(enqueue, usageOutcome(context, event))),
     emitNotes: enqueueActions(({ context, event, enqueue }) => apply(enqueue, notesOutcome(context, event))),
     /**
      * The run names each call `<turnId>:c<n>` (docs/tool-boundary.md §Vocabulary: unique across runs, stable across a crash,
      * the idempotency key). A planner's own id (a provider's `call_0`, reused in every turn and
      * run) is kept as `providerToolCallId` for the transcript, so a model sees its ids paired.
      */
-    recordToolCalls: assign(({ context, event }) => recordToolCallsUpdate(context, event)),
+    // Every `plan.done` transition records the turn's usage in its one assign (withUsage).
+    recordToolCalls: assign(({ context, event }) => withUsage(context, event, recordToolCallsUpdate)),
     recordClarificationRequest: assign(({ context, event }) =>
-      recordClarificationRequestUpdate(context, event),
+      withUsage(context, event, recordClarificationRequestUpdate),
     ),
     recordExternalToolsRequest: assign(({ context, event }) =>
-      recordExternalToolsRequestUpdate(context, event),
+      withUsage(context, event, recordExternalToolsRequestUpdate),
     ),
     recordConfirmationRequest: assign(({ context, event }) =>
-      recordConfirmationRequestUpdate(context, event),
+      withUsage(context, event, recordConfirmationRequestUpdate),
     ),
-    recordFinalResponse: assign(({ context, event }) => recordFinalResponseUpdate(context, event)),
+    recordFinalResponse: assign(({ context, event }) => withUsage(context, event, recordFinalResponseUpdate)),
     failInvalidPlan: assign(({ context, event }) =>
-      withFlow(context, {
-        error: runError(`Planner returned an invalid PlanResult: ${planParse(event).error}`, 'PlannerError'),
-      }),
+      withUsage(context, event, (used) =>
+        withFlow(used, {
+          error: runError(
+            `Planner returned an invalid PlanResult: ${planParse(event).error}`,
+            'PlannerError',
+          ),
+        }),
+      ),
     ),
-    failEmptyPlan: assign(({ context }) =>
-      withFlow(context, {
-        error: runError('Planner returned no tool calls, no await and no final response', 'PlannerError'),
-      }),
+    failEmptyPlan: assign(({ context, event }) =>
+      withUsage(context, event, (used) =>
+        withFlow(used, {
+          error: runError('Planner returned no tool calls, no await and no final response', 'PlannerError'),
+        }),
+      ),
     ),
-    failNoFinalResponse: assign(({ context }) =>
-      withFlow(context, {
-        error: runError(
-          `Planner gave no final response while finalizing (reason: ${context.flow.finalize?.reason ?? 'unknown'})`,
-          'PlannerError',
-        ),
-      }),
+    failNoFinalResponse: assign(({ context, event }) =>
+      withUsage(context, event, (used) =>
+        withFlow(used, {
+          error: runError(
+            `Planner gave no final response while finalizing (reason: ${used.flow.finalize?.reason ?? 'unknown'})`,
+            'PlannerError',
+          ),
+        }),
+      ),
     ),
-    failFinalizeTimedOut: assign(({ context }) =>
-      withFlow(context, {
-        error: runError(
-          'The time budget ran out and the planner gave no final response in time',
-          'TimeBudgetError',
-        ),
-      }),
+    failFinalizeTimedOut: assign(({ context, event }) =>
+      withUsage(context, event, (used) =>
+        withFlow(used, {
+          error: runError(
+            'The time budget ran out and the planner gave no final response in time',
+            'TimeBudgetError',
+          ),
+        }),
+      ),
     ),
     recordPlannerError: assign(({ context, event }) => recordPlannerErrorUpdate(context, event)),
     recordActorError: assign(({ context, event }) => recordActorErrorUpdate(context, event)),
-    finalizeWith: assign(({ context }, params: { reason: string }) => ({
-      batch: reviewedBatch(context.batch),
-      flow: withFlow(context, { finalize: { reason: params.reason, at: now() } }).flow,
-    })),
+    /** From `routing`, and from `planning` when its turn timed out (with the turn's usage). */
+    finalizeWith: assign(({ context, event }, params: { reason: string }) =>
+      withUsage(context, event, (used) => ({
+        batch: reviewedBatch(used.batch),
+        flow: withFlow(used, { finalize: { reason: params.reason, at: now() } }).flow,
+      })),
+    ),
     finalizeFromPolicy: assign(({ context }) =>
       withFlow(context, {
         finalize: { reason: 'policy', ...context.flow.effects?.finalize, at: now() },
@@ -375,7 +388,6 @@ const machine = setup({
   states: {
     planning: {
       entry: 'requestPlan',
-      exit: 'addUsage',
       on: {
         'steps.restored': { actions: 'requestPlan' },
         'plan.done': [
@@ -587,7 +599,6 @@ const machine = setup({
     },
     finalizing: {
       entry: ['clearEffects', 'requestFinalPlan'],
-      exit: 'addUsage',
       on: {
         'steps.restored': { actions: 'requestFinalPlan' },
         'plan.done': [

@@ -32,25 +32,39 @@ export interface RunOutcome {
 const NOTHING: RunOutcome = { events: [] };
 
 /**
- * `addUsage`: on leaving a planner turn, its tokens added to the run's (`PlanResult.usage`), and the
- * time the host lost before it answered (`PlanActorOutput.hostLostMs`) to `flow.awaitedMs`.
+ * A `plan.done` transition's update, with what the planner turn used: its tokens added to the
+ * run's (`PlanResult.usage`), and the time the host lost before it answered
+ * (`PlanActorOutput.hostLostMs`) to `flow.awaitedMs`. `update` sees the context with them added,
+ * and the transition makes one assign (each assign clones XState's snapshot): they were an exit
+ * action of `planning` and `finalizing` of their own.
  */
-export function usageOutcome(context: RunContext, event: RunMachineEvent): RunOutcome {
-  if (event.type !== 'plan.done') return NOTHING;
+export function withUsage(
+  context: RunContext,
+  event: RunMachineEvent,
+  update: (context: RunContext, event: RunMachineEvent) => Partial<RunContext>,
+): Partial<RunContext> {
+  const flow = event.type === 'plan.done' ? usedFlow(context.flow, event) : context.flow;
+  if (flow === context.flow) return update(context, event);
+  const changes = update({ ...context, flow }, event);
+  return changes.flow === undefined ? Object.assign({}, changes, { flow }) : changes;
+}
+
+/** `flow` with a planner turn's usage added; the same object when it reported none. */
+function usedFlow(flow: FlowState, event: Extract<RunMachineEvent, { type: 'plan.done' }>): FlowState {
   const usage = parsedPlan(event)?.usage;
   // Time the host lost (a retried activity) is not the run's: it moves the deadline as a wait does.
   const lost = event.output.hostLostMs;
-  if (!usage && !lost) return NOTHING;
-  const flow: Partial<FlowState> = {};
+  if (!usage && !lost) return flow;
+  const used = { ...flow };
   if (usage) {
-    const total = context.flow.usage ?? { inputTokens: 0, outputTokens: 0 };
-    flow.usage = {
+    const total = flow.usage ?? { inputTokens: 0, outputTokens: 0 };
+    used.usage = {
       inputTokens: total.inputTokens + usage.inputTokens,
       outputTokens: total.outputTokens + usage.outputTokens,
     };
   }
-  if (lost) flow.awaitedMs = (context.flow.awaitedMs ?? 0) + lost;
-  return { update: withFlow(context, flow), events: [] };
+  if (lost) used.awaitedMs = (flow.awaitedMs ?? 0) + lost;
+  return used;
 }
 
 /** `emitNotes`: a `planner_note` per note of the plan. */
