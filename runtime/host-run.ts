@@ -69,6 +69,7 @@ export function createRunHost({
       const handle = new RunHandle(actor, catalog);
       actor.start();
       handle.close();
+      handle.settle();
       return handle;
     }
     // A restored run that was evicted here keeps the handle the app may still hold.
@@ -147,6 +148,7 @@ export function createRunHost({
       durable.observed(handle, state, snapshot.status !== 'active');
       if (snapshot.status !== 'active') {
         handle.close();
+        handle.settle();
         // Until its last write is in, the store still shows an earlier step as running: the handle
         // stays the run's truth, so `resume` returns it and a recovery sweep does not restore the
         // stale row and run the step again.

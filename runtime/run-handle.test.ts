@@ -107,3 +107,49 @@ describe('RunHandle events$', () => {
     await runtime.close();
   });
 });
+
+describe('RunHandle: what a run keeps for its handle (issue 29 item 3)', () => {
+  function awaitingRun() {
+    const runtime = createRuntime({
+      agent: { id: 'asker' },
+      telemetry: false,
+      planner: scriptedPlanner([
+        { await: { clarification: { id: 'q', question: 'Which?', missingFields: ['a'] } } },
+        { finalResponse: { text: 'done' } },
+      ]),
+    });
+    return { runtime, run: runtime.start({ messages: [{ role: 'user', content: 'Hi' }] }) };
+  }
+  const observersOf = (run: { actor: unknown }) => (run.actor as { observers: Set<unknown> }).observers.size;
+
+  it('does not observe its actor (the runtime settles it) and makes no promise nor subject until asked', async () => {
+    const { runtime, run } = awaitingRun();
+    await run.persisted();
+    const internals = run as unknown as { outcome?: unknown; subjects?: unknown };
+
+    // The runtime's own observer only; the handle added none.
+    expect(observersOf(run)).toBe(1);
+    expect(internals.outcome).toBeUndefined();
+    expect(internals.subjects).toBeUndefined();
+    await run.provideClarification({ id: 'q', answer: 'this' });
+    const outcome = await run.result();
+    expect(outcome).toMatchObject({ status: 'completed', finalResponse: { text: 'done' } });
+    expect(run.result()).toBe(run.result());
+    await runtime.close();
+  });
+
+  it('answers result() asked before the end, after the end, and events$ subscribed after the end', async () => {
+    const { runtime, run } = awaitingRun();
+    const early = run.result();
+    const live = firstValueFrom(run.events$.pipe(toArray()));
+    await run.persisted();
+    await run.provideClarification({ id: 'q', answer: 'this' });
+    const [outcome, events] = await Promise.all([early, live]);
+    const late = await firstValueFrom(run.events$.pipe(toArray()));
+
+    expect(outcome.status).toBe('completed');
+    expect(late).toEqual(events);
+    expect(events.at(-1)?.type).toBe('run_completed');
+    await runtime.close();
+  });
+});

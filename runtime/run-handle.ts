@@ -119,15 +119,18 @@ export class RunHandle {
    * holds one copy of its log, not two (issue 29 item 3).
    */
   private readonly replay: RunEvent[] = [];
-  /** Each replayed event as it is published; completes with the run. */
-  private readonly subject = new Subject<RunEvent>();
-  /** Live-only events (a streaming planner's deltas): to the subscribers of the moment, never replayed. */
-  private readonly live = new Subject<RunEvent>();
+  /**
+   * Each replayed event as it is published, and the live-only events (a streaming planner's
+   * deltas: to the subscribers of the moment, never replayed); made by the first `events$`
+   * subscriber (most runs have none: ~0.3 KB each kept for the run's life, issue 29 item 3).
+   */
+  private subjects?: { replayed: Subject<RunEvent>; live: Subject<RunEvent> };
   /** `events$` ended (`close`, `lose`). */
   private ended = false;
-  private readonly outcome: Promise<RunOutcome>;
-  private resolveOutcome!: (outcome: RunOutcome) => void;
-  private rejectOutcome!: (error: Error) => void;
+  /** `result()`'s promise, made by its first call; settled by `settle` or `lose`. */
+  private outcome?: Promise<RunOutcome>;
+  private resolveOutcome?: (outcome: RunOutcome) => void;
+  private rejectOutcome?: (error: Error) => void;
   /** Set when another process took the run over (a RunConflictError): this process stopped it. */
   private lostTo?: Error;
   private current: RunActorRef;
@@ -135,20 +138,13 @@ export class RunHandle {
   /** Set while the run is evicted: brings it back (the runtime rebinds this handle). */
   private revive?: () => Promise<unknown>;
 
-  /** @internal Created by the runtime. */
+  /** @internal Created by the runtime, which calls {@link settle} when the actor is final. */
   constructor(
     actor: RunActorRef,
     private readonly catalog: ToolCatalog,
   ) {
     this.runId = actor.getSnapshot().context.runId;
     this.current = actor;
-    this.outcome = new Promise<RunOutcome>((resolve, reject) => {
-      this.resolveOutcome = (outcome) => resolve(this.stored(outcome));
-      this.rejectOutcome = reject;
-    });
-    // A rejection nobody awaits yet must not be reported as unhandled.
-    this.outcome.catch(() => {});
-    this.follow(actor);
   }
 
   /** The run's actor (after an eviction and restore, the restored one). */
@@ -171,8 +167,13 @@ export class RunHandle {
       // the replay is replayed in its place, and the subscription below starts after it.
       for (let index = 0; index < this.replay.length && !subscriber.closed; index++)
         subscriber.next(this.replay[index]!);
-      const replayed = this.subject.subscribe(subscriber);
-      const live = this.live.subscribe((event) => subscriber.next(event));
+      if (this.ended) {
+        subscriber.complete();
+        return;
+      }
+      this.subjects ??= { replayed: new Subject<RunEvent>(), live: new Subject<RunEvent>() };
+      const replayed = this.subjects.replayed.subscribe(subscriber);
+      const live = this.subjects.live.subscribe((event) => subscriber.next(event));
       return () => {
         replayed.unsubscribe();
         live.unsubscribe();
@@ -207,6 +208,19 @@ export class RunHandle {
    * (docs/durability.md: only one process advances a run).
    */
   result(): Promise<RunOutcome> {
+    if (this.outcome) return this.outcome;
+    const final = this.finalSnapshot();
+    this.outcome =
+      this.lostTo !== undefined
+        ? Promise.reject(this.lostTo)
+        : final
+          ? this.stored(this.outcomeOf(final))
+          : new Promise<RunOutcome>((resolve, reject) => {
+              this.resolveOutcome = (outcome) => resolve(this.stored(outcome));
+              this.rejectOutcome = reject;
+            });
+    // A rejection nobody awaits yet must not be reported as unhandled.
+    this.outcome.catch(() => {});
     return this.outcome;
   }
 
@@ -350,12 +364,12 @@ export class RunHandle {
     // After the end (`close`, `lose`), as rxjs subjects do: nothing more is kept or sent.
     if (this.ended) return;
     this.replay.push(event);
-    this.subject.next(event);
+    this.subjects?.replayed.next(event);
   }
 
   /** @internal A live-only event (a delta): to current subscribers, not replayed, not kept. */
   publishLive(event: RunEvent): void {
-    this.live.next(event);
+    this.subjects?.live.next(event);
   }
 
   /**
@@ -365,17 +379,27 @@ export class RunHandle {
   lose(error: Error): void {
     if (this.lostTo !== undefined) return;
     this.lostTo = error;
-    this.rejectOutcome(error);
-    this.ended = true;
-    this.subject.complete();
-    this.live.complete();
+    this.rejectOutcome?.(error);
+    this.close();
   }
 
   /** @internal The runtime ends `events$` after the run's terminal event. */
   close(): void {
     this.ended = true;
-    this.subject.complete();
-    this.live.complete();
+    this.subjects?.replayed.complete();
+    this.subjects?.live.complete();
+  }
+
+  /**
+   * @internal The runtime's observer of the actor saw it final (done, or an actor error), after
+   * queueing the final write: `result()` resolves with the outcome once that write is stored.
+   */
+  settle(): void {
+    const final = this.finalSnapshot();
+    if (!final) return;
+    this.resolveOutcome?.(this.outcomeOf(final));
+    this.resolveOutcome = undefined;
+    this.rejectOutcome = undefined;
   }
 
   /** @internal The runtime reports the run's writes to the store here. */
@@ -392,34 +416,21 @@ export class RunHandle {
   rebind(actor: RunActorRef): this {
     this.revive = undefined;
     this.current = actor;
-    this.follow(actor);
     return this;
   }
 
   /** The outcome, once the writes the final state led to are stored (or failed). */
   private async stored(outcome: RunOutcome): Promise<RunOutcome> {
-    // The runtime queues the final write in the same snapshot notification that settles the
-    // outcome, after this handle's observer: one tick later it is queued.
+    // The runtime settles the handle after queueing the final write; one tick later is as safe.
     await Promise.resolve();
     await this.storageOf?.persisted().catch(() => undefined);
     return outcome;
   }
 
-  /** Resolves `result()` when `actor` reaches a final state. */
-  private follow(actor: RunActorRef): void {
-    const settle = () => {
-      const snapshot = actor.getSnapshot();
-      if (snapshot.status !== 'done' && snapshot.status !== 'error') return false;
-      this.resolveOutcome(this.outcomeOf(snapshot));
-      return true;
-    };
-    if (settle()) return;
-    const subscription = actor.subscribe({
-      next: () => {
-        if (settle()) subscription.unsubscribe();
-      },
-      error: () => settle(),
-    });
+  /** The actor's snapshot when it is final (done, or an actor error); undefined while it runs. */
+  private finalSnapshot(): SnapshotFrom<RunMachine> | undefined {
+    const snapshot = this.current.getSnapshot();
+    return snapshot.status === 'done' || snapshot.status === 'error' ? snapshot : undefined;
   }
 
   private awaitingFor(kind: string) {
