@@ -35,7 +35,10 @@
  *
  * A segment whose root span is not recording (no SDK registered, or sampled out) opens no
  * plan or tool spans: every standard sampler drops the children of a dropped root, and this keeps
- * the default, SDK-less install close to free. Metrics are recorded either way.
+ * the default, SDK-less install close to free. Metrics are recorded either way. When nothing at all
+ * would see a segment (no recording span, no recording instrument, no context manager registered)
+ * its planner turns and tool calls are passed straight on; an SDK registered meanwhile is followed
+ * from the run's next segment (the next run, or the run's next working stretch).
  *
  * Errors: a hook of this plugin never throws and never changes a result; a `redact` hook that
  * throws records `[redaction failed]` instead of the content.
@@ -44,10 +47,12 @@ import {
   type Attributes,
   type Context,
   context,
+  createContextKey,
   type Exception,
   isSpanContextValid,
   type Link,
   type MeterProvider,
+  ROOT_CONTEXT,
   type Span,
   type SpanContext,
   SpanKind,
@@ -229,12 +234,18 @@ interface Segment {
   context: Context;
   /** The root span records: plan and tool spans are opened only then. */
   recording: boolean;
+  /**
+   * Nothing of the segment is seen: its span does not record, no instrument records and no
+   * context manager is registered (so `context.with` would only call its function). The wrappers
+   * then pass calls straight on. Decided when the segment opens, like {@link recording}.
+   */
+  quiet: boolean;
   /** The instruments it counted `runs.active` on (so +1 and −1 meet on one provider). */
   instruments: ToolwardenInstruments;
-  /** Calls `wrapToolCall` opened a span for: their `tool_result` needs none. */
-  wrapped: Set<string>;
-  /** toolCallId → attempt, from `retry_hint` events (they come before a rejected call's result). */
-  attempts: Map<string, number>;
+  /** Calls `wrapToolCall` opened a span for: their `tool_result` needs none. Made on first use. */
+  wrapped?: Set<string>;
+  /** toolCallId → attempt, from `retry_hint` events (they come before a rejected call's result). Made on first use. */
+  attempts?: Map<string, number>;
   /** False until `run_started` confirms a segment opened by `onRunStart('start')`. */
   started: boolean;
   /** Token usage of the segment's planner turns (`PlanResult.usage`), summed; undefined until one reports it. */
@@ -325,17 +336,18 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
     );
     // The run keeps its latest segment (the host stores a trace context set in `onEvent` with the
     // run's next write), so a segment after a restart or an eviction links this one.
-    if (stored && span.isRecording())
-      run.traceContext = withLatestSegment(run.traceContext!, span.spanContext());
+    const recording = span.isRecording();
+    if (stored && recording) run.traceContext = withLatestSegment(run.traceContext!, span.spanContext());
+    const segmentInstruments = instruments();
+    const quiet = !recording && !segmentInstruments.recording && !contextPropagates();
     const tally: InvokeAgentTally = { inferenceCalls: 0 };
-    const withSpan = trace.setSpan(parent, span);
     const segment: Segment = {
       span,
-      context: latest ? withInvokeAgentTally(withSpan, tally) : withSpan,
-      recording: span.isRecording(),
-      instruments: instruments(),
-      wrapped: new Set(),
-      attempts: new Map(),
+      // Read only by spans, metrics and context.with, none of which a quiet segment has.
+      context: quiet ? parent : segmentContext(parent, span, latest ? tally : undefined),
+      recording,
+      quiet,
+      instruments: segmentInstruments,
       started: !first,
       agentName: run.agent.name,
       openedAt: segmentClock(),
@@ -477,9 +489,9 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
     const segment = ensure(run);
     segment.toolCalls += 1;
     const { result } = event;
-    const attempt = segment.attempts.get(result.toolCallId);
-    segment.attempts.delete(result.toolCallId);
-    if (segment.wrapped.delete(result.toolCallId)) return;
+    const attempt = segment.attempts?.get(result.toolCallId);
+    segment.attempts?.delete(result.toolCallId);
+    if (segment.wrapped?.delete(result.toolCallId)) return;
     if (segment.instruments.recording) {
       segment.instruments.toolCalls.add(1, {
         [ATTR_GEN_AI_TOOL_NAME]: metricTool(result.name, result.retryHint?.reason),
@@ -669,6 +681,9 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
     wrapPlan(plan, next) {
       const segment = ensure(plan.run);
       for (const tool of plan.input.tools) descriptions.set(tool.name, tool.description);
+      // Nothing would see the turn (the default install with no SDK): passed straight on, no
+      // closure, no promise. A synchronous throw of an inner hook is the plan port's to catch.
+      if (segment.quiet) return next(plan);
       // Unrecorded, but inside the segment's context, so a sampled-out run's planner spans are
       // children of its dropped root (and dropped too), not roots of traces of their own. Not an
       // async function on this path: that would add a promise and a tick to every turn.
@@ -678,8 +693,11 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
 
     wrapToolCall(call, next) {
       const segment = ensure(call.run);
-      segment.wrapped.add(call.meta.toolCallId);
       descriptions.set(call.tool.id, call.tool.description);
+      // As in wrapPlan. Not in `wrapped` either: its `tool_result` opens no span and counts nothing.
+      if (segment.quiet) return next(call);
+      segment.wrapped ??= new Set();
+      segment.wrapped.add(call.meta.toolCallId);
       // Nothing records (no SDK registered): no span, no clock, no metric attributes; the call
       // still runs inside the segment's context.
       if (!segment.recording && !segment.instruments.recording) {
@@ -735,7 +753,10 @@ export function telemetryPlugin(options: TelemetryPluginOptions = {}): Plugin {
         case 'retry_hint': {
           const segment = ensure(run);
           const { hint } = event;
-          if (segment.recording) segment.attempts.set(hint.toolCallId, hint.attempt);
+          if (segment.recording) {
+            segment.attempts ??= new Map();
+            segment.attempts.set(hint.toolCallId, hint.attempt);
+          }
           if (segment.instruments.recording) {
             segment.instruments.retryHints.add(1, {
               [ATTR_TOOLWARDEN_RETRY_HINT_REASON]: hint.reason,
@@ -922,6 +943,27 @@ function failSpan(span: Span, err: unknown): void {
     span.setAttribute(ATTR_ERROR_TYPE, '_OTHER');
     span.setStatus({ code: SpanStatusCode.ERROR, message: String(err) });
   }
+}
+
+/** The context of a segment's plan and tool spans: its parent with its span (and tally) set. */
+function segmentContext(parent: Context, span: Span, tally: InvokeAgentTally | undefined): Context {
+  const withSpan = trace.setSpan(parent, span);
+  return tally ? withInvokeAgentTally(withSpan, tally) : withSpan;
+}
+
+/** A context that only {@link contextPropagates} makes active. */
+const PROBE_CONTEXT = ROOT_CONTEXT.setValue(createContextKey('toolwarden.telemetry.probe'), true);
+
+/**
+ * Whether a context manager is registered: only then does `context.with(ctx, …)` make `ctx` the
+ * active context (`@opentelemetry/api`'s no-op manager just calls the function).
+ */
+function contextPropagates(): boolean {
+  return context.with(PROBE_CONTEXT, activeContext) === PROBE_CONTEXT;
+}
+
+function activeContext(): Context {
+  return context.active();
 }
 
 /** `run()`'s promise, or a rejected one when it throws: what an async hook would return. */

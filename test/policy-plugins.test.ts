@@ -178,3 +178,36 @@ describe('definePlugin', () => {
     expect(seen).toEqual(['plan:start', 'tool:net.ping', 'decision:saw net.ping', 'plan:resume']);
   });
 });
+
+describe('a wrapPlan hook that throws synchronously (not an async function)', () => {
+  it.each([
+    ['without telemetry', false as const],
+    ['with the default telemetry plugin (no SDK)', undefined],
+  ])('fails the turn with its error at once, %s', async (_name, telemetry) => {
+    const thrower = definePlugin({
+      name: 'sync-thrower',
+      wrapPlan() {
+        throw new Error('wrapPlan threw');
+      },
+    });
+    const planner = scriptedPlanner([{ finalResponse: { text: 'never' } }]);
+    const runtime = createRuntime({
+      agent: { id: 'a' },
+      planner,
+      plugins: [thrower],
+      ...(telemetry === false ? { telemetry } : {}),
+    });
+    const run = runtime.start({ messages });
+    // Before the fix the turn scheduler swallowed the throw: the run waited for its time budget.
+    const outcome = await Promise.race([
+      run.result(),
+      new Promise<'still waiting'>((resolve) => setTimeout(() => resolve('still waiting'), 2_000)),
+    ]);
+    expect(outcome).not.toBe('still waiting');
+    expect(outcome).toMatchObject({
+      status: 'failed',
+      error: { message: expect.stringContaining('wrapPlan threw') },
+    });
+    await runtime.close();
+  });
+});

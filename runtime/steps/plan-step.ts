@@ -58,7 +58,16 @@ export function createPlanPort(deps: RunDeps): RunPort<PlanActorInput, PlanActor
       // microtasks, and timers, I/O and lease renewals would starve (issue 12 defect 4).
       scheduleTurn(() => {
         if (turn.settled) return;
-        invoke({ kind, input: planInput, run: runInfo(context) }).then(
+        let pending: Promise<PlanResult>;
+        try {
+          pending = invoke({ kind, input: planInput, run: runInfo(context) });
+        } catch (err) {
+          // A `wrapPlan` hook that is not an async function threw: the turn fails with it (the
+          // scheduler would swallow the throw, and the run would wait for its deadline).
+          turn.fail(err);
+          return;
+        }
+        pending.then(
           (result) => turn.answer(result),
           (err: unknown) => turn.fail(err),
         );
