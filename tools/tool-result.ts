@@ -64,10 +64,12 @@ export type ToolResultJSON = z.infer<typeof ToolResultJSONSchema>;
 
 /** Plain-JSON copy of a result, for snapshots, events and stores. */
 export function toolResultToJSON(result: ToolResult): ToolResultJSON {
-  // A spread that replaces `error` rather than rest destructuring, which is several times slower
-  // (the same holds below); each runs once or twice per tool call.
-  if (result.error) return { ...result, error: result.error.toJSON() };
-  if (!('error' in result)) return { ...result } as ToolResultJSON;
+  // Object.assign, not a spread: a spread of a tool result (its `telemetry` out of object) gave
+  // each copy a Map and DescriptorArray of its own, ~220 bytes and a map allocated per call, and
+  // the objects no shape an inline cache could share (issue 29). Neither rest destructuring,
+  // which is several times slower; each runs once or twice per tool call.
+  if (result.error) return Object.assign({}, result, { error: result.error.toJSON() });
+  if (!('error' in result)) return Object.assign({}, result) as ToolResultJSON;
   const { error: _none, ...rest } = result;
   return rest;
 }
