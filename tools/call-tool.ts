@@ -1,6 +1,6 @@
 import { isRecord, validationHint } from './build-retry-hint.ts';
 import { closestIds } from './closest-ids.ts';
-import { MAX_TIMEOUT_MS, type Tool, ToolOutput } from './define-tool.ts';
+import { MAX_TIMEOUT_MS, type Tool, type ToolContext, ToolOutput } from './define-tool.ts';
 import { type ParseLimits, parseArguments, toJsonValue } from './parse-arguments.ts';
 import { clipText, PREVIEW_CHARS, previewValue } from './preview-value.ts';
 import type { RetryHint } from './retry-hint.ts';
@@ -134,11 +134,16 @@ export interface ExecuteOptions {
   /** Cancels the call (the run was canceled); the result is a non-recoverable ToolError. */
   signal?: AbortSignal;
   /**
-   * The controller of `signal`, when it is the call's own (the run's `executeTool` port: one
-   * controller per call). Its signal is then the tool's and the timeout aborts it; without it a
-   * controller of the call's own is chained to `signal` (two controllers and a listener a call).
+   * The controller of `signal`, when it is the call's own: its signal is then the tool's and the
+   * timeout aborts it; without it the call's own signal is chained to `signal`.
    */
   controller?: AbortController;
+  /**
+   * The call's cancellation, kept by the caller (the run's `executeTool` port), which also times
+   * the call out: when given, `signal`, `controller` and the tool's timeout are the caller's, and
+   * no timer is set here. The tool's `ctx.signal` is made only if the tool reads it.
+   */
+  abort?: CallAbort;
   /**
    * Used when the tool declares no `timeoutMs`. Default 60 000 ms; values above
    * {@link MAX_TIMEOUT_MS} are clamped to it, and a value that is not positive means the default.
@@ -180,39 +185,109 @@ export async function executeToolCall(
     }
     input = full.data;
   }
-  if (options.signal?.aborted) {
-    // Stopped before it started (a cancel, a run lost to another owner): nothing may run.
-    return timed(
-      crash(call, ToolError.from(options.signal.reason ?? new Error('Run canceled')), false),
-      started,
-    );
-  }
-  const requested = tool.timeoutMs ?? options.defaultTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
-  // setTimeout fires at once for delays above 2^31-1 ms (Infinity included): clamp instead.
-  const timeoutMs = requested > 0 ? Math.min(requested, MAX_TIMEOUT_MS) : DEFAULT_TOOL_TIMEOUT_MS;
   const { signal: parent, controller: given } = options;
-  const own = given !== undefined && given.signal === parent;
-  const controller = own ? given : new AbortController();
-  const onParentAbort = own ? undefined : () => controller.abort(parent?.reason ?? new Error('Run canceled'));
-  if (onParentAbort) parent?.addEventListener('abort', onParentAbort, { once: true });
-  const timer = setTimeout(() => controller.abort(new ToolTimeoutError(tool.id, timeoutMs)), timeoutMs);
+  const stopped = options.abort ? options.abort.aborted : parent?.aborted;
+  if (stopped) {
+    // Stopped before it started (a cancel, a run lost to another owner): nothing may run.
+    const reason = options.abort ? options.abort.reason : parent?.reason;
+    return timed(crash(call, ToolError.from(reason ?? new Error('Run canceled')), false), started);
+  }
+  let abort = options.abort;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onParentAbort: (() => void) | undefined;
+  if (!abort) {
+    const requested = tool.timeoutMs ?? options.defaultTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+    // setTimeout fires at once for delays above 2^31-1 ms (Infinity included): clamp instead.
+    const timeoutMs = requested > 0 ? Math.min(requested, MAX_TIMEOUT_MS) : DEFAULT_TOOL_TIMEOUT_MS;
+    const callAbort = new CallAbort();
+    // The caller's own controller (it may watch it): the tool's signal, aborted by the timeout.
+    if (given !== undefined && given.signal === parent) callAbort.use(given);
+    abort = callAbort;
+    if (parent) {
+      onParentAbort = () => callAbort.abort(parent.reason ?? new Error('Run canceled'));
+      parent.addEventListener('abort', onParentAbort, { once: true });
+    }
+    timer = setTimeout(() => callAbort.abort(new ToolTimeoutError(tool.id, timeoutMs)), timeoutMs);
+  }
+  const ended = abort;
   try {
     const output = await Promise.race([
-      Promise.resolve().then(() =>
-        tool.execute!(input, { meta: options.meta, signal: controller.signal, labels: options.labels ?? {} }),
-      ),
-      new Promise<never>((_, reject) => {
-        if (controller.signal.aborted) reject(controller.signal.reason);
-        else
-          controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true });
-      }),
+      Promise.resolve().then(() => tool.execute!(input, toolContext(options, ended))),
+      new Promise<never>((_, reject) => ended.whenAborted(reject)),
     ]);
     return timed(decodeOutput(tool, call, output), started);
   } catch (err) {
-    return timed(executionFailure(tool, call, err, controller.signal.reason), started);
+    return timed(executionFailure(tool, call, err, ended.reason), started);
   } finally {
     clearTimeout(timer);
     if (onParentAbort) parent?.removeEventListener('abort', onParentAbort);
+  }
+}
+
+/** What `execute` is given: its `signal` is made when the tool first reads it (spreads read it too). */
+function toolContext(options: ExecuteOptions, abort: CallAbort): ToolContext {
+  return {
+    meta: options.meta,
+    get signal(): AbortSignal {
+      return abort.signal;
+    },
+    labels: options.labels ?? {},
+  };
+}
+
+/**
+ * One tool call's cancellation: aborted once (its timeout, the run's time budget, the run
+ * stopping), with its reason. Its AbortSignal is made only when something reads it: a controller,
+ * its signal and a listener cost ~3.8 µs a call on Node 20, and most tools never look. What must
+ * end when the call aborts (the race of {@link executeToolCall}) is told through {@link whenAborted}.
+ */
+export class CallAbort {
+  aborted = false;
+  reason: unknown = undefined;
+  /** A `wrapToolCall` hook assigned a signal of its own to the call: that one is the tool's. */
+  substituted = false;
+  private controller: AbortController | undefined;
+  private listener: ((reason: unknown) => void) | undefined;
+
+  /**
+   * `source` gives the controller whose signal to hand out when it is first read (the run's
+   * `steps` task: its controller is aborted when the run stops too); else one of its own is made.
+   */
+  constructor(private readonly source?: { readonly controller: AbortController }) {}
+
+  /** The call's signal, made on first read (aborted already when the call was). */
+  get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = this.source?.controller ?? new AbortController();
+      if (this.aborted && !this.controller.signal.aborted) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  /** Hands out `controller`'s signal from now on (the call not yet aborted). */
+  use(controller: AbortController): void {
+    this.controller = controller;
+  }
+
+  /** Whether {@link signal} was read. */
+  get signalMade(): boolean {
+    return this.controller !== undefined;
+  }
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.controller?.abort(reason);
+    const listener = this.listener;
+    this.listener = undefined;
+    listener?.(reason);
+  }
+
+  /** Calls `listener` with the reason when the call aborts, at once if it has (one listener). */
+  whenAborted(listener: (reason: unknown) => void): void {
+    if (this.aborted) listener(this.reason);
+    else this.listener = listener;
   }
 }
 

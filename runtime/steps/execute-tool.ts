@@ -1,7 +1,12 @@
 import type { ExecuteToolInput, ExecuteToolOutput, RunPort } from '../../machines/run-ports.ts';
 import { composeWrappers, type RunInfo, type ToolInvocation } from '../../plugins/define-plugin.ts';
-import { DEFAULT_TOOL_TIMEOUT_MS, executeToolCall } from '../../tools/call-tool.ts';
-import { MAX_TIMEOUT_MS } from '../../tools/define-tool.ts';
+import {
+  CallAbort,
+  DEFAULT_TOOL_TIMEOUT_MS,
+  type ExecuteOptions,
+  executeToolCall,
+} from '../../tools/call-tool.ts';
+import { MAX_TIMEOUT_MS, type Tool } from '../../tools/define-tool.ts';
 import { toPolicyRetryHint } from '../../tools/retry-hint.ts';
 import { ToolError, ToolTimeoutError } from '../../tools/tool-error.ts';
 import { type ToolResult, toolResultToJSON } from '../../tools/tool-result.ts';
@@ -35,8 +40,9 @@ export function createExecuteToolPort(
   const wrappers = deps.plugins.flatMap((plugin) =>
     plugin.wrapToolCall ? [plugin.wrapToolCall.bind(plugin)] : [],
   );
-  return async ({ input, controller }) => {
-    const { call, meta, index, labels } = input;
+  return async (task) => {
+    const { input } = task;
+    const { call, meta, index } = input;
     const tool = deps.catalog.get(call.name);
     // The run's time budget bounds the call too (issue 24 item 6), whatever its own timeout.
     const budgetMs =
@@ -52,45 +58,25 @@ export function createExecuteToolPort(
         error: new ToolError(`Unknown tool ${call.name}`),
       };
     } else {
+      // The call's cancellation, its signal the task controller's when read (the tool's, and the
+      // hooks' `call.signal`): the run stopping, the tool's timeout and the budget abort it.
+      const abort = new CallAbort(task);
+      if (task.onStop) task.onStop(() => abort.abort(stopped()));
+      else {
+        const { signal } = task.controller;
+        if (signal.aborted) abort.abort(signal.reason);
+        else signal.addEventListener('abort', () => abort.abort(signal.reason), { once: true });
+      }
+      const invocation = toolInvocation(input, tool, ownCopy(call.preparedInput ?? {}), abort, runInfoFor);
       const once = { started: false };
-      // The call's controller is the tool's too, unless a hook passed a signal of its own.
-      const execute = executeOnce(call.name, once, controller, deps.defaultToolTimeoutMs);
+      const execute = executeOnce(call.name, once, invocation, abort, deps.defaultToolTimeoutMs);
       const invoke = wrappers.length === 0 ? execute : composeWrappers(wrappers, execute);
-      const limitMs = toolTimeoutMs(tool.timeoutMs, deps.defaultToolTimeoutMs) + WRAPPER_GRACE_MS;
-      const budgetFirst = budgetMs < limitMs;
-      // The call's own controller: the run's `steps` actor aborts it on stop, the grace timer here.
-      const held = controller;
-      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeoutMs = toolTimeoutMs(tool.timeoutMs, deps.defaultToolTimeoutMs);
+      const timer = new CallTimer(abort, tool.id, timeoutMs, budgetMs, input.deadlineAt);
       try {
         // Invoked now, not a tick later: the durable gate reads the run's persister synchronously,
         // and a run stopped meanwhile would no longer have one. A synchronous throw is caught below.
-        const invocation: ToolInvocation = {
-          tool,
-          input: ownCopy(call.preparedInput ?? {}),
-          meta,
-          labels,
-          droppedFields: call.droppedFields ?? [],
-          run: runInfoFor(meta.runId),
-          signal: held.signal,
-        };
-        // Set after, not spread in: a spread in an object literal takes V8's slow path every call.
-        if (call.edited) invocation.edited = { original: call.edited.original, by: call.edited.by };
-        const pending = invoke(invocation);
-        result = await Promise.race([
-          pending,
-          new Promise<never>((_, reject) => {
-            timer = setTimeout(
-              () => {
-                const err = budgetFirst
-                  ? new TimeBudgetExhaustedError(input.deadlineAt!)
-                  : new ToolTimeoutError(call.name, limitMs);
-                held.abort(err);
-                reject(err);
-              },
-              budgetFirst ? budgetMs : limitMs,
-            );
-          }),
-        ]);
+        result = await Promise.race([invoke(invocation), timer.expired]);
       } catch (err) {
         result =
           err instanceof ToolTimeoutError
@@ -104,7 +90,7 @@ export function createExecuteToolPort(
                   error: ToolError.from(err),
                 };
       } finally {
-        clearTimeout(timer);
+        timer.clear();
       }
     }
     return {
@@ -115,15 +101,54 @@ export function createExecuteToolPort(
   };
 }
 
+/** Why a call's signal aborts when the run stops: what an AbortController's `abort()` gives. */
+function stopped(): DOMException {
+  return new DOMException('This operation was aborted', 'AbortError');
+}
+
+/**
+ * What the `wrapToolCall` hooks get of a call. Its `signal` is made when first read (a spread
+ * copy reads it); a hook may assign one of its own, which then is the tool's.
+ */
+function toolInvocation(
+  input: ExecuteToolInput,
+  tool: Tool,
+  toolInput: Record<string, unknown>,
+  abort: CallAbort,
+  runInfoFor: (runId: string) => RunInfo,
+): ToolInvocation {
+  const { call, meta, labels } = input;
+  const invocation: ToolInvocation = {
+    tool,
+    input: toolInput,
+    meta,
+    labels,
+    droppedFields: call.droppedFields ?? [],
+    run: runInfoFor(meta.runId),
+    get signal(): AbortSignal {
+      return abort.signal;
+    },
+    set signal(value: AbortSignal | undefined) {
+      abort.substituted = true;
+      Object.defineProperty(this, 'signal', { value, writable: true, enumerable: true, configurable: true });
+    },
+  };
+  // Set after, not spread in: a spread in an object literal takes V8's slow path every call.
+  if (call.edited) invocation.edited = { original: call.edited.original, by: call.edited.by };
+  return invocation;
+}
+
 /**
  * The innermost `next` of the `wrapToolCall` hooks: runs `execute` once (`once.started` says
- * whether it began); a second call rejects. Made here, not inline: tsx names an inline closure,
- * an `Object.defineProperty` a call.
+ * whether it began); a second call rejects. The tool's signal is the call's own unless a hook
+ * handed on another one (assigned, or in an invocation of its own). Made here, not inline: tsx
+ * names an inline closure, an `Object.defineProperty` a call.
  */
 function executeOnce(
   name: string,
   once: { started: boolean },
-  controller: AbortController,
+  original: ToolInvocation,
+  abort: CallAbort,
   defaultTimeoutMs: number | undefined,
 ): (invocation: ToolInvocation) => Promise<ToolResult> {
   return (invocation) => {
@@ -133,15 +158,69 @@ function executeOnce(
       );
     }
     once.started = true;
-    return executeToolCall(invocation.tool, invocation.input, {
-      meta: invocation.meta,
-      labels: invocation.labels,
-      signal: invocation.signal,
-      controller,
-      defaultTimeoutMs,
-    });
+    const own =
+      invocation === original
+        ? !abort.substituted
+        : abort.signalMade && !abort.substituted && invocation.signal === abort.signal;
+    const options: ExecuteOptions = { meta: invocation.meta, labels: invocation.labels, defaultTimeoutMs };
+    if (own) options.abort = abort;
+    else options.signal = invocation.signal;
+    return executeToolCall(invocation.tool, invocation.input, options);
   };
 }
+
+/**
+ * The one timer of a call. At the tool's timeout it aborts the call (`execute` ends as a
+ * `timeout` result); a hook still holding the call then has {@link WRAPPER_GRACE_MS} more before
+ * the call ends without it. The run's time budget ends the call whenever it comes first.
+ */
+class CallTimer {
+  /** Rejects when the call is held past the grace or the budget; never resolves. */
+  readonly expired: Promise<never>;
+  private reject: (err: unknown) => void = noop;
+  private handle: ReturnType<typeof setTimeout> | undefined;
+  private toolTimedOut = false;
+
+  constructor(
+    private readonly abort: CallAbort,
+    private readonly toolId: string,
+    private readonly timeoutMs: number,
+    private readonly budgetMs: number,
+    private readonly deadlineAt: number | undefined,
+  ) {
+    this.expired = new Promise<never>((_, reject) => {
+      this.reject = reject;
+    });
+    this.handle = setTimeout(fireCallTimer, Math.min(timeoutMs, budgetMs), this);
+  }
+
+  fire(): void {
+    const { timeoutMs, budgetMs } = this;
+    const limitMs = timeoutMs + WRAPPER_GRACE_MS;
+    if (!this.toolTimedOut && budgetMs > timeoutMs) {
+      this.toolTimedOut = true;
+      this.abort.abort(new ToolTimeoutError(this.toolId, timeoutMs));
+      this.handle = setTimeout(fireCallTimer, Math.min(budgetMs, limitMs) - timeoutMs, this);
+      return;
+    }
+    const err =
+      budgetMs < limitMs
+        ? new TimeBudgetExhaustedError(this.deadlineAt!)
+        : new ToolTimeoutError(this.toolId, limitMs);
+    this.abort.abort(err);
+    this.reject(err);
+  }
+
+  clear(): void {
+    clearTimeout(this.handle);
+  }
+}
+
+function fireCallTimer(timer: CallTimer): void {
+  timer.fire();
+}
+
+function noop(): void {}
 
 /** The effective timeout of a tool (ms), as {@link executeToolCall} computes it. */
 export function toolTimeoutMs(declared: number | undefined, fallback: number | undefined): number {
