@@ -11,6 +11,7 @@ import { planOf } from './plan-output.ts';
 import { type BatchState, type PendingCall, type RunContext, turnId } from './run-context.ts';
 import type { RunMachineEvent } from './run-machine.ts';
 import {
+  batchWith,
   foldResults,
   notRunResult,
   runError,
@@ -252,7 +253,7 @@ export function enterPolicyClarificationUpdate(context: RunContext): Partial<Run
 export function reviewedBatch(batch: BatchState): BatchState {
   return batch.newResults.length === 0 && batch.newHints.length === 0
     ? batch
-    : { ...batch, newResults: [], newHints: [] };
+    : batchWith(batch, { newResults: [], newHints: [] });
 }
 
 /**

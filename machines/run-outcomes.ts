@@ -14,6 +14,7 @@ import { type FlowState, type PendingCall, type RunContext, turnId } from './run
 import type { RunMachineEvent } from './run-machine.ts';
 import type { ExecuteToolInput, ExecuteToolOutput } from './run-ports.ts';
 import {
+  batchWith,
   foldResults,
   hintEvents,
   notRunResult,
@@ -55,7 +56,8 @@ function usedFlow(flow: FlowState, event: Extract<RunMachineEvent, { type: 'plan
   // Time the host lost (a retried activity) is not the run's: it moves the deadline as a wait does.
   const lost = event.output.hostLostMs;
   if (!usage && !lost) return flow;
-  const used = { ...flow };
+  // Object.assign: a spread of a `flow` a spread made is ~2x slower (run-updates.ts batchWith).
+  const used = Object.assign({}, flow);
   if (usage) {
     const total = flow.usage ?? { inputTokens: 0, outputTokens: 0 };
     used.usage = {
@@ -129,11 +131,10 @@ export function toolApprovalOutcome(context: RunContext, event: RunMachineEvent)
   };
   return {
     update: {
-      batch: {
-        ...context.batch,
+      batch: batchWith(context.batch, {
         pending: pending.map((call) => (decided(call) ? approvedCall(call) : call)),
         results: nextResults,
-      },
+      }),
       ...withFlow(context, { awaiting: null }),
     },
     events: denied.map((result) => toolResultEvent(context, result)),
@@ -170,11 +171,10 @@ export function toolResultOutcome(context: RunContext, event: RunMachineEvent): 
   return {
     update: {
       hints: hints.length > 0 ? [...context.hints, ...hints] : context.hints,
-      batch: {
-        ...context.batch,
+      batch: batchWith(context.batch, {
         results,
         newHints: hints.length > 0 ? [...context.batch.newHints, ...hints] : context.batch.newHints,
-      },
+      }),
       // Time the host lost (a retried activity) is not the run's, as for a planner turn.
       ...(output.hostLostMs
         ? withFlow(context, { awaitedMs: (context.flow.awaitedMs ?? 0) + output.hostLostMs })
@@ -202,7 +202,10 @@ export function toolCrashOutcome(context: RunContext, event: RunMachineEvent): R
   });
   const results = context.batch.results.slice();
   results[index] = result;
-  return { update: { batch: { ...context.batch, results } }, events: [toolResultEvent(context, result)] };
+  return {
+    update: { batch: batchWith(context.batch, { results }) },
+    events: [toolResultEvent(context, result)],
+  };
 }
 
 /** `recordExternalResults`: the app's results for its calls; the calls that ran here keep theirs. */
@@ -213,7 +216,7 @@ export function externalResultsOutcome(context: RunContext, event: RunMachineEve
     (call, index) => context.batch.results[index] ?? byId.get(call.toolCallId) ?? null,
   );
   return {
-    update: { batch: { ...context.batch, results }, ...withFlow(context, { awaiting: null }) },
+    update: { batch: batchWith(context.batch, { results }), ...withFlow(context, { awaiting: null }) },
     events: results.flatMap((result) => (result ? [toolResultEvent(context, result)] : [])),
   };
 }
