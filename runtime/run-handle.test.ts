@@ -68,6 +68,23 @@ describe('RunHandle events$', () => {
     await runtime.close();
   });
 
+  it('keeps on a memory store the very objects the run emitted, frozen, not copies of them', async () => {
+    const { store, given } = recordingStore();
+    const { runtime, run } = twoStepRun(store);
+    const emitted: unknown[] = [];
+    // After the runtime's own listener: it gets each event first, as the store will keep it.
+    run.actor.on('*', (event) => emitted.push(event));
+    await run.result();
+
+    const results = emitted.filter((event) => (event as RunEvent).type === 'tool_result');
+    expect(results).toHaveLength(2);
+    for (const event of results) {
+      expect(given).toContain(event);
+      expect(Object.isFrozen((event as Extract<RunEvent, { type: 'tool_result' }>).result)).toBe(true);
+    }
+    await runtime.close();
+  });
+
   it('still gives the outcome every tool result, in order, from the replayed events', async () => {
     const { store } = recordingStore();
     const { runtime, run } = twoStepRun(store);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { immutableAsIs, immutableCopy, isImmutableCopy } from './immutable-copy.ts';
+import { immutableAsIs, immutableCopy, immutableInPlace, isImmutableCopy } from './immutable-copy.ts';
 
 describe('immutableCopy', () => {
   it('copies plain data deeply and freezes every object of the copy', () => {
@@ -76,6 +76,27 @@ describe('immutableCopy', () => {
     expect(immutableAsIs(list)).not.toBe(list);
     expect(isImmutableCopy(immutableAsIs(new Date(0)))).toBe(false);
     expect(immutableAsIs('text')).toBe('text');
+  });
+
+  it('immutableInPlace: deep-freezes and marks the value itself, passing over what is frozen already', () => {
+    const shared = Object.freeze({ sum: 3 });
+    const event = { type: 'tool_result', at: 1, result: { name: 'add', result: shared, tags: ['a'] } };
+    const kept = immutableInPlace(event);
+
+    expect(kept).toBe(event);
+    expect(isImmutableCopy(kept)).toBe(true);
+    for (const object of [kept, kept.result, kept.result.tags]) expect(Object.isFrozen(object)).toBe(true);
+    expect(kept.result.result).toBe(shared);
+    expect(immutableInPlace(kept)).toBe(kept);
+  });
+
+  it('immutableInPlace: a frozen root or anything but plain data is an immutableCopy instead', () => {
+    const frozen = Object.freeze({ a: 1 });
+    expect(immutableInPlace(frozen)).not.toBe(frozen);
+    expect(isImmutableCopy(immutableInPlace(frozen))).toBe(true);
+    const dated = { when: new Date(0) };
+    expect(immutableInPlace(dated)).not.toBe(dated);
+    expect(() => immutableInPlace({ fn: () => 1 })).toThrow(/could not be cloned/);
   });
 
   it('keeps a __proto__ member as a member, as structuredClone does', () => {
