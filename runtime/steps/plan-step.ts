@@ -308,7 +308,28 @@ export function finalizeNotice(context: RunContext): FinalizeNotice {
  * copied: deep-cloning the transcript every turn cost O(transcript) per step (~30 µs at 20
  * messages); a message frozen once (deeply) is passed over.
  */
-function readonlyTranscript(messages: Message[]): Message[] {
-  for (const message of messages) deepFreeze(message);
+export function readonlyTranscript(messages: Message[]): Message[] {
+  // The messages appended since a turn of this run last handed the transcript out are not frozen
+  // yet: from the end, up to the first frozen one.
+  let last = messages.length - 1;
+  while (last >= 0 && !Object.isFrozen(messages[last])) last--;
+  // Before it, the transcript that turn handed out, object for object, when the run only appended
+  // (the usual case): checked by identity, not walked again. What differs (a message replaced,
+  // another transcript altogether) is frozen from its first difference.
+  const before = last >= 0 ? handedOut.get(messages[last]!) : undefined;
+  let from = 0;
+  if (before !== undefined) {
+    handedOut.delete(messages[last]!);
+    if (before.length === last + 1) while (from <= last && messages[from] === before[from]) from++;
+  }
+  for (let i = from; i < messages.length; i++) deepFreeze(messages[i]);
+  if (messages.length > 0) handedOut.set(messages[messages.length - 1]!, messages);
   return messages.slice();
 }
+
+/**
+ * The transcript a turn handed out (all of it deep-frozen), by its last message: the next turn of
+ * the run finds it there and passes over what it holds (issue 29 item 1: every message was checked
+ * every turn, O(run) a step). One entry per run: a hit replaces it.
+ */
+const handedOut = new WeakMap<Message, Message[]>();
