@@ -33,7 +33,7 @@ import { performance } from 'node:perf_hooks';
 import { isDeepStrictEqual } from 'node:util';
 import type { RunEvent } from '../../run/run-events.ts';
 import { scheduleWrite } from '../steps/turn-scheduler.ts';
-import { immutableAsIs, immutableInPlace } from '../stores/immutable-copy.ts';
+import { frozenInPlace, immutableAsIs } from '../stores/immutable-copy.ts';
 import type { NewRunEvent, RunStatus, RunStore, StoredRun } from '../stores/run-store.ts';
 import {
   RunExistsError,
@@ -185,13 +185,17 @@ export class RunPersister {
 
   /**
    * Queues an event: it is written with the next snapshot. Returns the event as the store will
-   * keep it, which the run's handle replays too: for a volatile store `event` itself made
-   * immutable (deep-frozen in place: it holds the run's own objects), otherwise `event` as it is.
+   * keep it, which the run's handle replays too: for a volatile store `event` itself deep-frozen
+   * in place (it holds the run's own objects) and written as `frozen`, otherwise `event` as it is.
    */
   event(event: RunEvent): RunEvent {
     const kept = this.copying ? storedEvent(event) : event;
     if (this.conflict || this.stopped) return kept;
-    this.events.push({ event: kept, at: kept.at });
+    this.events.push(
+      this.copying && Object.isFrozen(kept)
+        ? { event: kept, at: kept.at, frozen: true }
+        : { event: kept, at: kept.at },
+    );
     return kept;
   }
 
@@ -484,7 +488,7 @@ export class RunPersister {
  */
 function storedEvent(event: RunEvent): RunEvent {
   try {
-    return immutableInPlace(event);
+    return frozenInPlace(event);
   } catch {
     return event;
   }

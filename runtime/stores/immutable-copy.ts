@@ -4,7 +4,7 @@
  *
  * The in-memory store must keep what it is given safe from later changes by the caller, so it
  * deep-copies it, unless it is given an immutable value, marked as such here. The run persister
- * hands over each event made immutable in place ({@link immutableInPlace}: deep-frozen, no copy)
+ * hands over each event deep-frozen in place ({@link frozenInPlace}: no copy)
  * and each snapshot as it is ({@link immutableAsIs}): a run's context is immutable by construction (XState's `assign`
  * builds new objects, nothing changes one in place) and holds toolwarden's own copies of what
  * came in (plan results, tool results and inputs are JSON-copied at the boundary, the app's
@@ -94,22 +94,24 @@ export function immutableAsIs<T>(value: T): T {
 }
 
 /**
- * `value` itself made immutable, deep-frozen in place and marked (no copy), when it is plain data
- * and not frozen yet; otherwise {@link immutableCopy}(value). For a value its maker hands over
- * and never changes again, made of objects nobody changes in place (a run's event: its own
- * objects and the run context's, run-persister.ts). An object inside it that is frozen already
- * is passed over as deep-frozen: everything toolwarden freezes, it freezes deeply (these values,
- * plan inputs, outcomes, policy views, the copies made here).
+ * `value` itself deep-frozen in place (no copy, no mark), when it is plain data and not frozen
+ * yet; otherwise {@link immutableCopy}(value). Either way deep-frozen when the result is frozen.
+ * For a value its maker hands over and never changes again, made of objects nobody changes in
+ * place (a run's event: its own objects and the run context's, run-persister.ts). No mark: the
+ * writer says so instead (`NewRunEvent.frozen`); a private field on an event whose literal has
+ * no free slot cost a 24-byte property array per event. An object inside it that is frozen
+ * already is passed over as deep-frozen: everything toolwarden freezes, it freezes deeply
+ * (these values, plan inputs, outcomes, policy views, the copies made here).
  */
-export function immutableInPlace<T>(value: T): T {
-  if (isImmutableCopy(value) || Object.isFrozen(value)) return immutableCopy(value);
+export function frozenInPlace<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return immutableCopy(value);
   try {
-    freezeMembers(value as object, 0);
+    freezeMembers(value, 0);
   } catch (error) {
     if (error !== NOT_PLAIN) throw error;
     return immutableCopy(value);
   }
-  return sealed(value as object, 0) as T;
+  return Object.freeze(value);
 }
 
 /** Deep-freezes the members of the plain object or array `value` (not `value` itself). */

@@ -54,6 +54,27 @@ describe('memoryStore', () => {
     });
   });
 
+  it('takes `frozen` for a hint: an event declared frozen that is not is still copied', async () => {
+    const store = memoryStore();
+    const frozen = Object.freeze({ type: 'planner_note', note: 'n' });
+    const notFrozen = { type: 'planner_note', note: 'm' };
+    await store.create({
+      runId: 'run-1',
+      agentId: 'a',
+      status: 'running',
+      snapshot: {},
+      events: [
+        { event: frozen, at: 1, frozen: true },
+        { event: notFrozen, at: 2, frozen: true },
+      ],
+    });
+    notFrozen.note = 'changed';
+
+    const records = await store.readEvents('run-1');
+    expect(records.map((record) => record.event)).toEqual([frozen, { type: 'planner_note', note: 'm' }]);
+    expect(Object.isFrozen(records[0]!.event)).toBe(false);
+  });
+
   it("gives each event the at it was written with, whether or not it is the event's own", async () => {
     const store = memoryStore();
     await store.create({

@@ -309,9 +309,12 @@ function written(run: StoredRun): StoredRun {
   return copy;
 }
 
-/** An event as the store keeps it: itself when it is an immutable copy, else a deep copy. */
-function kept({ event }: NewRunEvent): unknown {
-  return keep(event);
+/**
+ * An event as the store keeps it: itself when it is an immutable copy, or frozen and declared so
+ * by its writer (`frozen`), else a deep copy.
+ */
+function kept({ event, frozen }: NewRunEvent): unknown {
+  return frozen === true && Object.isFrozen(event) ? event : keep(event);
 }
 
 /** An event's own `at` member, when it has a number there. */

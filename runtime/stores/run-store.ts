@@ -132,6 +132,12 @@ export interface NewRunEvent {
   event: unknown;
   /** Epoch milliseconds. */
   at: number;
+  /**
+   * The writer vouches that `event` is deep-frozen and never changes: a store that keeps events
+   * as objects may keep it as it is (the run persister sets it for a volatile store, whose events
+   * it freezes in place). Stores that serialize ignore it.
+   */
+  frozen?: boolean;
 }
 
 /** Paging for `readEvents`. */
@@ -157,8 +163,8 @@ export interface RunStore {
   /**
    * `true` when nothing the store holds survives the process (the memory store). The runtime
    * then does not hold tool calls back until their call is stored: there is no crash to protect.
-   * It also hands such a store snapshots and events as immutable copies (`immutable-copy.ts`),
-   * which it can keep without copying them again.
+   * It also hands such a store immutable snapshots and frozen events (`immutable-copy.ts`,
+   * {@link NewRunEvent.frozen}), which it can keep without copying them.
    */
   readonly volatile?: boolean;
   /** Stores a new run at version 1. Throws {@link RunExistsError} when `runId` is taken. */
