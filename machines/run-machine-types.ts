@@ -58,6 +58,7 @@ export type RunMachineActionName =
   | 'failInvalidPlan'
   | 'failNoFinalResponse'
   | 'finalizeFromPolicy'
+  | 'finalizeTimedOut'
   | 'finalizeWith'
   | 'foldBatch'
   | 'recordActorError'

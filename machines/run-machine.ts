@@ -179,12 +179,17 @@ const machine = setup({
     ),
     recordPlannerError: assign(({ context, event }) => recordPlannerErrorUpdate(context, event)),
     recordActorError: assign(({ context, event }) => recordActorErrorUpdate(context, event)),
-    /** From `routing`, and from `planning` when its turn timed out (with the turn's usage). */
-    finalizeWith: assign(({ context, event }, params: { reason: string }) =>
-      withUsage(context, event, (used) => ({
-        batch: reviewedBatch(used.batch),
-        flow: withFlow(used, { finalize: { reason: params.reason, at: now() } }).flow,
-      })),
+    /**
+     * From `routing`. Not given the turn's usage: `routing` can follow a `plan.done` in the same
+     * macrostep (a batch refused whole), whose usage its own transition recorded.
+     */
+    finalizeWith: assign(({ context }, params: { reason: string }) => ({
+      batch: reviewedBatch(context.batch),
+      flow: withFlow(context, { finalize: { reason: params.reason, at: now() } }).flow,
+    })),
+    /** `planning`'s turn ran out of the time budget: the run finalizes (`time_budget`). */
+    finalizeTimedOut: assign(({ context, event }) =>
+      withUsage(context, event, (used) => withFlow(used, { finalize: { reason: 'time_budget', at: now() } })),
     ),
     finalizeFromPolicy: assign(({ context }) =>
       withFlow(context, {
@@ -391,11 +396,7 @@ const machine = setup({
       on: {
         'steps.restored': { actions: 'requestPlan' },
         'plan.done': [
-          {
-            guard: 'planTimedOut',
-            target: 'finalizing',
-            actions: { type: 'finalizeWith', params: { reason: 'time_budget' } },
-          },
+          { guard: 'planTimedOut', target: 'finalizing', actions: 'finalizeTimedOut' },
           { guard: 'planInvalid', target: 'failed', actions: 'failInvalidPlan' },
           {
             guard: 'planHasToolCalls',

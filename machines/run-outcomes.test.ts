@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { createActor, waitFor } from 'xstate';
+import { DEFAULT_CAPS } from '../run/caps.ts';
 import type { PendingCall, RunContext } from './run-context.ts';
+import { runMachine } from './run-machine.ts';
 import { toolApprovalOutcome, toolCrashOutcome, toolResultOutcome } from './run-outcomes.ts';
+import { runSteps } from './run-steps.ts';
 
 const call = (n: number, status: PendingCall['status']): PendingCall => ({
   toolCallId: `r:t1:c${n}`,
@@ -80,5 +84,32 @@ describe('run outcomes', () => {
       error: { name: 'ToolError', message: 'wrapper threw', recoverable: false },
     });
     expect(toolCrashOutcome(context, { ...crash, toolCallId: 'r:t1:c9' })).toEqual({ events: [] });
+  });
+});
+
+describe('a planner turn’s usage', () => {
+  it('books the time a host lost on a turn that timed out, once, as the turn finalizes', async () => {
+    let turns = 0;
+    const machine = runMachine.provide({
+      actors: {
+        runSteps: runSteps({
+          // A retried turn (Temporal) that lost 500 ms and then ran out of time.
+          plan: async () => (++turns === 1 ? { timedOut: true, hostLostMs: 500 } : new Promise(() => {})),
+        }),
+      },
+      guards: { consultsPolicies: () => false, reviewsResults: () => false },
+    });
+    const actor = createActor(machine, {
+      input: {
+        runId: 'r',
+        agent: { id: 'a' },
+        messages: [{ role: 'user', content: 'go' }],
+        caps: DEFAULT_CAPS,
+      },
+    }).start();
+    const snapshot = await waitFor(actor, (s) => s.matches('finalizing'));
+    expect(snapshot.context.flow.finalize?.reason).toBe('time_budget');
+    expect(snapshot.context.flow.awaitedMs).toBe(500);
+    actor.stop();
   });
 });

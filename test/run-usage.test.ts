@@ -44,6 +44,24 @@ describe('a run’s token usage', () => {
     expect(outcome.usage).toEqual({ inputTokens: 15, outputTokens: 6, totalTokens: 21 });
   });
 
+  it('counts a turn once when its batch is refused and the run finalizes in the same step', async () => {
+    const planner = scripted([
+      // Refused by the tool boundary (no text): with no policies the run folds the refusal,
+      // reaches the failure cap and finalizes, all on this turn's plan.done.
+      { toolCalls: [{ name: 'util.echo', input: { text: 42 } }], usage: usage(10, 1) },
+      { finalResponse: { text: 'stopped' }, usage: usage(3, 4) },
+    ]);
+    const runtime = testRuntime({
+      planner,
+      tools: [echoTool],
+      policies: [],
+      caps: { maxConsecutiveFailedToolCalls: 1 },
+    });
+    const outcome = await runtime.start({ messages: prompt }).result();
+    expect(outcome).toMatchObject({ status: 'completed', finalizeReason: 'failure_cap' });
+    expect(outcome.usage).toEqual({ inputTokens: 13, outputTokens: 5, totalTokens: 18 });
+  });
+
   it('counts the finalizing turn, and the turn that reached the token cap', async () => {
     const planner = scripted([
       { toolCalls: [{ name: 'util.echo', input: { text: 'a' } }], usage: usage(60, 50) },
