@@ -30,6 +30,8 @@ export const SLOW_OR_OUTSIDE = [
   'test/dts-size.test.ts',
   'test/mcp-client.test.ts',
   'test/mcp-hostile.test.ts',
+  // V8's map check needs a process started with --allow-natives-syntax.
+  'test/tool-result-shapes.test.ts',
   // Slow by design: event-loop timing under load, the inspect command's demo agent end to end,
   // 100 runs of 30 calls behind the inspector (3 s of CPU).
   'test/reliability/event-loop.test.ts',
