@@ -8,6 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { definePlugin } from '../plugins/define-plugin.ts';
 import { scriptedPlanner } from '../run/planner.ts';
+import { memoryStore } from '../runtime/stores/memory-store.ts';
+import type { RunStore } from '../runtime/stores/run-store.ts';
 import type { ToolContext } from '../tools/define-tool.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { ToolTimeoutError } from '../tools/tool-error.ts';
@@ -121,6 +123,63 @@ describe("a tool call's signal", () => {
     expect(outcome.toolResults[0]).toMatchObject({
       executed: true,
       error: { message: 'stopped by the hook' },
+    });
+  });
+
+  describe('on a durable store (the write-ahead gate: a call runs once its record is written)', () => {
+    /** A memory store that says it is durable, whose `save` can be held. */
+    function durableStore() {
+      const inner = memoryStore();
+      const hold = { on: false, released: deferred() };
+      const store: RunStore = {
+        ...inner,
+        volatile: false,
+        save: async (...args) => {
+          if (hold.on) await hold.released.promise;
+          return inner.save(...args);
+        },
+      };
+      return { store, hold };
+    }
+    const marking = () => {
+      const ran: string[] = [];
+      const tool = defineTool({
+        id: 'util.mark',
+        description: 'Marks',
+        input: z.object({ n: z.number() }),
+        execute: ({ n }) => {
+          ran.push(`mark ${n}`);
+          return n;
+        },
+      });
+      return { tool, ran };
+    };
+
+    it('waits for the record without making a signal', async () => {
+      const { store } = durableStore();
+      const { tool, ran } = marking();
+      const planner = scriptedPlanner([call('util.mark', { n: 1 }), call('util.mark', { n: 2 }), done('ok')]);
+      const count = countControllers();
+      const outcome = await testRuntime({ planner, tools: [tool], store })
+        .start({ messages: prompt })
+        .result();
+      expect(outcome.status).toBe('completed');
+      expect(ran).toEqual(['mark 1', 'mark 2']);
+      expect(count.made).toBe(0);
+    });
+
+    it('a cancel while the call waits for its record stops it before it runs', async () => {
+      const { store, hold } = durableStore();
+      const { tool, ran } = marking();
+      hold.on = true;
+      const planner = scriptedPlanner([call('util.mark', { n: 1 }), done('ok')]);
+      const run = testRuntime({ planner, tools: [tool], store }).start({ messages: prompt });
+      await reachState(run, 'executing');
+      run.cancel('enough');
+      expect((await run.result()).status).toBe('canceled');
+      hold.released.resolve();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(ran).toEqual([]);
     });
   });
 });

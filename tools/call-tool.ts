@@ -246,8 +246,10 @@ export class CallAbort {
   reason: unknown = undefined;
   /** A `wrapToolCall` hook assigned a signal of its own to the call: that one is the tool's. */
   substituted = false;
+  /** The invocation the run's port made for the call, if any. */
+  invocation: object | undefined = undefined;
   private controller: AbortController | undefined;
-  private listener: ((reason: unknown) => void) | undefined;
+  private listeners: ((reason: unknown) => void) | ((reason: unknown) => void)[] | undefined;
 
   /**
    * `source` gives the controller whose signal to hand out when it is first read (the run's
@@ -279,15 +281,19 @@ export class CallAbort {
     this.aborted = true;
     this.reason = reason;
     this.controller?.abort(reason);
-    const listener = this.listener;
-    this.listener = undefined;
-    listener?.(reason);
+    const listeners = this.listeners;
+    this.listeners = undefined;
+    if (typeof listeners === 'function') listeners(reason);
+    else if (listeners) for (const listener of listeners) listener(reason);
   }
 
-  /** Calls `listener` with the reason when the call aborts, at once if it has (one listener). */
+  /** Calls `listener` with the reason when the call aborts, at once if it has. */
   whenAborted(listener: (reason: unknown) => void): void {
+    const listeners = this.listeners;
     if (this.aborted) listener(this.reason);
-    else this.listener = listener;
+    else if (listeners === undefined) this.listeners = listener;
+    else if (typeof listeners === 'function') this.listeners = [listeners, listener];
+    else listeners.push(listener);
   }
 }
 

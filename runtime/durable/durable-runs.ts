@@ -19,9 +19,10 @@
  * @module
  */
 
-import type { Plugin } from '../../plugins/define-plugin.ts';
+import type { Plugin, ToolInvocation } from '../../plugins/define-plugin.ts';
 import type { RunEvent } from '../../run/run-events.ts';
 import type { RunHandle } from '../run-handle.ts';
+import { callAbortOf } from '../steps/execute-tool.ts';
 import type { ReadEventsOptions, RunEventRecord, RunStore, StoredRun } from '../stores/run-store.ts';
 import { RunLeasedError, RunNotFoundError } from '../stores/run-store-errors.ts';
 import { RunConflictError, type RunPersistenceError } from './durable-errors.ts';
@@ -163,8 +164,18 @@ export function createDurableRuns(config: DurableRunsConfig) {
     evictions.set(handle.runId, timer);
   }
 
-  /** Waits for `promise`, or rejects with the signal's reason once `signal` aborts. */
-  function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  /** Waits for `promise`, or rejects with the abort's reason once the call is stopped. */
+  function unlessAborted<T>(promise: Promise<T>, call: ToolInvocation): Promise<T> {
+    // The call's own cancellation, while its signal is the run's: no AbortSignal is made for it.
+    const own = callAbortOf(call);
+    if (own) {
+      if (own.aborted) return Promise.reject(own.reason);
+      return new Promise<T>((resolve, reject) => {
+        own.whenAborted(reject);
+        promise.then(resolve, reject);
+      });
+    }
+    const { signal } = call;
     if (signal === undefined) return promise;
     if (signal.aborted) return Promise.reject(signal.reason);
     return new Promise<T>((resolve, reject) => {
@@ -187,7 +198,7 @@ export function createDurableRuns(config: DurableRunsConfig) {
       const persister = store.volatile ? undefined : persisters.get(call.meta.runId);
       // Not an async function: passing the call through would cost a promise and a tick.
       if (persister === undefined) return next(call);
-      return unlessAborted(persister.whenRecorded(call.meta.toolCallId), call.signal).then(() => next(call));
+      return unlessAborted(persister.whenRecorded(call.meta.toolCallId), call).then(() => next(call));
     },
   };
 

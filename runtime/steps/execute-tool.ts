@@ -101,6 +101,9 @@ export function createExecuteToolPort(
   };
 }
 
+/** Where an invocation the port made holds its call's cancellation (see {@link callAbortOf}). */
+const CALL_ABORT = Symbol('toolwarden.callAbort');
+
 /** Why a call's signal aborts when the run stops: what an AbortController's `abort()` gives. */
 function stopped(): DOMException {
   return new DOMException('This operation was aborted', 'AbortError');
@@ -118,13 +121,14 @@ function toolInvocation(
   runInfoFor: (runId: string) => RunInfo,
 ): ToolInvocation {
   const { call, meta, labels } = input;
-  const invocation: ToolInvocation = {
+  const invocation: ToolInvocation & { [CALL_ABORT]: CallAbort } = {
     tool,
     input: toolInput,
     meta,
     labels,
     droppedFields: call.droppedFields ?? [],
     run: runInfoFor(meta.runId),
+    [CALL_ABORT]: abort,
     get signal(): AbortSignal {
       return abort.signal;
     },
@@ -135,7 +139,20 @@ function toolInvocation(
   };
   // Set after, not spread in: a spread in an object literal takes V8's slow path every call.
   if (call.edited) invocation.edited = { original: call.edited.original, by: call.edited.by };
+  abort.invocation = invocation;
   return invocation;
+}
+
+/**
+ * The cancellation of a call as the port handed it to the `wrapToolCall` hooks, while its signal
+ * is the call's own (no hook assigned another): a hook that only waits for the call to stop
+ * (the durable gate) listens here, and no AbortSignal is made. `undefined` for an invocation a
+ * hook made: read its `signal`.
+ */
+export function callAbortOf(invocation: ToolInvocation): CallAbort | undefined {
+  const abort = (invocation as { [CALL_ABORT]?: CallAbort })[CALL_ABORT];
+  // A copy a hook made carries the key too, and maybe a signal of its own.
+  return abort?.invocation === invocation && !abort.substituted ? abort : undefined;
 }
 
 /**
