@@ -7,7 +7,8 @@
  * event that is an immutable copy (`immutable-copy.ts`: deep-frozen, as the run persister hands
  * them over) cannot change, so it is kept as it is, and `create`/`save` return it as it is:
  * copying a run's whole snapshot twice per step boundary was most of the default runtime's
- * cost per step (~195 µs of ~400 on `npm run bench`). Reads (`load`, `list`, `claim`,
+ * cost per step (~195 µs of ~400 on `npm run bench`). Frozen labels (string values) are kept and
+ * returned as they are too. Reads (`load`, `list`, `claim`,
  * `readEvents`) always return mutable copies. Writes are
  * synchronous inside each call, so concurrent calls on one store are atomic with respect to each
  * other: of two saves with the same `expectedVersion` exactly one wins.
@@ -177,16 +178,15 @@ export function memoryStore(options: MemoryStoreOptions = {}): RunStore {
       const snapshot = keep(update.snapshot);
       const given = update.events ?? [];
       const events = given.map(kept);
-      // Built by one spread and plain stores: rest destructuring and spreads of optional members
-      // cost ~2 µs per save, at two saves per run step.
-      const run: StoredRun = {
-        ...entry.run,
-        status: update.status,
-        version: entry.run.version + 1,
-        snapshot,
-        updatedAt: now(),
-      };
-      if (update.labels !== undefined) run.labels = { ...update.labels };
+      // Object.assign and plain stores: a spread followed by members (~0.7 µs here on Node 20),
+      // rest destructuring and spreads of optional members each cost more, at a save or two per
+      // run step. The members keep the stored run's order.
+      const run: StoredRun = Object.assign({}, entry.run);
+      run.status = update.status;
+      run.version = entry.run.version + 1;
+      run.snapshot = snapshot;
+      run.updatedAt = now();
+      if (update.labels !== undefined) run.labels = ownLabels(update.labels);
       entry.run = run;
       append(entry, events, given);
       entry.touch = ++touches;
@@ -303,10 +303,18 @@ function keep<T>(value: T): T {
  * an immutable copy (the writer gave it so) and deep-copied otherwise.
  */
 function written(run: StoredRun): StoredRun {
-  const snapshot = isImmutableCopy(run.snapshot) ? run.snapshot : structuredClone(run.snapshot);
-  const copy: StoredRun = { ...run, snapshot };
-  if (run.labels !== undefined) copy.labels = { ...run.labels };
+  const copy: StoredRun = Object.assign({}, run);
+  if (!isImmutableCopy(run.snapshot)) copy.snapshot = structuredClone(run.snapshot);
+  if (run.labels !== undefined) copy.labels = ownLabels(run.labels);
   return copy;
+}
+
+/**
+ * Labels to keep or hand out: frozen ones as they are (string values: nothing in them can change;
+ * the runtime's are the run's own, frozen with its first event), others copied.
+ */
+function ownLabels(labels: Record<string, string>): Record<string, string> {
+  return Object.isFrozen(labels) ? labels : { ...labels };
 }
 
 /**

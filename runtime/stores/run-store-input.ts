@@ -44,7 +44,10 @@ export function checkLabels(labels: unknown): Record<string, string> | undefined
   if (typeof labels !== 'object' || labels === null || Array.isArray(labels)) {
     throw new TypeError(`labels must be an object of strings, got ${show(labels)}`);
   }
-  for (const [key, value] of Object.entries(labels)) {
+  const entries = labels as Record<string, unknown>;
+  // A loop over keys, not Object.entries: a save checks the run's labels every step.
+  for (const key of Object.keys(entries)) {
+    const value = entries[key];
     if (typeof value !== 'string') throw new TypeError(`label "${key}" must be a string, got ${show(value)}`);
   }
   return labels as Record<string, string>;
@@ -127,7 +130,8 @@ export function checkListFilter(filter: RunListFilter | undefined): CheckedRunLi
 
 export function checkEvents(events: unknown): { event: unknown; at: number }[] {
   if (!Array.isArray(events)) throw new TypeError(`events must be an array, got ${show(events)}`);
-  for (const [index, entry] of events.entries()) {
+  for (let index = 0; index < events.length; index++) {
+    const entry: unknown = events[index];
     if (typeof entry !== 'object' || entry === null) {
       throw new TypeError(`events[${index}] must be { event, at }, got ${show(entry)}`);
     }
