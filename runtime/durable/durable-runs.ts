@@ -191,16 +191,19 @@ export function createDurableRuns(config: DurableRunsConfig) {
    * run from before the call was planned, and a planner turn run again could give that id to a
    * different call (ids are `<turnId>:c<n>` when the planner sets none).
    */
-  const toolGate: Plugin = {
-    name: 'toolwarden:durable-runs',
-    wrapToolCall(call, next) {
-      // A volatile store (memory) does not survive a crash: there is nothing to protect.
-      const persister = store.volatile ? undefined : persisters.get(call.meta.runId);
-      // Not an async function: passing the call through would cost a promise and a tick.
-      if (persister === undefined) return next(call);
-      return unlessAborted(persister.whenRecorded(call.meta.toolCallId), call).then(() => next(call));
-    },
-  };
+  // A volatile store (memory) does not survive a crash: there is nothing to protect, and no
+  // wrapper at all (one layer less around every tool call).
+  const toolGate: Plugin = store.volatile
+    ? { name: 'toolwarden:durable-runs' }
+    : {
+        name: 'toolwarden:durable-runs',
+        wrapToolCall(call, next) {
+          const persister = persisters.get(call.meta.runId);
+          // Not an async function: passing the call through would cost a promise and a tick.
+          if (persister === undefined) return next(call);
+          return unlessAborted(persister.whenRecorded(call.meta.toolCallId), call).then(() => next(call));
+        },
+      };
 
   // One of each per runtime, not per run: a run waiting for an answer keeps its persister, and
   // five closures each were ~300 bytes of it (issue 29 item 3).
