@@ -21,6 +21,7 @@ import type { PolicyDecisionRecord, RunEvent } from '../run/run-events.ts';
 import type { ToolCatalog } from '../tools/tool-catalog.ts';
 import { ToolError } from '../tools/tool-error.ts';
 import type { DurableRuns } from './durable/durable-runs.ts';
+import type { RunPersister } from './durable/run-persister.ts';
 import type { StepHistory } from './run-fork.ts';
 import { RunHandle, runStatusOf, stateName } from './run-handle.ts';
 import type { LiveRuns } from './runtime-deps.ts';
@@ -53,148 +54,187 @@ export type HostRun = (
 ) => RunHandle;
 
 /** The runtime's {@link HostRun}. */
-export function createRunHost({
-  agent,
-  catalog,
-  live,
-  durable,
-  hooks,
-  onError,
-  steps,
-}: RunHostParts): HostRun {
+export function createRunHost(parts: RunHostParts): HostRun {
   return function host(actor, stored, how, startDecisions = []) {
-    const runId = actor.getSnapshot().context.runId;
     if (actor.getSnapshot().status !== 'active') {
       // A finished run restored from the store: nothing to host or write, only its outcome.
-      const handle = new RunHandle(actor, catalog);
+      const handle = new RunHandle(actor, parts.catalog);
       actor.start();
       handle.close();
       handle.settle();
       return handle;
     }
+    const hosted = new HostedRun(parts, actor, stored, how);
+    hosted.start(how, startDecisions);
+    return hosted.handle;
+  };
+}
+
+/**
+ * One hosted run: the actor's observer (`next`, `error`) and emitted-event listener. A class, not
+ * closures over the host's locals: a run waiting for an answer keeps it, and four closures with
+ * their scope were ~0.3 KB of every such run (issue 29 item 3).
+ */
+class HostedRun {
+  readonly handle: RunHandle;
+  private readonly runId: string;
+  private readonly persist: RunPersister;
+  private readonly onEvent: boolean;
+  private emitted = false;
+  private dispatched = 0;
+  /**
+   * The run's last event is its terminal one (run_completed, run_failed, run_canceled): it is
+   * held until the state_changed into the final state is out (issue 12, defect 9).
+   */
+  private terminal: RunEvent | undefined;
+  /** The state last logged; a restored run already logged the state it is in. */
+  private previous: string | undefined;
+  /** The context of the last snapshot written (a restored one counts: a restore changes nothing). */
+  private written: object | undefined;
+
+  constructor(
+    private readonly parts: RunHostParts,
+    private readonly actor: RunActorRef,
+    stored: StoredRun | undefined,
+    how: 'start' | 'resume',
+  ) {
+    const { context } = actor.getSnapshot();
+    this.runId = context.runId;
     // A restored run that was evicted here keeps the handle the app may still hold.
-    const kept = how === 'resume' ? durable.suspended(runId) : undefined;
-    const handle = kept?.rebind(actor) ?? new RunHandle(actor, catalog);
-    live.set(runId, handle);
-    const persist = durable.track(handle, {
+    const kept = how === 'resume' ? parts.durable.suspended(this.runId) : undefined;
+    this.handle = kept?.rebind(actor) ?? new RunHandle(actor, parts.catalog);
+    parts.live.set(this.runId, this.handle);
+    this.persist = parts.durable.track(this.handle, {
       stored,
-      agentId: agent.id,
-      sessionId: actor.getSnapshot().context.sessionId,
+      agentId: parts.agent.id,
+      sessionId: context.sessionId,
     });
-    let emitted = false;
-    let dispatched = 0;
-    const onEvent = hooks.has('onEvent');
-    const dispatch = (emittedEvent: RunEvent) => {
-      dispatched++;
-      // The store's copy when it keeps one in memory: the handle replays that same object.
-      const event = persist.event(emittedEvent);
-      handle.publish(event);
-      emitted = true;
-      if (!onEvent) return;
-      const { context, status } = actor.getSnapshot();
-      const info = runInfo(context);
-      hooks.eachPlugin('onEvent', (plugin) => plugin.onEvent?.(event, info));
-      // A plugin gave the run a new trace context (the telemetry plugin: its latest segment, which
-      // a segment after a restart links): kept in the context, so stored with the next write.
-      if (info.traceContext !== context.traceContext && info.traceContext && status === 'active') {
-        actor.send({ type: 'trace.context', traceContext: info.traceContext });
-      }
-    };
-    // The run's last event is its terminal one (run_completed, run_failed, run_canceled): it is
-    // held until the state_changed into the final state is out (issue 12, defect 9).
-    let terminal: RunEvent | undefined;
-    actor.on('*', (event) => {
-      if (TERMINAL_EVENTS.has((event as RunEvent).type)) terminal = event as RunEvent;
-      else dispatch(event as RunEvent);
-    });
-    // A restored run already logged the state it is in: only a change is a new state_changed.
-    let previous: string | undefined = how === 'resume' ? stateName(actor.getSnapshot()) : undefined;
-    // The context of the last snapshot written (a restored one counts: a restore changes nothing).
-    let written: object | undefined = how === 'resume' ? actor.getSnapshot().context : undefined;
-    // Persisted at every step boundary (a new state), and whenever a step emitted events without
-    // changing state (a tool result while the rest of the batch runs): nothing emitted is only in memory.
-    const observe = () => {
-      const snapshot = actor.getSnapshot();
-      const state = stateName(snapshot);
-      if (state !== previous) {
-        dispatch({ type: 'state_changed', runId, at: Date.now(), state, previous });
-        previous = state;
-      }
-      if (terminal !== undefined) {
-        const last = terminal;
-        terminal = undefined;
-        dispatch(last);
-      } else if (!emitted) {
-        return;
-      }
-      emitted = false;
-      const changedKeys = hooks.has('onStateChange') ? changedKeysOf(written, snapshot.context) : [];
-      written = snapshot.context;
-      const persisted = persistedSnapshotOf(actor);
-      steps?.record(runId, persisted, dispatched);
-      persist.snapshot({
-        status: runStatusOf(snapshot),
-        state,
-        snapshot: persisted,
-        labels: snapshot.context.labels,
-        toolCallIds: snapshot.context.batch.pending.map((call) => call.toolCallId),
-      });
-      if (changedKeys.length > 0) {
-        // Queued above: the version is that of the write that holds this snapshot.
-        const change = { changedKeys, version: () => versionOnceWritten(persist) };
-        const info = runInfo(snapshot.context);
-        hooks.eachPlugin('onStateChange', (plugin) => plugin.onStateChange?.(change, info));
-      }
-      durable.observed(handle, state, snapshot.status !== 'active');
-      if (snapshot.status !== 'active') {
-        handle.close();
-        handle.settle();
-        // Until its last write is in, the store still shows an earlier step as running: the handle
-        // stays the run's truth, so `resume` returns it and a recovery sweep does not restore the
-        // stale row and run the step again.
-        const forget = () => {
-          if (live.get(runId) === handle) live.delete(runId);
-        };
-        handle.persisted().then(forget, forget);
-      }
-    };
-    // An actor error is a bug in a step (ours or a plugin's), never a normal ending; still, the
-    // run must end like any failed run: a `run_failed` event, a stored status, a closed stream.
-    const crashed = (err: unknown) => {
-      onError(err, `run ${runId}`);
-      terminal = { type: 'run_failed', runId, at: Date.now(), error: runErrorOf(err) };
-      observe();
-    };
-    actor.subscribe({ next: observe, error: crashed });
+    this.onEvent = parts.hooks.has('onEvent');
+    if (how === 'resume') {
+      this.previous = stateName(actor.getSnapshot());
+      this.written = context;
+    }
+  }
+
+  /** Subscribes to the actor, logs the start (or the restore), starts the actor. */
+  start(how: 'start' | 'resume', startDecisions: PolicyDecisionRecord[]): void {
+    const { actor, runId } = this;
+    actor.on('*', this.emittedEvent.bind(this));
+    actor.subscribe(this);
     const context = actor.getSnapshot().context;
     if (how === 'start') {
-      dispatch({
+      this.dispatch({
         type: 'run_started',
         runId,
         at: Date.now(),
-        agentId: agent.id,
+        agentId: this.parts.agent.id,
         sessionId: context.sessionId,
         labels: context.labels,
       });
       for (const decision of startDecisions) {
-        dispatch({ type: 'policy_decision', runId, at: Date.now(), turnId: `${runId}:t0`, decision });
+        this.dispatch({ type: 'policy_decision', runId, at: Date.now(), turnId: `${runId}:t0`, decision });
       }
     } else {
       // The restore is marked by its own event, not by logging the saved state again. Being an
       // event, it also makes the first observe write the run, which records the tool calls in
       // flight for the write-ahead gate (they wait for it).
-      dispatch({
+      this.dispatch({
         type: 'run_resumed',
         runId,
         at: Date.now(),
         state: stateName(actor.getSnapshot()),
-        owner: durable.owner,
+        owner: this.parts.durable.owner,
       });
     }
     actor.start();
-    observe();
-    return handle;
-  };
+    this.next();
+  }
+
+  /** An event the actor emitted: published, persisted, `onEvent`; a terminal one held back. */
+  private emittedEvent(event: unknown): void {
+    if (TERMINAL_EVENTS.has((event as RunEvent).type)) this.terminal = event as RunEvent;
+    else this.dispatch(event as RunEvent);
+  }
+
+  private dispatch(emittedEvent: RunEvent): void {
+    this.dispatched++;
+    // The store's own when it keeps it in memory: the handle replays that same object.
+    const event = this.persist.event(emittedEvent);
+    this.handle.publish(event);
+    this.emitted = true;
+    if (!this.onEvent) return;
+    const { context, status } = this.actor.getSnapshot();
+    const info = runInfo(context);
+    this.parts.hooks.eachPlugin('onEvent', (plugin) => plugin.onEvent?.(event, info));
+    // A plugin gave the run a new trace context (the telemetry plugin: its latest segment, which
+    // a segment after a restart links): kept in the context, so stored with the next write.
+    if (info.traceContext !== context.traceContext && info.traceContext && status === 'active') {
+      this.actor.send({ type: 'trace.context', traceContext: info.traceContext });
+    }
+  }
+
+  /**
+   * Each snapshot (the actor's observer). Persisted at every step boundary (a new state), and
+   * whenever a step emitted events without changing state (a tool result while the rest of the
+   * batch runs): nothing emitted is only in memory.
+   */
+  next(): void {
+    const { actor, runId, handle, persist, parts } = this;
+    const snapshot = actor.getSnapshot();
+    const state = stateName(snapshot);
+    if (state !== this.previous) {
+      this.dispatch({ type: 'state_changed', runId, at: Date.now(), state, previous: this.previous });
+      this.previous = state;
+    }
+    if (this.terminal !== undefined) {
+      const last = this.terminal;
+      this.terminal = undefined;
+      this.dispatch(last);
+    } else if (!this.emitted) {
+      return;
+    }
+    this.emitted = false;
+    const changedKeys = parts.hooks.has('onStateChange') ? changedKeysOf(this.written, snapshot.context) : [];
+    this.written = snapshot.context;
+    const persisted = persistedSnapshotOf(actor);
+    parts.steps?.record(runId, persisted, this.dispatched);
+    persist.snapshot({
+      status: runStatusOf(snapshot),
+      state,
+      snapshot: persisted,
+      labels: snapshot.context.labels,
+      toolCallIds: snapshot.context.batch.pending.map((call) => call.toolCallId),
+    });
+    if (changedKeys.length > 0) {
+      // Queued above: the version is that of the write that holds this snapshot.
+      const change = { changedKeys, version: () => versionOnceWritten(persist) };
+      const info = runInfo(snapshot.context);
+      parts.hooks.eachPlugin('onStateChange', (plugin) => plugin.onStateChange?.(change, info));
+    }
+    parts.durable.observed(handle, state, snapshot.status !== 'active');
+    if (snapshot.status !== 'active') {
+      handle.close();
+      handle.settle();
+      // Until its last write is in, the store still shows an earlier step as running: the handle
+      // stays the run's truth, so `resume` returns it and a recovery sweep does not restore the
+      // stale row and run the step again.
+      const forget = () => {
+        if (parts.live.get(runId) === handle) parts.live.delete(runId);
+      };
+      handle.persisted().then(forget, forget);
+    }
+  }
+
+  /**
+   * An actor error (the actor's observer) is a bug in a step (ours or a plugin's), never a normal
+   * ending; still, the run must end like any failed run: a `run_failed` event, a stored status, a
+   * closed stream.
+   */
+  error(err: unknown): void {
+    this.parts.onError(err, `run ${this.runId}`);
+    this.terminal = { type: 'run_failed', runId: this.runId, at: Date.now(), error: runErrorOf(err) };
+    this.next();
+  }
 }
 
 /** Top-level keys whose value is not the same object as before (all of them for a new run). */
