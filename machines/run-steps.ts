@@ -80,122 +80,10 @@ export function runSteps(
 ): CallbackActorLogic<StepRequest, StepsInput | undefined> {
   const port: RunPorts = { ...placeholderPorts, ...ports };
   const logic = fromCallback<StepRequest, StepsInput | undefined>(({ input, sendBack, receive }) => {
-    // The requests in flight that made a controller or wait for a stop: stopped with the actor.
-    const held = new Set<StepTask<unknown>>();
-    const queued: ExecuteToolInput[] = [];
-    const known = new Set<string>();
-    let running = 0;
-    // When the current run of call starts began, and whether a macrotask is due to go on.
-    let sliceStartedAt = sliceClock();
-    let resumeDue = false;
-
-    function call<I, O>(
-      run: RunPort<I, O>,
-      request: I,
-      done: (output: O) => StepEvent,
-      failed: (error: unknown) => StepEvent,
-      settled?: () => void,
-    ): void {
-      const task = new StepTask(request, held);
-      let result: PromiseLike<O> | O;
-      try {
-        result = run(task);
-      } catch (error) {
-        // Answered as a rejection is: after the request's own step.
-        Promise.resolve().then(() => task.finish(failed(error), sendBack, settled));
-        return;
-      }
-      Promise.resolve(result).then(
-        (output) => task.finish(done(output), sendBack, settled),
-        (error: unknown) => task.finish(failed(error), sendBack, settled),
-      );
-    }
-
-    function pump(): void {
-      while (running < MAX_PARALLEL_TOOL_CALLS && queued.length > 0) {
-        const next = queued.shift()!;
-        const id = next.call.toolCallId;
-        running++;
-        call(
-          port.executeTool,
-          next,
-          (output) => ({ type: 'tool.done', output }),
-          (error) => ({ type: 'tool.error', index: next.index, toolCallId: id, error }),
-          () => {
-            running--;
-            known.delete(id);
-            pumpSoon();
-          },
-        );
-      }
-    }
-
-    /**
-     * The next calls of the batch, now or after a macrotask: calls that answer at once would
-     * otherwise start each other in one chain of microtasks until the batch is done (issue 24
-     * item 8: a 4,000-call batch stalled the event loop 2.9 s). After {@link CALL_SLICE_MS} of
-     * starts the event loop runs its timers and I/O first. A one-call batch never waits.
-     */
-    function pumpSoon(): void {
-      if (queued.length === 0 || resumeDue) return;
-      if (sliceClock() - sliceStartedAt < CALL_SLICE_MS) {
-        pump();
-        return;
-      }
-      resumeDue = true;
-      setImmediate(() => {
-        resumeDue = false;
-        sliceStartedAt = sliceClock();
-        pump();
-      });
-    }
-
-    receive((request) => {
-      switch (request.type) {
-        case 'plan':
-          return call(
-            port.plan,
-            request.input,
-            (output) => ({ type: 'plan.done', output }),
-            (error) => ({ type: 'plan.error', error }),
-          );
-        case 'validate':
-          return call(
-            port.validateBatch,
-            request.input,
-            (output) => ({ type: 'validate.done', output }),
-            (error) => ({ type: 'validate.error', error }),
-          );
-        case 'review':
-          return call(
-            port.reviewResults,
-            request.input,
-            (output) => ({ type: 'review.done', output }),
-            (error) => ({ type: 'review.error', error }),
-          );
-        case 'sleep':
-          return call(
-            port.sleepUntil,
-            request.input,
-            () => ({ type: 'sleep.done' }),
-            () => ({ type: 'sleep.done' }),
-          );
-        case 'tools':
-          for (const next of request.calls) {
-            if (known.has(next.call.toolCallId)) continue;
-            known.add(next.call.toolCallId);
-            queued.push(next);
-          }
-          sliceStartedAt = sliceClock();
-          return pump();
-      }
-    });
+    const steps = new Steps(port, sendBack);
+    receive((request) => steps.receive(request));
     if (input?.restored) sendBack({ type: 'steps.restored' });
-    return () => {
-      queued.length = 0;
-      for (const task of held) task.stop();
-      held.clear();
-    };
+    return () => steps.stop();
   });
   // A restored actor says so on start (the callback sees `restored`), so the run requests again
   // what was in flight when its snapshot was taken.
@@ -210,10 +98,140 @@ export function runSteps(
 }
 
 /**
+ * What one `steps` actor keeps: the requests in flight that must hear of a stop, and the batch's
+ * calls queued and running. A class, not closures over the callback's locals, and its collections
+ * made when first needed and dropped when empty: a run waits for a person with none of them (a
+ * run's heap while it waits is issue 29 item 3's).
+ */
+class Steps {
+  /** The requests in flight that made a controller or wait for a stop: stopped with the actor. */
+  private held: Set<StepTask<unknown>> | undefined;
+  /** Calls of the batch not started yet, in order. */
+  private queued: ExecuteToolInput[] | undefined;
+  /** The `toolCallId`s queued or running: a call asked for twice (a restore) runs once. */
+  private known: Set<string> | undefined;
+  private running = 0;
+  /** When the current run of call starts began, and whether a macrotask is due to go on. */
+  private sliceStartedAt = sliceClock();
+  private resumeDue = false;
+
+  constructor(
+    private readonly port: RunPorts,
+    private readonly sendBack: (event: StepEvent) => void,
+  ) {}
+
+  receive(request: StepRequest): void {
+    switch (request.type) {
+      case 'plan':
+        this.call(this.port.plan, request.input, 'plan');
+        break;
+      case 'validate':
+        this.call(this.port.validateBatch, request.input, 'validate');
+        break;
+      case 'review':
+        this.call(this.port.reviewResults, request.input, 'review');
+        break;
+      case 'sleep':
+        this.call(this.port.sleepUntil, request.input, 'sleep');
+        break;
+      case 'tools': {
+        this.known ??= new Set();
+        this.queued ??= [];
+        const { known, queued } = this;
+        for (const next of request.calls) {
+          if (known.has(next.call.toolCallId)) continue;
+          known.add(next.call.toolCallId);
+          queued.push(next);
+        }
+        this.sliceStartedAt = sliceClock();
+        this.pump();
+      }
+    }
+  }
+
+  stop(): void {
+    this.queued = undefined;
+    const held = this.held;
+    this.held = undefined;
+    if (held) for (const task of held) task.stop();
+  }
+
+  hold(task: StepTask<unknown>): void {
+    this.held ??= new Set();
+    this.held.add(task);
+  }
+
+  release(task: StepTask<unknown>): void {
+    if (this.held?.delete(task) && this.held.size === 0) this.held = undefined;
+  }
+
+  /** Runs `port` on `request`; answers with its `<kind>.done` or `<kind>.error` event. */
+  private call<I, O>(port: RunPort<I, O>, request: I, kind: RequestKind, tool?: ExecuteToolInput): void {
+    const task = new StepTask(request, this, kind, tool);
+    let result: PromiseLike<O> | O;
+    try {
+      result = port(task);
+    } catch (error) {
+      // Answered as a rejection is: after the request's own step.
+      Promise.resolve().then(() => task.failed(error));
+      return;
+    }
+    Promise.resolve(result).then(
+      (output) => task.done(output),
+      (error: unknown) => task.failed(error),
+    );
+  }
+
+  private pump(): void {
+    const queued = this.queued;
+    while (queued && this.running < MAX_PARALLEL_TOOL_CALLS && queued.length > 0) {
+      const next = queued.shift()!;
+      this.running++;
+      this.call(this.port.executeTool, next, 'tool', next);
+    }
+    if (queued?.length === 0) this.queued = undefined;
+  }
+
+  /** A tool call settled: the next calls of the batch may start. */
+  settled(tool: ExecuteToolInput): void {
+    this.running--;
+    if (this.known?.delete(tool.call.toolCallId) && this.known.size === 0) this.known = undefined;
+    this.pumpSoon();
+  }
+
+  /**
+   * The next calls of the batch, now or after a macrotask: calls that answer at once would
+   * otherwise start each other in one chain of microtasks until the batch is done (issue 24
+   * item 8: a 4,000-call batch stalled the event loop 2.9 s). After {@link CALL_SLICE_MS} of
+   * starts the event loop runs its timers and I/O first. A one-call batch never waits.
+   */
+  private pumpSoon(): void {
+    if (this.queued === undefined || this.resumeDue) return;
+    if (sliceClock() - this.sliceStartedAt < CALL_SLICE_MS) {
+      this.pump();
+      return;
+    }
+    this.resumeDue = true;
+    setImmediate(() => {
+      this.resumeDue = false;
+      this.sliceStartedAt = sliceClock();
+      this.pump();
+    });
+  }
+
+  answer(event: StepEvent): void {
+    this.sendBack(event);
+  }
+}
+
+/** Which port a request went to: its answer is `<kind>.done` or `<kind>.error`. */
+type RequestKind = 'plan' | 'validate' | 'review' | 'sleep' | 'tool';
+
+/**
  * One request's {@link TaskArgs}: its controller made on first read, held with its stop
- * listener (told when the actor stops) until the request settles. A class, not an object literal
- * with a getter and a closure per request: those were two functions made for every request of
- * every step.
+ * listener (told when the actor stops) until the request settles, and the answer it sends. A
+ * class, not an object literal with a getter and closures per request: those were functions made
+ * for every request of every step.
  */
 class StepTask<I> implements TaskArgs<I> {
   private own: AbortController | undefined;
@@ -222,7 +240,9 @@ class StepTask<I> implements TaskArgs<I> {
 
   constructor(
     readonly input: I,
-    private readonly held: Set<StepTask<unknown>>,
+    private readonly steps: Steps,
+    private readonly kind: RequestKind,
+    private readonly tool: ExecuteToolInput | undefined,
   ) {}
 
   get controller(): AbortController {
@@ -230,14 +250,14 @@ class StepTask<I> implements TaskArgs<I> {
       this.own = new AbortController();
       // Read after the actor stopped (a planner reading its signal late): aborted already.
       if (this.stopped) this.own.abort();
-      else this.held.add(this);
+      else this.steps.hold(this);
     }
     return this.own;
   }
 
   onStop(listener: () => void): void {
     this.stopListener = listener;
-    this.held.add(this);
+    this.steps.hold(this);
   }
 
   /** The actor stopped: the listener, then the controller's abort. */
@@ -247,11 +267,38 @@ class StepTask<I> implements TaskArgs<I> {
     this.own?.abort();
   }
 
-  /** The request settled: it is no longer held, and the run hears `event`. */
-  finish(event: StepEvent, sendBack: (event: StepEvent) => void, settled: (() => void) | undefined): void {
-    this.held.delete(this);
-    settled?.();
-    sendBack(event);
+  done(output: unknown): void {
+    const { kind } = this;
+    this.finish(
+      kind === 'tool'
+        ? { type: 'tool.done', output: output as ExecuteToolOutput }
+        : kind === 'plan'
+          ? { type: 'plan.done', output: output as PlanActorOutput }
+          : kind === 'validate'
+            ? { type: 'validate.done', output: output as ValidateBatchOutput }
+            : kind === 'review'
+              ? { type: 'review.done', output: output as PolicyEffects }
+              : { type: 'sleep.done' },
+    );
+  }
+
+  failed(error: unknown): void {
+    const { kind, tool } = this;
+    this.finish(
+      kind === 'tool'
+        ? { type: 'tool.error', index: tool!.index, toolCallId: tool!.call.toolCallId, error }
+        : kind === 'sleep'
+          ? // A wait that fails ends as one that ran out.
+            { type: 'sleep.done' }
+          : { type: `${kind}.error`, error },
+    );
+  }
+
+  /** The request settled: it is no longer held, the next calls may start, and the run hears `event`. */
+  private finish(event: StepEvent): void {
+    this.steps.release(this);
+    if (this.tool) this.steps.settled(this.tool);
+    this.steps.answer(event);
   }
 }
 
