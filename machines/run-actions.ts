@@ -8,7 +8,7 @@
 
 import { AwaitClarificationSchema } from '../run/planner.ts';
 import { planOf } from './plan-output.ts';
-import { type BatchState, type PendingCall, type RunContext, turnId } from './run-context.ts';
+import { type BatchState, NO_CALLS, type PendingCall, type RunContext, turnId } from './run-context.ts';
 import type { RunMachineEvent } from './run-machine.ts';
 import {
   batchWith,
@@ -253,7 +253,7 @@ export function enterPolicyClarificationUpdate(context: RunContext): Partial<Run
 export function reviewedBatch(batch: BatchState): BatchState {
   return batch.newResults.length === 0 && batch.newHints.length === 0
     ? batch
-    : batchWith(batch, { newResults: [], newHints: [] });
+    : batchWith(batch, { newResults: NO_CALLS, newHints: NO_CALLS });
 }
 
 /**

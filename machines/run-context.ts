@@ -171,6 +171,13 @@ export interface FlowState {
   awaits?: number;
 }
 
+/**
+ * The batch's empty lists, one frozen array shared by every run: the run replaces its context's
+ * members, never changes them in place (XState's `assign`), so an empty list need not be a run's
+ * own (32 bytes each, five in a new run's batch, four in a batch between turns).
+ */
+export const NO_CALLS: never[] = Object.freeze([]) as never[];
+
 /** See {@link RunContext}: one more top-level key and XState's assigns get ~15× slower. */
 export const MAX_CONTEXT_KEYS = 19;
 

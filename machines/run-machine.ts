@@ -30,7 +30,7 @@ import {
   reviewedBatch,
   startTurnUpdate,
 } from './run-actions.ts';
-import { type RunContext, type RunInput, toolCallMeta } from './run-context.ts';
+import { NO_CALLS, type RunContext, type RunInput, toolCallMeta } from './run-context.ts';
 import { asRunMachine, type RunMachine, type RunMachineEvent } from './run-machine-types.ts';
 import {
   awaitOutcome,
@@ -368,7 +368,13 @@ const machine = setup({
     hints: [],
     policyState: null,
     traceContext: input.traceContext ?? null,
-    batch: { pending: [], results: [], lastResults: [], newResults: [], newHints: [] },
+    batch: {
+      pending: NO_CALLS,
+      results: NO_CALLS,
+      lastResults: NO_CALLS,
+      newResults: NO_CALLS,
+      newHints: NO_CALLS,
+    },
     flow: {
       awaiting: null,
       answer: null,

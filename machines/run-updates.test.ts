@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
 import { recordToolCallsUpdate } from './run-actions.ts';
-import type { PendingCall, RunContext } from './run-context.ts';
+import { NO_CALLS, type PendingCall, type RunContext } from './run-context.ts';
 import type { RunMachineEvent } from './run-machine.ts';
-import { pairedResult } from './run-updates.ts';
+import { foldResults, pairedResult } from './run-updates.ts';
 
 const flow = (answer: RunContext['flow']['answer']): RunContext['flow'] =>
   ({ awaiting: null, answer, effects: null }) as RunContext['flow'];
@@ -38,6 +38,15 @@ describe('run updates', () => {
     const update = recordToolCallsUpdate(before, plan([{ name: 'util.echo', input: {} }]));
     expect(update.flow).not.toBe(before.flow);
     expect(update.flow?.answer).toBeNull();
+  });
+
+  it('leaves the empty lists of a batch between turns shared and frozen (nothing changes them in place)', () => {
+    const before = context(null);
+    const folded = foldResults(before, []);
+    expect(folded.batch?.pending).toBe(NO_CALLS);
+    expect(folded.batch?.results).toBe(NO_CALLS);
+    expect(Object.isFrozen(NO_CALLS)).toBe(true);
+    expect(() => (NO_CALLS as unknown[]).push(1)).toThrow(TypeError);
   });
 
   it('pairs a result with the provider id, the members in the order a spread gives them', () => {

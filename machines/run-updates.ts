@@ -10,6 +10,7 @@ import type { ToolResultJSON } from '../tools/tool-result.ts';
 import {
   type BatchState,
   type FlowState,
+  NO_CALLS,
   type PendingCall,
   type RunContext,
   type ToolStats,
@@ -83,7 +84,7 @@ export function turnRecorded(
     restrictTo: null,
     batch: turnBatch(
       context.batch,
-      { pending: batch.pending, results: batch.results, lastResults: [] },
+      { pending: batch.pending, results: batch.results, lastResults: NO_CALLS },
       context.restrictTo ?? undefined,
     ),
     // The same `flow` when the turn changes nothing in it (a turn of tool calls, after one that
@@ -145,7 +146,12 @@ export function foldResults(context: RunContext, results: ToolResultJSON[]): Par
     messages,
     toolStats,
     consecutiveFailures,
-    batch: batchWith(context.batch, { pending: [], results: [], lastResults: results, newResults: results }),
+    batch: batchWith(context.batch, {
+      pending: NO_CALLS,
+      results: NO_CALLS,
+      lastResults: results,
+      newResults: results,
+    }),
   };
 }
 
@@ -288,7 +294,7 @@ export function reviewUpdate(
 ): { update: Partial<RunContext>; events: RunEvent[] } {
   return {
     update: {
-      batch: batchWith(context.batch, { newResults: [], newHints: [] }),
+      batch: batchWith(context.batch, { newResults: NO_CALLS, newHints: NO_CALLS }),
       ...applyEffects(context, effects),
     },
     events: decisionEvents(context, effects),
