@@ -126,11 +126,14 @@ interface Uncertain {
   events: number;
 }
 
+/** No events or waiters queued: one shared empty array, not one per run waiting (issue 29 item 3). */
+const NONE = Object.freeze([]) as never[];
+
 export class RunPersister {
   readonly runId: string;
   private version: number | undefined;
   private latest: SnapshotEntry | undefined;
-  private events: NewRunEvent[] = [];
+  private events: NewRunEvent[] = NONE;
   /** Snapshots queued so far / the count at the last accepted write. */
   private queued = 0;
   private written = 0;
@@ -144,7 +147,7 @@ export class RunPersister {
   private conflict: RunConflictError | RunValueError | undefined;
   private stopped = false;
   private uncertain: Uncertain | undefined;
-  private waiters: Waiter[] = [];
+  private waiters: Waiter[] = NONE;
   /** Tool call ids of written snapshots (`whenRecorded`); absent when `recordToolCalls` is off. */
   private readonly recorded: Set<string> | undefined;
   /** `whenRecorded` calls waiting, by tool call id; created by the first. */
@@ -156,9 +159,32 @@ export class RunPersister {
    */
   private readonly copying: boolean;
 
-  constructor(private readonly options: RunPersisterOptions) {
+  // The options' members, not the options object: it is made per run with spreads (~130 bytes
+  // kept by every run waiting in memory, issue 29 item 3).
+  private readonly store: RunStore;
+  private readonly agentId: string;
+  private readonly sessionId: string | undefined;
+  private readonly owner: string | undefined;
+  private readonly whenReady: RunPersisterOptions['ready'];
+  private readonly isReady: RunPersisterOptions['isReady'];
+  private readonly retry: RunPersisterOptions['retry'];
+  private readonly onWrite: RunPersisterOptions['onWrite'];
+  private readonly onError: RunPersisterOptions['onError'];
+  private readonly onConflict: RunPersisterOptions['onConflict'];
+
+  constructor(options: RunPersisterOptions) {
     this.runId = options.runId;
     this.version = options.version;
+    this.store = options.store;
+    this.agentId = options.agentId;
+    this.sessionId = options.sessionId;
+    this.owner = options.owner;
+    this.whenReady = options.ready;
+    this.isReady = options.isReady;
+    this.retry = options.retry;
+    this.onWrite = options.onWrite;
+    this.onError = options.onError;
+    this.onConflict = options.onConflict;
     this.copying = options.store.volatile === true;
     if (options.recordToolCalls !== false) this.recorded = new Set();
   }
@@ -191,6 +217,7 @@ export class RunPersister {
   event(event: RunEvent): RunEvent {
     const kept = this.copying ? storedEvent(event) : event;
     if (this.conflict || this.stopped) return kept;
+    if (this.events === NONE) this.events = [];
     this.events.push(
       this.copying && Object.isFrozen(kept)
         ? { event: kept, at: kept.at, frozen: true }
@@ -216,7 +243,7 @@ export class RunPersister {
   persisted(): Promise<void> {
     if (this.conflict) return Promise.reject(this.conflict);
     if (this.written >= this.queued) return Promise.resolve();
-    return new Promise((resolve, reject) => this.waiters.push({ target: this.queued, resolve, reject }));
+    return new Promise((resolve, reject) => this.waiting().push({ target: this.queued, resolve, reject }));
   }
 
   /**
@@ -228,7 +255,7 @@ export class RunPersister {
     if (this.conflict) return Promise.reject(this.conflict);
     if (this.written >= this.queued) return Promise.resolve();
     return new Promise((resolve, reject) =>
-      this.waiters.push({ target: this.queued, resolve, reject, patient: true }),
+      this.waiting().push({ target: this.queued, resolve, reject, patient: true }),
     );
   }
 
@@ -273,7 +300,7 @@ export class RunPersister {
     // From the turn scheduler's slices, not a setImmediate of its own: SQLite's client writes
     // synchronously, and 10,000 runs' writes queued as 10,000 setImmediates all ran in one pass of
     // the event loop (a 12.6 s stall, lease renewals starved: issue 12 defect 4).
-    scheduleWrite(this.options.store, () => void this.drain());
+    scheduleWrite(this.store, () => void this.drain());
   }
 
   private async drain(): Promise<void> {
@@ -283,7 +310,7 @@ export class RunPersister {
         const events = this.events;
         const target = this.queued;
         this.latest = undefined;
-        this.events = [];
+        this.events = NONE;
         const ok = await this.write(entry, events);
         if (!ok) return;
         this.written = target;
@@ -299,7 +326,7 @@ export class RunPersister {
 
   /** One write; `false` when it failed (retry scheduled, or conflict). */
   private async write(entry: SnapshotEntry, events: NewRunEvent[]): Promise<boolean> {
-    const { store, runId } = this.options;
+    const { store, runId } = this;
     let snapshot: unknown;
     let pending = events;
     let calling = false;
@@ -307,13 +334,13 @@ export class RunPersister {
       // Inside the try: a value structuredClone cannot copy must not escape as an unhandled
       // rejection (issue 12 defect 1: it took the whole process down).
       snapshot = this.storedSnapshot(entry.snapshot);
-      if (this.options.ready && !this.ready) {
-        const waits = !(this.options.isReady?.() ?? false);
-        await this.options.ready();
+      if (this.whenReady && !this.ready) {
+        const waits = !(this.isReady?.() ?? false);
+        await this.whenReady();
         this.ready = true;
         // Every run's first write waited for the same lease: resumed all at once, 10,000 runs'
         // writes ran back to back (an 800 ms stall per 3,000 runs). Back in the slices instead.
-        if (waits) await new Promise<void>((resolve) => scheduleWrite(this.options.store, resolve));
+        if (waits) await new Promise<void>((resolve) => scheduleWrite(this.store, resolve));
       }
       if (this.uncertain !== undefined) {
         const landed = await this.resolveUncertain();
@@ -330,12 +357,12 @@ export class RunPersister {
       if (this.version === undefined) {
         stored = await store.create({
           runId,
-          agentId: this.options.agentId,
-          ...(this.options.sessionId === undefined ? {} : { sessionId: this.options.sessionId }),
+          agentId: this.agentId,
+          ...(this.sessionId === undefined ? {} : { sessionId: this.sessionId }),
           labels: entry.labels,
           status: entry.status,
           snapshot,
-          ...(this.options.owner === undefined ? {} : { owner: this.options.owner }),
+          ...(this.owner === undefined ? {} : { owner: this.owner }),
           events: pending,
         });
       } else {
@@ -384,7 +411,7 @@ export class RunPersister {
    */
   private async resolveUncertain(): Promise<Uncertain | undefined> {
     const uncertain = this.uncertain!;
-    const stored = await this.options.store.load(this.runId);
+    const stored = await this.store.load(this.runId);
     this.uncertain = undefined;
     const landed =
       stored !== undefined &&
@@ -397,7 +424,7 @@ export class RunPersister {
 
   private fail(error: unknown): void {
     this.failures += 1;
-    const retry = this.options.retry ?? {};
+    const retry = this.retry ?? {};
     const delay = Math.min((retry.initialMs ?? 100) * 2 ** (this.failures - 1), retry.maxMs ?? 5000);
     this.failure = new RunPersistenceError(this.runId, {
       cause: error,
@@ -405,9 +432,10 @@ export class RunPersister {
       retryInMs: delay,
     });
     const waiting = this.waiters.filter((waiter) => !waiter.patient);
-    this.waiters = this.waiters.filter((waiter) => waiter.patient);
+    const patient = this.waiters.filter((waiter) => waiter.patient);
+    this.waiters = patient.length > 0 ? patient : NONE;
     for (const waiter of waiting) waiter.reject(this.failure);
-    this.options.onError(this.failure);
+    this.onError(this.failure);
     if (this.stopped) return;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
@@ -441,18 +469,27 @@ export class RunPersister {
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     const waiting = this.waiters;
-    this.waiters = [];
+    this.waiters = NONE;
     for (const waiter of waiting) waiter.reject(reason);
     for (const waiters of this.recordWaiters?.values() ?? [])
       for (const waiter of waiters) waiter.reject(reason);
     this.recordWaiters = undefined;
-    this.options.onConflict(reason);
+    this.onConflict(reason);
+  }
+
+  /** The waiters' own array, made by the first. */
+  private waiting(): Waiter[] {
+    if (this.waiters === NONE) this.waiters = [];
+    return this.waiters;
   }
 
   private settle(): void {
-    const done = this.waiters.filter((waiter) => waiter.target <= this.written);
-    this.waiters = this.waiters.filter((waiter) => waiter.target > this.written);
-    for (const waiter of done) waiter.resolve();
+    if (this.waiters.length > 0) {
+      const done = this.waiters.filter((waiter) => waiter.target <= this.written);
+      const left = this.waiters.filter((waiter) => waiter.target > this.written);
+      this.waiters = left.length > 0 ? left : NONE;
+      for (const waiter of done) waiter.resolve();
+    }
     const recordWaiters = this.recordWaiters;
     if (recordWaiters === undefined) return;
     for (const [id, waiters] of recordWaiters) {
@@ -473,7 +510,7 @@ export class RunPersister {
 
   private report(write: PersistedWrite): void {
     try {
-      this.options.onWrite?.(write);
+      this.onWrite?.(write);
     } catch {
       // An observer's failure is not the store's.
     }

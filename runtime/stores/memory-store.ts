@@ -52,6 +52,7 @@ import {
   checkTtl,
   createdRun,
   FINISHED_STATUSES,
+  ownLabels,
 } from './run-store-input.ts';
 
 /** Options of {@link memoryStore}. */
@@ -150,9 +151,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): RunStore {
       const at = now();
       const stored = createdRun(run, at, keep(run.snapshot));
       const given = run.events ?? [];
-      const events = given.map(kept);
-      const entry: Entry = { run: stored, touch: ++touches, events: [] };
-      append(entry, events, given);
+      // The first events' own array (exactly their size), not pushes into a new one.
+      const entry: Entry = { run: stored, touch: ++touches, events: given.map(kept) };
+      checkAts(entry, given);
       entries.set(run.runId, entry);
       finishedAt(run.runId, stored.status, at);
       return written(stored);
@@ -310,14 +311,6 @@ function written(run: StoredRun): StoredRun {
 }
 
 /**
- * Labels to keep or hand out: frozen ones as they are (string values: nothing in them can change;
- * the runtime's are the run's own, frozen with its first event), others copied.
- */
-function ownLabels(labels: Record<string, string>): Record<string, string> {
-  return Object.isFrozen(labels) ? labels : { ...labels };
-}
-
-/**
  * An event as the store keeps it: itself when it is an immutable copy, or frozen and declared so
  * by its writer (`frozen`), else a deep copy.
  */
@@ -329,6 +322,16 @@ function kept({ event, frozen }: NewRunEvent): unknown {
 function ownAt(event: unknown): number | undefined {
   const at = typeof event === 'object' && event !== null ? (event as { at?: unknown }).at : undefined;
   return typeof at === 'number' ? at : undefined;
+}
+
+/** Keeps the `at`s of a new entry's events beside them when one is not its event's own. */
+function checkAts(entry: Entry, given: NewRunEvent[]): void {
+  for (let index = 0; index < given.length; index++) {
+    if (!Object.is(ownAt(entry.events[index]), given[index]!.at)) {
+      entry.ats = given.map(({ at }) => at);
+      return;
+    }
+  }
 }
 
 /** Appends events already kept (`events`, copied first: a failed copy leaves the log as it was). */

@@ -185,7 +185,15 @@ export function createdRun(run: NewRun, at: number, snapshot: unknown): StoredRu
     snapshot,
     createdAt: at,
     updatedAt: at,
-    ...(run.labels === undefined ? {} : { labels: { ...run.labels } }),
+    ...(run.labels === undefined ? {} : { labels: ownLabels(run.labels) }),
     ...(run.owner === undefined ? {} : { owner: run.owner }),
   };
+}
+
+/**
+ * Labels to keep or hand out: frozen ones as they are (string values: nothing in them can change;
+ * the runtime's are the run's own, frozen with its first event), others copied.
+ */
+export function ownLabels(labels: Record<string, string>): Record<string, string> {
+  return Object.isFrozen(labels) ? labels : { ...labels };
 }
