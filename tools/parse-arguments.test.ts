@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_INPUT_DEPTH, parseArguments } from './parse-arguments.ts';
+import {
+  DEFAULT_MAX_INPUT_BYTES,
+  DEFAULT_MAX_INPUT_DEPTH,
+  parseArguments,
+  toJsonValue,
+} from './parse-arguments.ts';
 
 /** `levels` nested arrays as JSON text: `[[...]]`. */
 const nestedArrayText = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
@@ -205,5 +210,52 @@ describe('parseArguments: keys that reach prototypes', () => {
     expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
     expect(Object.hasOwn(value, '__proto__')).toBe(false);
     expect(value.isAdmin).toBeUndefined();
+  });
+});
+
+describe('toJsonValue: sizes and paths', () => {
+  it('counts a number as the characters of its JSON text, whatever its magnitude and sign', () => {
+    const numbers = [
+      0,
+      -0,
+      7,
+      -7,
+      9,
+      10,
+      -10,
+      99,
+      100,
+      999_999_999,
+      -999_999_999,
+      1e9,
+      -1e9,
+      123.456,
+      -1e-7,
+      2 ** 53,
+      1e21,
+    ];
+    for (const n of numbers) {
+      const exact = String(n).length;
+      expect(toJsonValue(n, { subject: 'Value', maxBytes: exact }).ok, `${n} within ${exact}`).toBe(true);
+      expect(
+        toJsonValue(n, { subject: 'Value', maxBytes: exact - 1 }),
+        `${n} over ${exact - 1}`,
+      ).toMatchObject({
+        ok: false,
+        kind: 'too_large',
+      });
+    }
+  });
+
+  it('names where a value that is not JSON sits, array items by index', () => {
+    const value = { order: { items: [{ sku: 'a' }, { sku: () => 'b' }] } };
+    expect(toJsonValue(value, { subject: 'Tool result' })).toMatchObject({
+      ok: false,
+      kind: 'not_json',
+      message: 'order.items.1.sku: a function is not JSON',
+    });
+    expect(toJsonValue(Symbol('s'), { subject: 'Tool result' })).toMatchObject({
+      message: 'tool result: a symbol is not JSON',
+    });
   });
 });

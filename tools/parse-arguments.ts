@@ -123,7 +123,7 @@ function sanitize(
   const walk = new JsonWalk(limits);
   let value: unknown;
   try {
-    value = walk.copy(root, 0, undefined, '');
+    value = walk.copy(root, 0, undefined, undefined);
   } catch (err) {
     const reason = err instanceof RangeError ? 'it nests too deeply to copy' : describeError(err);
     return { ok: false, kind: 'not_json', message: `${walk.subject} could not be read: ${reason}` };
@@ -154,7 +154,8 @@ class JsonWalk {
   private readonly maxElements: number;
   private bytes = 0;
   private elements = 0;
-  private readonly seen = new Set<object>();
+  /** The objects and arrays being walked, outermost first (a cycle is one of them again). */
+  private readonly open: object[] = [];
 
   constructor(limits: { maxBytes: number; maxDepth: number; maxElements: number; subject?: string }) {
     this.maxBytes = limits.maxBytes;
@@ -175,12 +176,17 @@ class JsonWalk {
     return false;
   }
 
-  /** The value's path for a message, or the subject's name for the root. */
-  private where(path: Path | undefined): string {
+  /** The value's path for a message (`parent` and its `key` in it), or the subject's name for the root. */
+  private where(parent: Path | undefined, key: string | number | undefined): string {
+    const path = key === undefined ? undefined : { parent, key: String(key) };
     return pathText(path) || this.subject.toLowerCase();
   }
 
-  copy(input: unknown, depth: number, path: Path | undefined, key: string): unknown {
+  /**
+   * The copy of `input`, found at `key` of the value at `parent` (`key` undefined for the root).
+   * A path object is made only for an object or array (its members' parent) or a message.
+   */
+  copy(input: unknown, depth: number, parent: Path | undefined, key: string | number | undefined): unknown {
     if (this.failure) return undefined;
     const { subject, maxElements } = this;
     if (++this.elements > maxElements)
@@ -191,15 +197,15 @@ class JsonWalk {
       typeof value === 'object' &&
       typeof (value as { toJSON?: unknown }).toJSON === 'function'
     ) {
-      value = (value as { toJSON(key: string): unknown }).toJSON(key);
+      value = (value as { toJSON(key: string): unknown }).toJSON(key === undefined ? '' : String(key));
     }
     switch (typeof value) {
       case 'string':
         return this.count(value.length + 2) ? value : undefined;
       case 'number':
         if (!Number.isFinite(value))
-          return this.fail('not_json', `${this.where(path)}: ${value} is not a JSON number`);
-        return this.count(String(value).length) ? value : undefined;
+          return this.fail('not_json', `${this.where(parent, key)}: ${value} is not a JSON number`);
+        return this.count(numberLength(value)) ? value : undefined;
       case 'boolean':
         return this.count(value ? 4 : 5) ? value : undefined;
       case 'undefined':
@@ -208,35 +214,37 @@ class JsonWalk {
         if (value === null) return this.count(4) ? null : undefined;
         break;
       default:
-        return this.fail('not_json', `${this.where(path)}: a ${typeof value} is not JSON`);
+        return this.fail('not_json', `${this.where(parent, key)}: a ${typeof value} is not JSON`);
     }
     const object = value as object;
-    const tag = Object.prototype.toString.call(object);
-    if (tag !== '[object Object]' && tag !== '[object Array]') {
-      return this.fail('not_json', `${this.where(path)}: a ${tag.slice(8, -1)} is not JSON`);
+    const isArray = Array.isArray(object);
+    if (!isArray) {
+      const tag = Object.prototype.toString.call(object);
+      if (tag !== '[object Object]' && tag !== '[object Array]')
+        return this.fail('not_json', `${this.where(parent, key)}: a ${tag.slice(8, -1)} is not JSON`);
     }
     if (depth >= this.maxDepth) {
       return this.fail('too_deep', `${subject} nest deeper than the limit of ${this.maxDepth} levels`);
     }
-    if (this.seen.has(object))
-      return this.fail('not_json', `${this.where(path)}: a cyclic value is not JSON`);
+    if (this.open.includes(object))
+      return this.fail('not_json', `${this.where(parent, key)}: a cyclic value is not JSON`);
     if (!this.count(2)) return undefined;
     // Refused by size before a walk (issue 24 item 8: `new Array(1e7)` was walked whole, 2.6 s):
     // each item or member is one more value, and at least one byte plus a separator.
-    const keys = Array.isArray(object) ? undefined : Object.keys(object);
+    const keys = isArray ? undefined : Object.keys(object);
     const size = keys ? keys.length : (object as unknown[]).length;
     if (this.elements + size > maxElements)
       return this.fail('too_large', `${subject} hold more than ${maxElements} values`);
     if (this.bytes + Math.max(0, 2 * size - 1) > this.maxBytes) {
       return this.fail('too_large', `${subject} exceed the limit of ${this.maxBytes} bytes`);
     }
-    this.seen.add(object);
+    const path: Path | undefined = key === undefined ? undefined : { parent, key: String(key) };
+    this.open.push(object);
     let out: unknown;
-    if (Array.isArray(object)) {
+    if (isArray) {
       const items: unknown[] = [];
       for (let index = 0; index < object.length && !this.failure; index++) {
-        const itemKey = String(index);
-        const item = this.copy(object[index], depth + 1, { parent: path, key: itemKey }, itemKey);
+        const item = this.copy(object[index], depth + 1, path, index);
         // An empty slot or undefined item is written as null: it counts, so `new Array(1e7)`
         // is too large instead of ten million nulls built for free (issue 12, defect 2).
         if (item === undefined && !this.failure && !this.count(4)) break;
@@ -252,19 +260,24 @@ class JsonWalk {
           this.forbiddenKeys.push(pathText({ parent: path, key: member }));
           continue;
         }
-        const item = this.copy(
-          (object as Record<string, unknown>)[member],
-          depth + 1,
-          { parent: path, key: member },
-          member,
-        );
+        const item = this.copy((object as Record<string, unknown>)[member], depth + 1, path, member);
         if (item !== undefined) record[member] = item;
       }
       out = record;
     }
-    this.seen.delete(object);
+    this.open.pop();
     return out;
   }
+}
+
+/** `String(value).length` of a finite number, without making the string for small integers. */
+function numberLength(value: number): number {
+  if (Number.isInteger(value) && value > -1e9 && value < 1e9) {
+    let length = value < 0 ? 2 : 1;
+    for (let rest = Math.abs(value); rest >= 10; rest = Math.floor(rest / 10)) length++;
+    return length;
+  }
+  return String(value).length;
 }
 
 /** A path for messages (`items.0.sku`): keys clipped, and the whole, so a refusal's message stays short. */
