@@ -196,8 +196,26 @@ export interface RunInput {
 }
 
 export function turnId(context: Pick<RunContext, 'runId' | 'turn'>): string {
-  return `${context.runId}:t${context.turn}`;
+  const last = turnIds.get(context.runId);
+  if (last !== undefined && last.turn === context.turn) return last.id;
+  const id = `${context.runId}:t${context.turn}`;
+  if (last !== undefined) {
+    last.turn = context.turn;
+    last.id = id;
+  } else {
+    if (turnIds.size >= MAX_TURN_IDS) turnIds.clear();
+    turnIds.set(context.runId, { turn: context.turn, id });
+  }
+  return id;
 }
+
+/**
+ * Each run's current turn id, made once a turn: a run's events keep theirs for the run's life,
+ * and a new string per call was ~2.5 equal 32-byte strings a turn, plus the tool call ids built
+ * on each (issue 29 item 3). Bounded: past it, forgotten all at once (a miss only makes the string again).
+ */
+const turnIds = new Map<string, { turn: number; id: string }>();
+const MAX_TURN_IDS = 4096;
 
 /**
  * Run labels that link a child run to the tool call that started it (agent-as-tool, docs/tool-boundary.md).
