@@ -14,7 +14,7 @@ import type { Planner } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
 import { defineTool } from '../tools/define-tool.ts';
 
-// The default install with no OpenTelemetry SDK (docs/telemetry.md §Cost): no global tracer, meter
+// The default install with no OpenTelemetry SDK (docs/telemetry.md, its opening paragraph): no global tracer, meter
 // or context manager in this file until a test registers one, the way an app that never set up
 // OpenTelemetry runs. The plugin then passes calls straight on; an SDK registered later, behind
 // the API's proxies, is followed from the next run segment.
