@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { definePlugin } from '../plugins/define-plugin.ts';
-import { scriptedPlanner } from '../run/planner.ts';
+import { type PlanInput, scriptedPlanner } from '../run/planner.ts';
 import { memoryStore } from '../runtime/stores/memory-store.ts';
 import type { RunStore } from '../runtime/stores/run-store.ts';
 import type { ToolContext } from '../tools/define-tool.ts';
@@ -181,5 +181,45 @@ describe("a tool call's signal", () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
       expect(ran).toEqual([]);
     });
+  });
+
+  it("is in a copy of the call's context a tool makes, and Object.keys lists it", async () => {
+    let copied: { signal?: AbortSignal } = {};
+    let keys: string[] = [];
+    const copying = defineTool({
+      id: 'util.copy',
+      description: 'Copies its context',
+      input: z.object({}),
+      execute: (_, ctx) => {
+        copied = { ...ctx };
+        keys = Object.keys(ctx);
+        return 'ok';
+      },
+    });
+    const planner = scriptedPlanner([call('util.copy', {}), done('ok')]);
+    await testRuntime({ planner, tools: [copying] })
+      .start({ messages: prompt })
+      .result();
+    expect(copied.signal).toBeInstanceOf(AbortSignal);
+    expect(keys.sort()).toEqual(['labels', 'meta', 'signal']);
+  });
+});
+
+describe("a planner turn's signal", () => {
+  it('is in a copy of the input a planner makes, and aborts when the run is canceled', async () => {
+    const seen = deferred<AbortSignal | undefined>();
+    const planner = {
+      planStart: (input: PlanInput) => {
+        seen.resolve({ ...input }.signal);
+        return new Promise<never>(() => {});
+      },
+      planResume: async () => done('never'),
+    };
+    const run = testRuntime({ planner }).start({ messages: prompt });
+    const signal = await seen.promise;
+    expect(signal).toBeInstanceOf(AbortSignal);
+    run.cancel('enough');
+    expect((await run.result()).status).toBe('canceled');
+    expect(signal?.aborted).toBe(true);
   });
 });

@@ -1,10 +1,12 @@
 import type { ExecuteToolInput, ExecuteToolOutput, RunPort } from '../../machines/run-ports.ts';
 import { composeWrappers, type RunInfo, type ToolInvocation } from '../../plugins/define-plugin.ts';
 import {
+  CALL_ABORT,
   CallAbort,
   DEFAULT_TOOL_TIMEOUT_MS,
   type ExecuteOptions,
   executeToolCall,
+  LAZY_SIGNAL,
 } from '../../tools/call-tool.ts';
 import { MAX_TIMEOUT_MS, type Tool } from '../../tools/define-tool.ts';
 import { toPolicyRetryHint } from '../../tools/retry-hint.ts';
@@ -101,9 +103,6 @@ export function createExecuteToolPort(
   };
 }
 
-/** Where an invocation the port made holds its call's cancellation (see {@link callAbortOf}). */
-const CALL_ABORT = Symbol('toolwarden.callAbort');
-
 /** Why a call's signal aborts when the run stops: what an AbortController's `abort()` gives. */
 function stopped(): DOMException {
   return new DOMException('This operation was aborted', 'AbortError');
@@ -129,14 +128,8 @@ function toolInvocation(
     droppedFields: call.droppedFields ?? [],
     run: runInfoFor(meta.runId),
     [CALL_ABORT]: abort,
-    get signal(): AbortSignal {
-      return abort.signal;
-    },
-    set signal(value: AbortSignal | undefined) {
-      abort.substituted = true;
-      Object.defineProperty(this, 'signal', { value, writable: true, enumerable: true, configurable: true });
-    },
   };
+  Object.defineProperty(invocation, 'signal', LAZY_SIGNAL);
   // Set after, not spread in: a spread in an object literal takes V8's slow path every call.
   if (call.edited) invocation.edited = { original: call.edited.original, by: call.edited.by };
   abort.invocation = invocation;

@@ -253,11 +253,10 @@ function buildPlanInput(
     tools: kind === 'finalize' ? [] : advertisedTools(deps, context),
     caps: capsState(context),
     labels: { ...context.labels },
-    // A member like any other to the planner (spreads and JSON see it), made when first read.
-    get signal(): AbortSignal {
-      return turn.signal;
-    },
-  } as PlanInput;
+    [PLAN_TURN]: turn,
+  } as PlanInput & { [PLAN_TURN]: PlanTurn };
+  // A member like any other to the planner (spreads and JSON see it), made when first read.
+  Object.defineProperty(base, 'signal', PLAN_SIGNAL);
   const publish = deps.publishDelta;
   if (publish) {
     const { runId, turnId: id } = base;
@@ -275,6 +274,25 @@ function buildPlanInput(
     finalize: kind === 'finalize' ? finalizeNotice(context) : undefined,
   });
 }
+
+/** Where a PlanInput keeps its turn, for {@link PLAN_SIGNAL}. */
+const PLAN_TURN = Symbol('toolwarden.planTurn');
+
+/**
+ * PlanInput's `signal`: an accessor made once, defined on each input (a getter of the input's own
+ * in its literal is ~4x slower to make, and V8 keeps the input as a dictionary). Assigning one
+ * replaces it (the turn's own is not handed on then).
+ */
+const PLAN_SIGNAL: PropertyDescriptor = {
+  enumerable: true,
+  configurable: true,
+  get(this: { [PLAN_TURN]: PlanTurn }): AbortSignal {
+    return this[PLAN_TURN].signal;
+  },
+  set(value: AbortSignal | undefined) {
+    Object.defineProperty(this, 'signal', { value, writable: true, enumerable: true, configurable: true });
+  },
+};
 
 /**
  * What the finalizing turn is told (issue 24 item 2): the reason, the policy and its note when a
