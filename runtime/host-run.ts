@@ -212,6 +212,7 @@ class HostedRun {
       parts.hooks.eachPlugin('onStateChange', (plugin) => plugin.onStateChange?.(change, info));
     }
     parts.durable.observed(handle, state, snapshot.status !== 'active');
+    if (state.startsWith('awaiting')) handle.compact();
     if (snapshot.status !== 'active') {
       handle.close();
       handle.settle();

@@ -128,7 +128,7 @@ export class RunHandle {
    * the run's store keeps when it keeps them in memory (the persister's immutable copies): a run
    * holds one copy of its log, not two (issue 29 item 3).
    */
-  private readonly replay: RunEvent[] = [];
+  private replay: RunEvent[] = [];
   /**
    * Each replayed event as it is published, and the live-only events (a streaming planner's
    * deltas: to the subscribers of the moment, never replayed); made by the first `events$`
@@ -375,6 +375,15 @@ export class RunHandle {
     if (this.ended) return;
     this.replay.push(event);
     this.subjects?.replayed.next(event);
+  }
+
+  /**
+   * @internal The run waits (for an answer, a backoff): its replay list gives back the room it
+   * grew by (an array grows by half again plus 16 slots: 17 slots for a first turn's ~5 events),
+   * as the run may wait long (issue 29 item 3).
+   */
+  compact(): void {
+    if (this.replay.length > 0) this.replay = this.replay.slice();
   }
 
   /** @internal A live-only event (a delta): to current subscribers, not replayed, not kept. */
