@@ -75,6 +75,42 @@ describe('memoryStore', () => {
     expect(Object.isFrozen(records[0]!.event)).toBe(false);
   });
 
+  it('keeps every event in order, with its at, across saves of a run that waits (its log compacted)', async () => {
+    const store = memoryStore();
+    await store.create({
+      runId: 'run-1',
+      agentId: 'a',
+      status: 'running',
+      snapshot: {},
+      events: [{ event: { type: 'a', at: 1 }, at: 1 }],
+    });
+    await store.save('run-1', {
+      expectedVersion: 1,
+      status: 'awaiting',
+      snapshot: {},
+      events: [
+        { event: { type: 'b', at: 2 }, at: 2 },
+        { event: { type: 'c', at: 3 }, at: 30 },
+      ],
+    });
+    await store.appendEvents('run-1', [{ event: { type: 'd', at: 4 }, at: 4 }]);
+    await store.save('run-1', {
+      expectedVersion: 2,
+      status: 'awaiting',
+      snapshot: {},
+      events: [{ event: { type: 'e', at: 5 }, at: 5 }],
+    });
+
+    const records = await store.readEvents('run-1');
+    expect(records.map(({ seq, at, event }) => [seq, at, (event as { type: string }).type])).toEqual([
+      [1, 1, 'a'],
+      [2, 2, 'b'],
+      [3, 30, 'c'],
+      [4, 4, 'd'],
+      [5, 5, 'e'],
+    ]);
+  });
+
   it("gives each event the at it was written with, whether or not it is the event's own", async () => {
     const store = memoryStore();
     await store.create({
