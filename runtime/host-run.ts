@@ -147,6 +147,12 @@ class HostedRun {
       });
     }
     actor.start();
+    // XState keeps the actor's input for the actor's life, read only to build its first snapshot
+    // and the start's inspection event, both done by now: the app's start messages (for a
+    // continued session, its whole earlier transcript) and labels would stay referenced beside the
+    // context's own copies for as long as the run waits (issue 29 item 3).
+    const options = (actor as unknown as { options?: { input?: unknown } }).options;
+    if (options !== undefined) options.input = undefined;
     this.next();
   }
 

@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { firstValueFrom } from 'rxjs';
 import { take, toArray } from 'rxjs/operators';
 import { describe, expect, it } from 'vitest';
@@ -167,6 +169,37 @@ describe('RunHandle: what a run keeps for its handle (issue 29 item 3)', () => {
     expect(outcome.status).toBe('completed');
     expect(late).toEqual(events);
     expect(events.at(-1)?.type).toBe('run_completed');
+    await runtime.close();
+  });
+});
+
+describe('a hosted run', () => {
+  it('keeps nothing of what the app gave `start` but its own copies while it waits', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const runtime = createRuntime({
+      agent: { id: 'asker' },
+      telemetry: false,
+      planner: scriptedPlanner([
+        { await: { clarification: { id: 'q', question: 'Which?', missingFields: ['a'] } } },
+      ]),
+    });
+    const started = (() => {
+      const messages = [{ role: 'user' as const, content: 'Hi' }];
+      return {
+        run: runtime.start({ messages, labels: { tenant: 'acme' } }),
+        messages: new WeakRef(messages),
+      };
+    })();
+    await started.run.persisted();
+    for (let round = 0; round < 3; round++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      gc();
+    }
+
+    // XState keeps an actor's input for its life: the host lets go of it once the actor started.
+    expect(started.messages.deref()).toBeUndefined();
+    expect(started.run.context.messages[0]).toEqual({ role: 'user', content: 'Hi' });
     await runtime.close();
   });
 });
