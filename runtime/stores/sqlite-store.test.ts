@@ -83,6 +83,50 @@ describe('sqliteStore', () => {
     expect((await open(path).load('run-1'))?.snapshot).toEqual(snapshot());
   });
 
+  it("stores a save's events and transcript rows alike whether few (bound VALUES) or many (one JSON array)", async () => {
+    const path = join(dir, 'runs.db');
+    const store = open(path);
+    let messages: { role: string; content: string }[] = [];
+    const snapshot = () => ({ value: 'planning', context: { messages, hints: [] } });
+    await store.create({ ...run, snapshot: snapshot() });
+    const expected: { seq: number; event: unknown; at: number }[] = [];
+    // 1 and 8 rows go through the statements with bound rows, 9 and 20 through json_each.
+    for (const [step, count] of [1, 8, 9, 20].entries()) {
+      const events = Array.from({ length: count }, (_, i) => ({
+        event: { type: 'state_changed', step, i, text: `"quoted" ${'é'.repeat(i)}` },
+        at: 1_000 * step + i,
+      }));
+      messages = [...messages, ...events.map((_, i) => ({ role: 'tool', content: `${step}.${i}` }))];
+      for (const { event, at } of events) expected.push({ seq: expected.length + 1, event, at });
+      await store.save('run-1', {
+        expectedVersion: step + 1,
+        status: 'running',
+        snapshot: snapshot(),
+        events,
+      });
+      // A stale save writes none of its events or rows.
+      await expect(
+        store.save('run-1', { expectedVersion: step + 1, status: 'running', snapshot: snapshot(), events }),
+      ).rejects.toThrow(/version/i);
+    }
+    const read = await store.readEvents('run-1');
+    expect(read.map(({ seq, event, at }) => ({ seq, event, at }))).toEqual(expected);
+    expect((await open(path).load('run-1'))?.snapshot).toEqual(snapshot());
+    const db = createClient({ url: `file:${path}` });
+    try {
+      const types = await db.execute(
+        'SELECT DISTINCT typeof(seq) || typeof(at) || typeof(event) AS t FROM toolwarden_run_events',
+      );
+      expect(types.rows.map((row) => row.t)).toEqual(['integerintegertext']);
+      const rowTypes = await db.execute(
+        'SELECT DISTINCT typeof(idx) || typeof(value) AS t FROM toolwarden_run_rows',
+      );
+      expect(rowTypes.rows.map((row) => row.t)).toEqual(['integertext']);
+    } finally {
+      db.close();
+    }
+  });
+
   it('reports a run whose transcript rows were lost instead of loading a shorter transcript', async () => {
     const path = join(dir, 'runs.db');
     const store = open(path);
