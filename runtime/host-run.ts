@@ -16,6 +16,7 @@
 
 import { persistedSnapshotOf } from '../machines/persisted-snapshot.ts';
 import type { RunActorRef } from '../machines/run-machine.ts';
+import { STEPS_ACTOR_ID } from '../machines/run-steps.ts';
 import type { RunInfo } from '../plugins/define-plugin.ts';
 import type { PolicyDecisionRecord, RunEvent } from '../run/run-events.ts';
 import type { ToolCatalog } from '../tools/tool-catalog.ts';
@@ -147,12 +148,9 @@ class HostedRun {
       });
     }
     actor.start();
-    // XState keeps the actor's input for the actor's life, read only to build its first snapshot
-    // and the start's inspection event, both done by now: the app's start messages (for a
-    // continued session, its whole earlier transcript) and labels would stay referenced beside the
-    // context's own copies for as long as the run waits (issue 29 item 3).
-    const options = (actor as unknown as { options?: { input?: unknown } }).options;
-    if (options !== undefined) options.input = undefined;
+    settleActorOptions(actor);
+    const steps = actor.getSnapshot().children[STEPS_ACTOR_ID];
+    if (steps !== undefined) settleActorOptions(steps);
     this.next();
   }
 
@@ -270,4 +268,24 @@ function versionOnceWritten(persist: ReturnType<DurableRuns['track']>): Promise<
 function runErrorOf(err: unknown) {
   const { name, message } = ToolError.from(err);
   return { name: name === 'ToolError' ? 'RunError' : name, message, recoverable: false };
+}
+
+/**
+ * What XState keeps of a started actor's options, settled (issue 29 item 3). XState 5 reads
+ * `actor.options` only until `start()` returns (its input for the first snapshot and the start's
+ * inspection event, `devTools`), yet keeps the object for the actor's life:
+ * - with the input in it: the app's start messages and labels (for a continued session, its whole
+ *   earlier transcript) stayed referenced beside the context's own copies while the run waits;
+ * - built as `{ ...defaultOptions, ...options }`, which on Node 20's V8 (11.3) gives every such
+ *   object a hidden class of its own (a spread followed by more members never shares one): ~0.25 KB
+ *   of map and descriptors per actor, two actors per run.
+ * The actor keeps instead a copy without the input, made by `Object.assign`, whose hidden class
+ * all runs share. The same members and values otherwise: nothing XState reads changes.
+ */
+function settleActorOptions(actor: unknown): void {
+  const holder = actor as { options?: Record<string, unknown> };
+  if (holder.options === undefined) return;
+  const settled = Object.assign({}, holder.options);
+  settled.input = undefined;
+  holder.options = settled;
 }
