@@ -3,6 +3,7 @@ import { scriptedPlanner } from '../../run/planner.ts';
 import { createRuntime } from '../create-runtime.ts';
 import { immutableCopy } from './immutable-copy.ts';
 import { DEFAULT_FINISHED_TTL_MS, DEFAULT_MAX_FINISHED_RUNS, memoryStore } from './memory-store.ts';
+import type { NewRunEvent, RunStore } from './run-store.ts';
 import { describeRunStoreContract } from './store-contract.ts';
 
 describeRunStoreContract('memoryStore', async ({ now }) => {
@@ -18,6 +19,11 @@ describeRunStoreContract('memoryStore', async ({ now }) => {
     dispose: () => store.close(),
   };
 });
+
+/** Creates the running run `run-1` with `events`. */
+function createRun(store: RunStore, events: NewRunEvent[]): Promise<unknown> {
+  return store.create({ runId: 'run-1', agentId: 'a', status: 'running', snapshot: {}, events });
+}
 
 describe('memoryStore', () => {
   it('rejects a snapshot that cannot be cloned and keeps the stored run as it was', async () => {
@@ -58,16 +64,10 @@ describe('memoryStore', () => {
     const store = memoryStore();
     const frozen = Object.freeze({ type: 'planner_note', note: 'n' });
     const notFrozen = { type: 'planner_note', note: 'm' };
-    await store.create({
-      runId: 'run-1',
-      agentId: 'a',
-      status: 'running',
-      snapshot: {},
-      events: [
-        { event: frozen, at: 1, frozen: true },
-        { event: notFrozen, at: 2, frozen: true },
-      ],
-    });
+    await createRun(store, [
+      { event: frozen, at: 1, frozen: true },
+      { event: notFrozen, at: 2, frozen: true },
+    ]);
     notFrozen.note = 'changed';
 
     const records = await store.readEvents('run-1');
@@ -77,13 +77,7 @@ describe('memoryStore', () => {
 
   it('keeps every event in order, with its at, across saves of a run that waits (its log compacted)', async () => {
     const store = memoryStore();
-    await store.create({
-      runId: 'run-1',
-      agentId: 'a',
-      status: 'running',
-      snapshot: {},
-      events: [{ event: { type: 'a', at: 1 }, at: 1 }],
-    });
+    await createRun(store, [{ event: { type: 'a', at: 1 }, at: 1 }]);
     await store.save('run-1', {
       expectedVersion: 1,
       status: 'awaiting',
@@ -113,13 +107,7 @@ describe('memoryStore', () => {
 
   it("gives each event the at it was written with, whether or not it is the event's own", async () => {
     const store = memoryStore();
-    await store.create({
-      runId: 'run-1',
-      agentId: 'a',
-      status: 'running',
-      snapshot: {},
-      events: [{ event: { type: 'a', at: 5 }, at: 5 }],
-    });
+    await createRun(store, [{ event: { type: 'a', at: 5 }, at: 5 }]);
     await store.appendEvents('run-1', [
       { event: { type: 'b', at: 6 }, at: 6 },
       { event: { type: 'c', at: 7 }, at: 99 },
