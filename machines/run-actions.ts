@@ -7,6 +7,7 @@
  */
 
 import { AwaitClarificationSchema } from '../run/planner.ts';
+import { ToolError, type ToolErrorJSON } from '../tools/tool-error.ts';
 import { planOf } from './plan-output.ts';
 import { type BatchState, NO_CALLS, type PendingCall, type RunContext, turnId } from './run-context.ts';
 import type { RunMachineEvent } from './run-machine.ts';
@@ -113,14 +114,41 @@ export function recordFinalResponseUpdate(context: RunContext, event: RunMachine
   };
 }
 
-/** `recordPlannerError`. */
+/**
+ * `recordPlannerError`: the run's error is the planner's, as a ToolError's JSON form, so its cause
+ * chain is kept (`ModelUnavailableError` ← `connect ECONNREFUSED`: the network reason a provider
+ * error carries), bounded as a tool error's is (`MAX_CAUSE_DEPTH` links, cycles cut; each message
+ * clipped to `MAX_PLANNER_ERROR_CHARS`). The outermost message says `Planner failed: …`.
+ */
 export function recordPlannerErrorUpdate(context: RunContext, event: RunMachineEvent): Partial<RunContext> {
   const err = (event as { error?: unknown }).error;
+  const json = err instanceof Error ? ToolError.from(err).toJSON() : undefined;
+  // The thrown class's own name, `Error` included (ToolError.from names a plain Error `ToolError`).
   const name = err instanceof Error ? err.name : 'PlannerError';
-  const message = err instanceof Error ? err.message : String(err);
+  const message = json?.message ?? String(err);
   return withFlow(context, {
-    error: { name, message: `Planner failed: ${message}`, recoverable: false },
+    error: {
+      ...clipped({ name, message: `Planner failed: ${message}`, recoverable: false }),
+      ...(json?.cause ? { cause: clipped(json.cause) } : {}),
+    },
   });
+}
+
+/** Characters of each message of a planner error's chain the run keeps (as a failed tool call's: 4,096). */
+export const MAX_PLANNER_ERROR_CHARS = 4_096;
+
+/** An error's chain with every message clipped to {@link MAX_PLANNER_ERROR_CHARS}. */
+function clipped(error: ToolErrorJSON): ToolErrorJSON {
+  const message =
+    error.message.length > MAX_PLANNER_ERROR_CHARS
+      ? `${error.message.slice(0, MAX_PLANNER_ERROR_CHARS)}…`
+      : error.message;
+  return {
+    name: error.name,
+    message,
+    recoverable: error.recoverable,
+    ...(error.cause ? { cause: clipped(error.cause) } : {}),
+  };
 }
 
 /** `recordActorError`. */
