@@ -19,7 +19,9 @@ const failingPlanner = (error: unknown) => ({
 describe('a planner error keeps its cause chain (issue 38 item 5)', () => {
   it('keeps ECONNREFUSED under the provider error in the outcome, the stored run and run_failed', async () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8080'), { code: 'ECONNREFUSED' });
-    const error = new ModelUnavailableError('model server answered 503 Service Unavailable', { cause: refused });
+    const error = new ModelUnavailableError('model server answered 503 Service Unavailable', {
+      cause: refused,
+    });
     const runtime = createRuntime({ agent: { id: 'a' }, planner: failingPlanner(error), telemetry: false });
     const out = await runtime.start({ runId: 'r1', messages: [{ role: 'user', content: 'hi' }] }).result();
     const expected = {
