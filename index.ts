@@ -26,6 +26,15 @@ export type {
   RunMachineGuardName,
   RunStateValue,
 } from './machines/run-machine-types.ts';
+export {
+  type EffectCall,
+  initialRunTransition,
+  type PersistedRunSnapshot,
+  type RunEffect,
+  type RunStep,
+  restoredRunEffects,
+  runTransition,
+} from './machines/run-transition.ts';
 // --- Plugins (docs/policies.md §Plugins) ------------------------------------------------------
 export {
   definePlugin,
