@@ -181,7 +181,15 @@ export function requestToolConfirmationUpdate(context: RunContext): Partial<RunC
           asked?.prompt ??
           `Approve ${toolCallIds.length === 1 ? 'the call' : `${toolCallIds.length} calls`} to ${names}?`,
         details:
-          asked?.details === undefined ? calls : { calls, policy: asked.policy, details: asked.details },
+          asked === undefined || (asked.details === undefined && asked.error === undefined)
+            ? calls
+            : {
+                calls,
+                policy: asked.policy,
+                ...(asked.details === undefined ? {} : { details: asked.details }),
+                // The approver sees that the policy's own list was wrong (issue 35 item 5).
+                ...(asked.error === undefined ? {} : { policyError: asked.error }),
+              },
       },
     },
   });

@@ -148,7 +148,7 @@ export interface FlowState {
     backoffUntil?: number;
     awaitClarification?: AwaitClarification;
     /** A policy's `confirm` for the batch being admitted: what the person is shown. */
-    confirm?: { prompt?: string; details?: unknown; policy: string };
+    confirm?: { prompt?: string; details?: unknown; policy: string; error?: string };
   } | null;
   finalResponse: { text: string; data?: unknown } | null;
   error: ToolErrorJSON | null;

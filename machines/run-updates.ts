@@ -265,6 +265,7 @@ function routedEffects(effects: PolicyEffects): FlowState['effects'] {
     policy: effects.confirm.policy,
     ...(effects.confirm.prompt === undefined ? {} : { prompt: effects.confirm.prompt }),
     ...(effects.confirm.details === undefined ? {} : { details: effects.confirm.details }),
+    ...(effects.confirm.error === undefined ? {} : { error: effects.confirm.error }),
   };
   return { fail, finalize: finalizeOf(effects), awaitClarification, backoffUntil, confirm };
 }

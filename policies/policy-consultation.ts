@@ -334,6 +334,31 @@ export class Consultation {
     this.record(policy.name, hook, ['fail'], { fail: { reason: error.message } }, subject, error.message);
   }
 
+  /**
+   * `onToolBatch`: a `confirm` naming calls that are not in the batch (neither a toolCallId nor a
+   * tool id of its calls) is the policy's error, and fails closed (issue 35 item 5): the whole
+   * batch waits for approval, and a decision record says which names matched nothing.
+   */
+  holdUnmatchedConfirm(batch: readonly { toolCallId: string; name: string }[]): void {
+    const confirm = this.confirm;
+    if (!confirm || confirm.calls.includes('*')) return;
+    const known = new Set<string>();
+    for (const call of batch) known.add(call.toolCallId).add(call.name);
+    const unmatched = confirm.calls.filter((name) => !known.has(name));
+    if (unmatched.length === 0) return;
+    const names = unmatched.slice(0, 5).map((name) => JSON.stringify(name.slice(0, 100)));
+    const error = `policy error: confirm names ${unmatched.length === 1 ? 'a call' : 'calls'} not in the batch (${names.join(', ')}${unmatched.length > 5 ? ', …' : ''}); the whole batch waits for approval`;
+    this.confirm = { ...confirm, calls: ['*'], error };
+    this.record(
+      confirm.policy,
+      'onToolBatch',
+      ['confirm'],
+      { confirm: { calls: ['*'] }, unmatched },
+      {},
+      error,
+    );
+  }
+
   /** `onToolBatch`: clarification and backoff concern the turn after the batch; keep them for its review. */
   deferTurnEffects(): void {
     if (this.fail || this.finalize) {

@@ -182,6 +182,7 @@ export function createPolicyEngine(options: PolicyEngineOptions): PolicyEngine {
         );
         if (c.fail) break;
       }
+      c.holdUnmatchedConfirm(batch);
       c.deferTurnEffects();
       return c.effects();
     },

@@ -23,7 +23,14 @@ export interface PolicyEffects {
    * From `onToolBatch`: calls of the batch (toolCallIds or tool ids; `['*']` every call) that wait
    * for approval, with the prompt and details the person is shown, and the policy that asked.
    */
-  confirm?: { calls: string[]; prompt?: string; details?: unknown; policy: string };
+  confirm?: {
+    calls: string[];
+    prompt?: string;
+    details?: unknown;
+    policy: string;
+    /** Set when the policy named calls not in the batch: the whole batch waits (fail closed). */
+    error?: string;
+  };
   finalize?: { reason: string };
   fail?: { reason: string };
   labels?: Record<string, string>;

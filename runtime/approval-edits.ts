@@ -26,7 +26,9 @@ export class ApprovalEditRefusedError extends Error {
 
 /**
  * Checks the edits of an approval against the tool boundary (the same `prepareToolCall` a planner's
- * call goes through): each must name a call the confirmation holds, and its input must be valid.
+ * call goes through): each must name a call the confirmation holds, and its input must be valid;
+ * an input that had own `__proto__`/`constructor`/`prototype` keys (`forbiddenKeys`, from
+ * `checkedConfirmation`) is refused with `forbidden_key` issues, as a planner's is.
  *
  * @throws AnswerProblem (the handle's RunAnswerError) for an edit of a call not awaiting this
  *   approval, or with a denial;
@@ -35,7 +37,7 @@ export class ApprovalEditRefusedError extends Error {
 export function checkApprovalEdits(
   runId: string,
   context: RunContext,
-  answer: { approved: boolean; edits?: Record<string, unknown> },
+  answer: { approved: boolean; edits?: Record<string, unknown>; forbiddenKeys?: Record<string, string[]> },
   catalog: ToolCatalog,
   limits?: ParseLimits,
 ): ApprovalEdit[] | undefined {
@@ -51,7 +53,11 @@ export function checkApprovalEdits(
     if (!call || !held.has(toolCallId)) {
       throw new AnswerProblem(`\`edits\`: no call "${toolCallId.slice(0, 100)}" awaits this approval`);
     }
-    const prepared = prepareToolCall(catalog, { name: call.name, toolCallId, input }, { limits });
+    const prepared = prepareToolCall(
+      catalog,
+      { name: call.name, toolCallId, input },
+      { limits, forbiddenKeys: answer.forbiddenKeys?.[toolCallId] },
+    );
     if (!prepared.ok) {
       const { result } = prepared;
       throw new ApprovalEditRefusedError(

@@ -207,7 +207,7 @@ class HostedRun {
       state,
       snapshot: persisted,
       labels: snapshot.context.labels,
-      toolCallIds: snapshot.context.batch.pending.map((call) => call.toolCallId),
+      toolCallIds: recordedCallIds(snapshot.context.batch.pending),
     });
     if (changedKeys.length > 0) {
       // Queued above: the version is that of the write that holds this snapshot.
@@ -288,4 +288,16 @@ function settleActorOptions(actor: unknown): void {
   const settled = Object.assign({}, holder.options);
   settled.input = undefined;
   holder.options = settled;
+}
+
+/**
+ * The calls a written snapshot records as runnable (`whenRecorded`: a tool runs only once its
+ * call is in the store): the admitted ones. A call proposed or waiting for approval is left out:
+ * it runs once a snapshot that holds its admission (its approval) is stored, so an approval the
+ * store never got (a store failing mid-answer) holds the call instead of running it (issue 35 item 5).
+ */
+function recordedCallIds(pending: readonly { toolCallId: string; status: string }[]): string[] {
+  const ids: string[] = [];
+  for (const call of pending) if (call.status === 'admitted') ids.push(call.toolCallId);
+  return ids;
 }

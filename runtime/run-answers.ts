@@ -53,6 +53,8 @@ export function checkedConfirmation(answer: unknown): {
   by?: string;
   reason?: string;
   edits?: Record<string, unknown>;
+  /** toolCallId → the `__proto__`/`constructor`/`prototype` keys its edit had (left out of the copy): the tool boundary refuses them. */
+  forbiddenKeys?: Record<string, string[]>;
 } {
   const fields = readFields(answer, 'A confirmation answer', ['id', 'approved', 'by', 'reason', 'edits']);
   const id = requiredString(fields.id, '`id`');
@@ -65,30 +67,41 @@ export function checkedConfirmation(answer: unknown): {
     approved: fields.approved,
     ...(by === undefined ? {} : { by }),
     ...(reason === undefined ? {} : { reason }),
-    ...(edits === undefined ? {} : { edits }),
+    ...(edits === undefined ? {} : { edits: edits.values }),
+    ...(edits?.forbiddenKeys === undefined ? {} : { forbiddenKeys: edits.forbiddenKeys }),
   };
 }
 
 /**
  * A confirmation's `edits` (safety, issue 24 item 4: approve with edits): absent, or an object of
  * toolCallId → the edited input, each JSON of at most 16 MiB, copied. Whether the input is valid
- * is the tool boundary's business (runtime/approval-edits.ts). @throws AnswerProblem
+ * is the tool boundary's business (runtime/approval-edits.ts); the copy leaves out own
+ * `__proto__`/`constructor`/`prototype` keys, so their paths are handed on for the boundary to
+ * refuse, as it refuses them in a planner's input (issue 35 item 5: they were dropped silently
+ * and the call ran). @throws AnswerProblem
  */
-function checkedEdits(value: unknown): Record<string, unknown> | undefined {
+function checkedEdits(
+  value: unknown,
+): { values: Record<string, unknown>; forbiddenKeys?: Record<string, string[]> } | undefined {
   if (value === undefined) return undefined;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new AnswerProblem('`edits` must be an object of toolCallId → edited input');
   }
-  const out: Record<string, unknown> = {};
+  const values: Record<string, unknown> = {};
+  let forbiddenKeys: Record<string, string[]> | undefined;
   for (const id of Object.keys(value).slice(0, 1_000)) {
     const json = toJsonValue((value as Record<string, unknown>)[id], {
       subject: `\`edits.${clipText(id, 100)}\``,
       maxBytes: MAX_TOOL_RESULT_BYTES,
     });
     if (!json.ok) throw new AnswerProblem(json.message);
-    out[id] = json.value;
+    values[id] = json.value;
+    if (json.forbiddenKeys.length > 0) {
+      forbiddenKeys ??= {};
+      forbiddenKeys[id] = json.forbiddenKeys;
+    }
   }
-  return out;
+  return forbiddenKeys === undefined ? { values } : { values, forbiddenKeys };
 }
 
 /** One provided result of an external tool call, as the run keeps it. */

@@ -351,12 +351,12 @@ export class RunHandle {
     }
     // Edits pass the tool boundary again; a refused one throws ApprovalEditRefusedError (with the
     // hint) and the run still waits (safety, issue 24 item 4).
-    const { edits: given, ...rest } = checked;
+    const { edits: given, forbiddenKeys, ...rest } = checked;
     const edits = this.checked(() =>
       checkApprovalEdits(
         this.runId,
         this.context,
-        { approved: checked.approved, edits: given },
+        { approved: checked.approved, edits: given, forbiddenKeys },
         this.catalog,
       ),
     );

@@ -48,6 +48,12 @@ export interface PrepareOptions {
   /** False for tools disabled by the app or a policy; such calls become `tool_unavailable`. */
   isEnabled?: (toolId: string) => boolean;
   limits?: ParseLimits;
+  /**
+   * Dotted paths of `__proto__`/`constructor`/`prototype` keys an earlier copy of the input (an
+   * approver's edit, `run-answers.ts`) already left out: refused as `forbidden_key`, as if the
+   * input still had them.
+   */
+  forbiddenKeys?: readonly string[];
 }
 
 export type PreparedCall =
@@ -95,7 +101,10 @@ export function prepareToolCall(
     const hint = validationHint(tool, 'invalid_arguments', rawPrior(call.input), [], [], message);
     return { ok: false, result: failure(call, message, hint, false) };
   }
-  const forbidden = parsed.forbiddenKeys.map((path) => ({
+  const forbiddenPaths = options.forbiddenKeys
+    ? [...options.forbiddenKeys, ...parsed.forbiddenKeys]
+    : parsed.forbiddenKeys;
+  const forbidden = forbiddenPaths.map((path) => ({
     path,
     constraint: 'forbidden_key',
     message: `Field name "${path.split('.').pop()}" is not allowed`,
