@@ -64,6 +64,11 @@ export interface Runtime {
   readonly caps: Caps;
   /** This runtime's name as the owner of the runs it hosts (docs/durability.md §Guarantees (leases); `durable.owner`). */
   readonly owner: string;
+  /**
+   * This runtime instance's lease holder, `<owner>#<12 hex digits>`, unique per `createRuntime`:
+   * what the store records as the `owner` of a run this runtime holds (docs/durability.md §Guarantees).
+   */
+  readonly instance: string;
   /** Starts a run; its first events are replayed to any `events$` subscriber. */
   start(start: StartOptions): RunHandle;
   /**
@@ -161,6 +166,7 @@ export function runtimeApi(parts: RuntimeParts): Runtime {
     store,
     caps: ceilings,
     owner: durable.owner,
+    instance: durable.instance,
 
     start(start: StartOptions): RunHandle {
       const runId = start.runId ?? randomUUID();

@@ -54,7 +54,7 @@ describe('kill -9 with 20 runs in flight, then a new process with durable.recove
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('a restart under the same owner (recover: true) completes all 20 at once, without waiting for the lease', async () => {
+  it("a restart under the same owner (recover: true) completes all 20 once the crashed instance's lease lapsed", async () => {
     const db = join(dir, 'same-owner.db');
     await crashWithRunsInFlight(db, 'pod-a');
     expect(await unfinishedIn(db)).toBe(RUNS);
@@ -101,12 +101,12 @@ describe('runtime.recover() leaves runs of a live owner alone', () => {
 
     const plain = await b.recover();
     expect(plain.recovered).toEqual([]);
-    expect(plain.held).toEqual([{ runId: 'held-1', owner: 'a' }]);
+    expect(plain.held).toEqual([{ runId: 'held-1', owner: 'a', instance: a.instance }]);
 
     const takeover = await b.recover({ takeover: 'lapsed' });
     expect(takeover.recovered).toEqual([]);
     expect(takeover.held).toHaveLength(1);
-    expect(takeover.held[0]).toMatchObject({ runId: 'held-1', owner: 'a' });
+    expect(takeover.held[0]).toMatchObject({ runId: 'held-1', owner: 'a', instance: a.instance });
     expect(takeover.held[0]?.leaseUntil).toBeGreaterThan(Date.now());
 
     await b.close();

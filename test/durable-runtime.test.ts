@@ -143,7 +143,7 @@ for (const kind of kinds) {
         const run = runtime.start({ runId: 'run-steps', messages: ask });
         const emitted = eventsOf(run);
         await awaiting(run);
-        expect(await store.load('run-steps')).toMatchObject({ status: 'awaiting', owner: runtime.owner });
+        expect(await store.load('run-steps')).toMatchObject({ status: 'awaiting', owner: runtime.instance });
         await run.provideClarification({ id: 'which-plan', answer: 'pro' });
         expect((await run.result()).status).toBe('completed');
         await run.persisted();
@@ -261,7 +261,9 @@ for (const kind of kinds) {
         const refused = await b.runtime.resume('run-shared').catch((error: unknown) => error);
         expect(refused).toBeInstanceOf(RunConflictError);
         expect(refused).toMatchObject({ runId: 'run-shared', owner: 'process-a' });
-        expect((refused as Error).message).toMatch(/owner "process-a" holds this run/);
+        expect((refused as Error).message).toMatch(
+          /owner "process-a" \(instance process-a#[0-9a-f]{12}\) holds this run/,
+        );
         await expect(
           b.runtime.provideClarification('run-shared', { id: 'which-plan', answer: 'free' }),
         ).rejects.toBeInstanceOf(RunConflictError);
@@ -271,6 +273,30 @@ for (const kind of kinds) {
         expect((await run.result()).status).toBe('completed');
         expect(b.tools.calls).toEqual([]);
         expect(a.tools.calls).toEqual(['run-shared:t2:c1']);
+      });
+
+      it('refuses a run to a second live runtime under the same owner name (issue 34 item 1), naming both', async () => {
+        const a = runtimeOn(fixture.open(), { durable: { owner: 'pod-1' } });
+        const b = runtimeOn(fixture.open(), { durable: { owner: 'pod-1' } });
+        expect(a.runtime.instance).toMatch(/^pod-1#[0-9a-f]{12}$/);
+        expect(b.runtime.instance).not.toBe(a.runtime.instance);
+        const run = a.runtime.start({ runId: 'run-same-name', messages: ask });
+        await awaiting(run);
+
+        const refused = await b.runtime.resume('run-same-name').catch((error: unknown) => error);
+        expect(refused).toBeInstanceOf(RunConflictError);
+        expect(refused).toMatchObject({ owner: 'pod-1', instance: a.runtime.instance });
+        expect((refused as Error).message).toMatch(
+          /another runtime instance under this owner name \("pod-1"/,
+        );
+        const { recovered, held } = await b.runtime.recover();
+        expect(recovered).toEqual([]);
+        expect(b.runtime.get('run-same-name')).toBeUndefined();
+        expect(held).toEqual([]); // awaiting an answer: not recovery's to take
+
+        await run.provideClarification({ id: 'which-plan', answer: 'pro' });
+        expect((await run.result()).status).toBe('completed');
+        expect(b.tools.calls).toEqual([]);
       });
 
       it('fences off a process that lost its lease: its next write is refused and it stops the run', async () => {

@@ -78,19 +78,22 @@ export function isValueError(error: unknown): boolean {
 export class RunConflictError extends Error {
   override readonly name = 'RunConflictError';
   readonly runId: string;
-  /** Who holds the run, when known. */
+  /** The owner name (`durable.owner`) of who holds the run, when known. */
   readonly owner?: string;
+  /** The runtime instance that holds it (`<owner>#<instance>`, `runtime.instance`), when known. */
+  readonly instance?: string;
   /** Epoch ms until which the holder's lease is live, when known. */
   readonly leaseUntil?: number;
 
   constructor(
     runId: string,
     message: string,
-    options: { cause?: unknown; owner?: string; leaseUntil?: number } = {},
+    options: { cause?: unknown; owner?: string; instance?: string; leaseUntil?: number } = {},
   ) {
     super(`Run "${runId}": ${message}`, options.cause === undefined ? undefined : { cause: options.cause });
     this.runId = runId;
     if (options.owner !== undefined) this.owner = options.owner;
+    if (options.instance !== undefined) this.instance = options.instance;
     if (options.leaseUntil !== undefined) this.leaseUntil = options.leaseUntil;
   }
 }

@@ -26,7 +26,7 @@ import { callAbortOf } from '../steps/execute-tool.ts';
 import type { ReadEventsOptions, RunEventRecord, RunStore, StoredRun } from '../stores/run-store.ts';
 import { RunLeasedError, RunNotFoundError } from '../stores/run-store-errors.ts';
 import { RunConflictError, type RunPersistenceError } from './durable-errors.ts';
-import { defaultOwnerName, OwnerLease } from './owner-lease.ts';
+import { defaultOwnerName, leaseHolder, newInstanceId, OwnerLease, ownerNameOf } from './owner-lease.ts';
 import type { RecoverOptions } from './recover-runs.ts';
 import { type PersistedWrite, RunPersister } from './run-persister.ts';
 
@@ -39,9 +39,12 @@ export interface DurableOptions {
    */
   evictAfterMs?: number;
   /**
-   * This runtime's name as the owner of the runs it hosts. Give a restarted process the name it
-   * had (a pod name, `host:port`) and it takes its runs back at once; never give two live
-   * processes the same name. Default: `host:pid:random`, unique per process.
+   * This runtime's name as the owner of the runs it hosts: a label for people and for "my runs"
+   * (a pod name, `host:port`). A restarted process under the name it had recovers that name's
+   * runs (`recover: true`) once the crashed instance's lease lapses (`leaseMs`; at once after a
+   * clean `close()`). The lease itself is this runtime instance's (`runtime.instance`), so two
+   * live runtimes given one name never both advance a run: a run one holds is refused to the
+   * other (RunConflictError) until its lease lapses. Default: `host:pid:random`, unique per process.
    */
   owner?: string;
   /** How long this owner's lease lives unrenewed, ms (renewed every third of it). Default 30 000. */
@@ -97,8 +100,10 @@ export function createDurableRuns(config: DurableRunsConfig) {
   const { store, onError } = config;
   const options = config.options ?? {};
   const owner = options.owner ?? defaultOwnerName();
-  const lease = new OwnerLease(store, owner, options.leaseMs ?? 30_000, (error) =>
-    onError(error, `lease heartbeat of owner ${owner}`),
+  /** What the store keys this runtime's lease and claims by: unique per instance (owner-lease.ts). */
+  const holder = leaseHolder(owner, newInstanceId());
+  const lease = new OwnerLease(store, holder, options.leaseMs ?? 30_000, (error) =>
+    onError(error, `lease heartbeat of ${holder}`),
   );
   const persisters = new Map<string, RunPersister>();
   const evictions = new Map<string, NodeJS.Timeout>();
@@ -123,7 +128,7 @@ export function createDurableRuns(config: DurableRunsConfig) {
   function release(runId: string): void {
     if (store.release === undefined) return;
     const releasing$ = store
-      .release(runId, owner)
+      .release(runId, holder)
       .catch((error: unknown) => onError(error, `release of run ${runId}`))
       .finally(() => {
         if (releasing.get(runId) === releasing$) releasing.delete(runId);
@@ -217,6 +222,8 @@ export function createDurableRuns(config: DurableRunsConfig) {
 
   return {
     owner,
+    /** This runtime instance's lease holder, `<owner>#<instance>`: what the store records as a run's `owner`. */
+    instance: holder,
     toolGate,
 
     /** Creates the run's persister and attaches it to the handle. */
@@ -228,7 +235,7 @@ export function createDurableRuns(config: DurableRunsConfig) {
         agentId: run.agentId,
         ...(run.sessionId === undefined ? {} : { sessionId: run.sessionId }),
         ...(run.stored === undefined ? {} : { version: run.stored.version }),
-        ...(store.claim === undefined ? {} : { owner }),
+        ...(store.claim === undefined ? {} : { owner: holder }),
         ready: leaseReady,
         isReady: leaseIsReady,
         ...(options.retry === undefined ? {} : { retry: options.retry }),
@@ -295,22 +302,17 @@ export function createDurableRuns(config: DurableRunsConfig) {
         } else {
           await lease.ready();
           try {
-            stored = await store.claim(runId, owner);
+            stored = await store.claim(runId, holder);
           } catch (error) {
             if (!(error instanceof RunLeasedError)) throw error;
-            throw new RunConflictError(
-              runId,
-              `owner "${error.owner}" holds this run (lease live until ${new Date(error.leaseUntil).toISOString()}); ` +
-                'only it can advance the run: answer through it, or wait for its lease to run out',
-              { cause: error, owner: error.owner, leaseUntil: error.leaseUntil },
-            );
+            throw leasedElsewhere(runId, error);
           }
         }
         try {
           return host(stored);
         } catch (error) {
           // Not hosted (a snapshot this code cannot restore): do not keep others from it.
-          if (stored.owner === owner) release(runId);
+          if (stored.owner === holder) release(runId);
           throw error;
         }
       })().finally(() => restoring.delete(runId));
@@ -349,7 +351,7 @@ export function createDurableRuns(config: DurableRunsConfig) {
       persisters.clear();
       for (const runId of hosted) release(runId);
       await Promise.all(releasing.values());
-      await lease.end().catch((error: unknown) => onError(error, `lease end of owner ${owner}`));
+      await lease.end().catch((error: unknown) => onError(error, `lease end of ${holder}`));
     },
 
     /**
@@ -380,6 +382,32 @@ export function createDurableRuns(config: DurableRunsConfig) {
       }
     },
   };
+
+  /**
+   * The refusal of a claim, said for the app: another owner holds the run, or another live
+   * instance under this runtime's own owner name (two runtimes share `durable.owner`, or the
+   * last process under it crashed less than its `leaseMs` ago).
+   */
+  function leasedElsewhere(runId: string, error: RunLeasedError): RunConflictError {
+    const until = new Date(error.leaseUntil).toISOString();
+    const name = ownerNameOf(error.owner);
+    const details = { cause: error, owner: name, instance: error.owner, leaseUntil: error.leaseUntil };
+    if (name === owner) {
+      return new RunConflictError(
+        runId,
+        `another runtime instance under this owner name ("${owner}", instance ${error.owner}) holds this run, ` +
+          `its lease live until ${until}: either two live runtimes share durable.owner (give each its own), ` +
+          'or the previous process under this name crashed and its lease has not lapsed yet (recovery takes the run then)',
+        details,
+      );
+    }
+    return new RunConflictError(
+      runId,
+      `owner "${name}" (instance ${error.owner}) holds this run (lease live until ${until}); ` +
+        'only it can advance the run: answer through it, or wait for its lease to run out',
+      details,
+    );
+  }
 
   /**
    * Resolves once this runtime has written the run since the reader saw `seen` writes, after

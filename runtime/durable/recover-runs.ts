@@ -2,17 +2,21 @@
  * Recovery after a crash (docs/durability.md §Recovery, issue 28 item 2): `runtime.recover()`, or
  * `createRuntime({ durable: { recover } })` at start, restores the stored runs nobody is advancing.
  *
- * | stored run (status `running`, or `awaiting` a backoff) | recovered            |
- * |--------------------------------------------------------|----------------------|
- * | held by this owner (a restart under the same `owner`)  | at once              |
- * | held by nobody (released by a clean `close()`)         | at once              |
- * | held by another owner whose lease lapsed               | with `takeover: 'lapsed'` |
- * | held by another owner whose lease is live              | never (with `takeover: 'lapsed'`: once it lapses) |
+ * | stored run (status `running`, or `awaiting` a backoff)          | recovered                     |
+ * |-----------------------------------------------------------------|-------------------------------|
+ * | held by nobody (released by a clean `close()`)                  | at once                       |
+ * | held by an instance of this owner name whose lease lapsed (a restart after a crash) | at once |
+ * | held by an instance of this owner name whose lease is live      | once it lapses (retried then) |
+ * | held by another owner whose lease lapsed                        | with `takeover: 'lapsed'`     |
+ * | held by another owner whose lease is live                       | never (with `takeover: 'lapsed'`: once it lapses) |
  *
- * Runs awaiting an answer (clarification, external tool results, confirmation) stay in the store:
- * the answer by id restores them. The claim is atomic, so two processes recovering at once never
- * both take a run. With `takeover: 'lapsed'` the runtime keeps looking (every `sweepMs`, and
- * when a lease it was refused by runs out) until it is closed.
+ * Leases are per runtime instance (owner-lease.ts): a run of this owner name that another live
+ * instance holds (two runtimes given one name, or a crashed one whose lease still runs) is left
+ * to it and looked at again when that lease would lapse. Runs awaiting an answer (clarification,
+ * external tool results, confirmation) stay in the store: the answer by id restores them. A claim
+ * is atomic and names the instance, so two instances recovering at once never both take a run.
+ * With `takeover: 'lapsed'` the runtime keeps looking (every `sweepMs`, and when a lease it was
+ * refused by runs out) until it is closed.
  *
  * @module
  */
@@ -21,6 +25,7 @@ import { runAwaitingOf } from '../run-awaiting.ts';
 import type { RunHandle } from '../run-handle.ts';
 import type { RunStore, StoredRun } from '../stores/run-store.ts';
 import { RunConflictError } from './durable-errors.ts';
+import { ownerNameOf } from './owner-lease.ts';
 import { unpackSnapshot } from './snapshot-codec.ts';
 
 /** `durable.recover` and `runtime.recover(options)`. */
@@ -43,13 +48,18 @@ export interface RecoverOptions {
 export interface RecoveredRuns {
   /** The runs restored and hosted here now. */
   recovered: RunHandle[];
-  /** Runs another owner holds with a live lease: left to it (retried when it lapses, with takeover). */
-  held: { runId: string; owner?: string; leaseUntil?: number }[];
+  /**
+   * Runs another runtime instance holds with a live lease: left to it. `owner` is its owner name,
+   * `instance` its lease holder (`<owner>#<instance>`). Retried when the lease would lapse: always
+   * for this owner name's runs, with `takeover: 'lapsed'` for other owners'.
+   */
+  held: { runId: string; owner?: string; instance?: string; leaseUntil?: number }[];
 }
 
 /** What recovery needs from the runtime. */
 export interface RecoveryConfig {
   store: RunStore;
+  /** The owner name (`durable.owner`): which stored runs are this runtime's to recover. */
   owner: string;
   leaseMs: number;
   /** `runtime.resume(runId)`: claims and hosts the run. */
@@ -82,9 +92,9 @@ export function createRecovery(config: RecoveryConfig) {
     for (const run of stored) {
       if (closed) break;
       if (config.isLive(run.runId) || !goesOnByItself(run)) continue;
-      const mine = run.owner === undefined || run.owner === owner;
+      const mine = run.owner === undefined || ownerNameOf(run.owner) === owner;
       if (!mine && !takeover) {
-        result.held.push({ runId: run.runId, owner: run.owner });
+        result.held.push({ runId: run.runId, owner: ownerNameOf(run.owner!), instance: run.owner! });
         continue;
       }
       try {
@@ -93,7 +103,12 @@ export function createRecovery(config: RecoveryConfig) {
         options.onRecovered?.(handle);
       } catch (error) {
         if (error instanceof RunConflictError) {
-          result.held.push({ runId: run.runId, owner: error.owner, leaseUntil: error.leaseUntil });
+          result.held.push({
+            runId: run.runId,
+            ...(error.owner === undefined ? {} : { owner: error.owner }),
+            ...(error.instance === undefined ? {} : { instance: error.instance }),
+            ...(error.leaseUntil === undefined ? {} : { leaseUntil: error.leaseUntil }),
+          });
         } else {
           // One run that cannot be restored (a snapshot this code cannot read) does not stop the rest.
           config.onError(error, `recover run ${run.runId}`);
@@ -103,12 +118,18 @@ export function createRecovery(config: RecoveryConfig) {
     return result;
   }
 
-  /** The next pass: at the next sweep, or sooner when a lease that refused a claim runs out. */
+  /**
+   * The next pass: at the next sweep (takeover), or sooner when a lease that refused a claim runs
+   * out (for this owner name's runs always: a crashed instance's runs are this name's to take back).
+   */
   function schedule(options: RecoverOptions, held: RecoveredRuns['held']): void {
-    if (closed || options.takeover !== 'lapsed') return;
-    const sweepMs = options.sweepMs ?? config.leaseMs;
+    if (closed) return;
+    const takeover = options.takeover === 'lapsed';
+    const sweepMs = takeover ? (options.sweepMs ?? config.leaseMs) : 0;
     const lapses = held.flatMap((run) =>
-      run.leaseUntil === undefined ? [] : [run.leaseUntil - Date.now() + 50],
+      run.leaseUntil === undefined || !(takeover || run.owner === owner)
+        ? []
+        : [run.leaseUntil - Date.now() + 50],
     );
     const delays = [...(sweepMs > 0 ? [sweepMs] : []), ...lapses.map((ms) => Math.max(10, ms))];
     if (delays.length === 0) return;

@@ -29,8 +29,9 @@
  * (`heartbeat`). It `claim`s a run before advancing it; a claim is refused while another owner
  * with a live lease holds the run, and it advances the version, so a process that lost its lease
  * (paused past its expiry, partitioned away) is fenced off: its next save is stale. A crashed
- * owner's runs can be claimed once its lease runs out; an owner that comes back under the same
- * name takes its runs back at once.
+ * owner's runs can be claimed once its lease runs out. The runtime's owner string is one per
+ * runtime instance (`<durable.owner>#<instance>`, runtime/durable/owner-lease.ts), so the store
+ * never treats two live processes as one owner; to a store it is an opaque non-empty string.
  *
  * Invalid arguments (an empty run id, an unknown status, a non-integer version, an `undefined`
  * snapshot) throw `TypeError`/`RangeError` before the database is touched.
