@@ -234,6 +234,7 @@ export {
 export { type ToolCallMeta, ToolCallMetaSchema } from './tools/tool-call-meta.ts';
 export { ToolCatalog, type ToolDescriptor } from './tools/tool-catalog.ts';
 export {
+  MalformedResponseError,
   RateLimitedError,
   ToolArgumentsRejectedError,
   ToolError,

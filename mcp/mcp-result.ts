@@ -1,5 +1,8 @@
+import { MAX_FAILURE_MESSAGE_CHARS } from '../tools/call-tool.ts';
 import { type ToolOutput, toolOutput } from '../tools/define-tool.ts';
+import { clipText } from '../tools/preview-value.ts';
 import {
+  MalformedResponseError,
   ToolArgumentsRejectedError,
   ToolError,
   ToolTimeoutError,
@@ -67,12 +70,14 @@ export function toToolOutput(server: string, tool: string, result: McpCallResult
       artifacts.push({ kind: `mcp:${String(part.type)}`, data: part });
     }
   }
-  const text = texts.join('\n\n');
   if (result.isError === true) {
+    // Cut before it is kept anywhere: the error (and its cause) go to events, spans and the transcript.
+    const text = clipText(texts.join('\n\n'), MAX_FAILURE_MESSAGE_CHARS);
     throw new ToolArgumentsRejectedError(
       `MCP server "${server}" reported an error from its tool "${tool}" for this input: ${text || '(no text)'} — change the arguments as the error says, or use another tool`,
     );
   }
+  const text = texts.join('\n\n');
   const value = result.structuredContent !== undefined ? result.structuredContent : text;
   return artifacts.length > 0 ? (toolOutput(value, { artifacts }) as ToolOutput) : value;
 }
@@ -90,8 +95,12 @@ export function toToolOutput(server: string, tool: string, result: McpCallResult
  * | JSON-RPC -32601 method not found | ToolUnavailableError | `tool_unavailable` | no |
  * | any other JSON-RPC error (-32603 internal, a server's own code) | ToolError with the server's message, recoverable | none | no |
  * | a result that is not a `CallToolResult` | ToolError naming the server | none | no |
- * | a stdio answer over `MAX_STDIO_MESSAGE_BYTES` (skipped unread, answered {@link MESSAGE_TOO_LARGE}) | ToolError, not recoverable | none | no |
+ * | a stdio answer over `MAX_STDIO_MESSAGE_BYTES` (skipped unread, answered {@link MESSAGE_TOO_LARGE}) | MalformedResponseError | `malformed_response` | no |
  * | JSON-RPC -32000 connection closed, not connected, a closed pipe, an HTTP failure | ToolUnavailableError | `tool_unavailable` | yes |
+ *
+ * A server's message is cut to `MAX_FAILURE_MESSAGE_CHARS` (4,096) here, as `isError` text is,
+ * and the SDK's error is not kept as the cause (its message is the whole text again): a 2 MB
+ * JSON-RPC message would otherwise go whole into events, spans and the stored transcript.
  *
  * (An `isError: true` result is not a failure of the call: {@link toToolOutput} reads it.)
  * `lost` is called when the connection must be opened again.
@@ -107,34 +116,30 @@ export function toToolFailure(
   if (signal.aborted) return signal.reason;
   if (ToolUnavailableError.is(error)) return error;
   const code = jsonRpcCode(error);
-  const message = error instanceof Error ? error.message : String(error);
+  const message = clipText(error instanceof Error ? error.message : String(error), MAX_FAILURE_MESSAGE_CHARS);
   if (code !== undefined && code !== CONNECTION_CLOSED) {
     if (code === REQUEST_TIMEOUT) return new ToolTimeoutError(toolId, timeoutMs);
     if (code === MESSAGE_TOO_LARGE) {
-      return new ToolError(`MCP server "${server}" answered too much: ${message}`, { cause: error });
+      return new MalformedResponseError(`MCP server "${server}" answered too much: ${message}`);
     }
     if (code === INVALID_PARAMS) return new ToolArgumentsRejectedError(message);
     if (code === METHOD_NOT_FOUND) {
-      return new ToolUnavailableError(`MCP server "${server}" does not answer this call: ${message}`, {
-        cause: error,
-      });
+      return new ToolUnavailableError(`MCP server "${server}" does not answer this call: ${message}`);
     }
     return new ToolError(`MCP server "${server}" answered with an error: ${message}`, {
-      cause: error,
       recoverable: true,
     });
   }
   if (isSchemaError(error)) {
-    return new ToolError(`MCP server "${server}" answered with a result that is not an MCP tool result`, {
-      cause: error,
-    });
+    return new ToolError(
+      `MCP server "${server}" answered with a result that is not an MCP tool result: ${clipText(message, 500)}`,
+    );
   }
   // Connection closed, not connected, a closed pipe, a refused HTTP connection: transport
   // trouble, not the tool's.
   lost();
   return new ToolUnavailableError(
     `MCP server "${server}" failed the call (${message}); the next call reconnects`,
-    { cause: error },
   );
 }
 

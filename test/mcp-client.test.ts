@@ -269,6 +269,33 @@ describe('mcpToolset faults (own servers)', () => {
     }
   });
 
+  it('a server error of 2 MB reaches the model cut, as isError text is (issue 39 item 5)', async () => {
+    const server = await startTestMcpServer([
+      {
+        name: 'loud',
+        call: () => {
+          throw Object.assign(new Error(`boom ${'e'.repeat(2_000_000)}`), { code: -32603 });
+        },
+      },
+      {
+        name: 'wordy',
+        call: () => ({ content: [{ type: 'text', text: 'w'.repeat(2_000_000) }], isError: true }),
+      },
+    ]);
+    try {
+      const toolset = await connect({ name: 'rpc', transport: { url: server.url } });
+      for (const name of ['rpc.loud', 'rpc.wordy']) {
+        const result = await call(toolset, name, {});
+        expect(result.error?.recoverable).toBe(true);
+        // The whole error as events, spans and the stored transcript carry it: causes included.
+        expect(JSON.stringify(result.error?.toJSON()).length).toBeLessThan(10_000);
+        expect(JSON.stringify(result.retryHint ?? {}).length).toBeLessThan(10_000);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
   it('a hanging tool times out at its timeoutMs, and the server sees the cancellation', async () => {
     const server = await startTestMcpServer([
       {

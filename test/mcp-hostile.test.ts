@@ -89,6 +89,7 @@ describe('mcpToolset on a hostile server (stdio)', () => {
       'hostile.echo',
       'hostile.code',
       'hostile.bomb',
+      'hostile.chain',
       'hostile.redos',
       'hostile.odd_entry',
       'hostile.pid',
@@ -147,6 +148,20 @@ describe('mcpToolset on a hostile server (stdio)', () => {
     expect(result.stallMs).toBeLessThan(STALL_MS);
   });
 
+  it('a wrong-typed argument to a 25-level anyOf chain is refused within the step budget, saying the schema is too complex (issue 39 item 5)', async () => {
+    const { toolset } = await connect();
+    const result = await timedCall(toolset, 'hostile.chain', { root: 42 });
+    expect(result).toMatchObject({
+      executed: false,
+      retryHint: {
+        reason: 'invalid_arguments',
+        issues: [{ path: '', constraint: 'schema_too_complex' }],
+      },
+    });
+    expect(result.retryHint?.issues?.[0]?.message).toMatch(/too complex .* to explain further/);
+    expect((await timedCall(toolset, 'hostile.chain', { root: 'fine' })).result).toBe('{"root":"fine"}');
+  });
+
   it('a server that pages tools/list forever: cut at the tool cap with a warning, heap bounded, no stall', async () => {
     const heapBefore = process.memoryUsage().heapUsed;
     const { toolset, warned, stallMs } = await connect({ HOSTILE_PAGING: 'endless' });
@@ -177,6 +192,9 @@ describe('mcpToolset on a hostile server (stdio)', () => {
     expect(twenty.error?.message).toMatch(
       /answered too much: .* over the \d+-byte limit; it was dropped unread/,
     );
+    // docs/mcp.md §Errors: the model gets a hint (issue 39 item 5: it was recoverable: false, no hint).
+    expect(twenty.retryHint).toMatchObject({ reason: 'malformed_response', tool: 'hostile.big' });
+    expect(twenty.error?.recoverable).toBe(true);
     expect(beside.result).toBe('{"text":"still here"}');
     expect((await timedCall(toolset, 'hostile.pid', {})).result).toBe(pid);
   }, 60_000);

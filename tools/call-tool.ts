@@ -7,6 +7,7 @@ import type { RetryHint } from './retry-hint.ts';
 import type { ToolCallMeta } from './tool-call-meta.ts';
 import type { ToolCatalog } from './tool-catalog.ts';
 import {
+  MalformedResponseError,
   RateLimitedError,
   ToolArgumentsRejectedError,
   ToolError,
@@ -30,6 +31,7 @@ import { dottedPath, MAX_HINT_ISSUES, validateToolInput } from './validate-input
  * | `execute` threw ToolUnavailableError | `tool_unavailable` | false          | true     |
  * | `execute` threw ToolArgumentsRejectedError | `invalid_arguments` | false    | true     |
  * | result fails `output` schema       | `malformed_response` | false          | true     |
+ * | `execute` threw MalformedResponseError | `malformed_response` | false      | true     |
  * | `execute` threw anything else      | no hint, `recoverable: false` | —     | true     |
  *
  * None of these functions throw: every outcome is a {@link ToolResult}.
@@ -422,6 +424,10 @@ function executionFailure(
   if (ToolArgumentsRejectedError.is(err)) {
     const message = `Tool ${tool.id} refused its arguments: ${err.message}`;
     return failure(call, message, infraHint(tool.id, 'invalid_arguments', message), true, err);
+  }
+  if (MalformedResponseError.is(err)) {
+    const message = `Tool ${tool.id} got an answer it cannot use: ${err.message}`;
+    return failure(call, message, infraHint(tool.id, 'malformed_response', message), true, err);
   }
   if (ToolUnavailableError.is(err)) {
     const message = `Tool ${tool.id} is unavailable: ${err.message}`;

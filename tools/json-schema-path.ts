@@ -14,7 +14,19 @@ export function schemaAtPath(root: JSONSchema, path: readonly (string | number)[
   return node;
 }
 
-function child(root: JSONSchema, node: JSONSchema, segment: string | number): JSONSchema | undefined {
+/**
+ * The sub-schema of `segment` under `node`, looking through its `anyOf`/`oneOf`/`allOf` options.
+ * Each option node is searched once (`searched`): a `$defs` chain of unions naming the level below
+ * three times is 3^levels paths but only `levels` nodes (issue 39 item 5: 3 s at 14 levels).
+ */
+function child(
+  root: JSONSchema,
+  node: JSONSchema,
+  segment: string | number,
+  searched = new Set<JSONSchema>(),
+): JSONSchema | undefined {
+  if (searched.has(node)) return undefined;
+  searched.add(node);
   const properties = node.properties as Record<string, JSONSchema> | undefined;
   if (properties && typeof segment === 'string' && Object.hasOwn(properties, segment))
     return properties[segment];
@@ -27,7 +39,8 @@ function child(root: JSONSchema, node: JSONSchema, segment: string | number): JS
   for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
     const options = node[key] as JSONSchema[] | undefined;
     for (const option of options ?? []) {
-      const found = child(root, resolve(root, option) ?? {}, segment);
+      const resolved = resolve(root, option);
+      const found = resolved === undefined ? undefined : child(root, resolved, segment, searched);
       if (found) return found;
     }
   }

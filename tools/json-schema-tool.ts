@@ -9,6 +9,7 @@ import {
 } from './define-tool.ts';
 import { MAX_EXPANDED_NODES, measureSchema } from './json-schema-budget.ts';
 import { ONE_SCHEMA_KEYWORDS, SCHEMA_LIST_KEYWORDS } from './json-schema-keywords.ts';
+import { withStepBudget } from './json-schema-step-budget.ts';
 import { withLinearPatterns } from './linear-pattern.ts';
 
 /** A function declaration as OpenAI, MCP and BFCL write it: plain JSON Schema parameters. */
@@ -40,6 +41,7 @@ export interface JsonSchemaToolOptions
  * | what | how |
  * |---|---|
  * | size, depth, a `$ref` cycle that consumes no input | measured first (`measureSchema`); over budget the tool is refused |
+ * | the work of one validation (a union chain explores 3^levels branches for a wrong-typed value) | a step budget linear in the input (`withStepBudget`); past it the call is refused with one `schema_too_complex` issue |
  * | `pattern`, `patternProperties`, `propertyNames` | run by RE2JS (linear time); one RE2 cannot run is not enforced, with a warning |
  * | the model-facing `inputSchema` | written back from the zod schema, so it says what is enforced (a `required` property with a `default` becomes optional); when inlining its `$ref`s would pass `MAX_EXPANDED_NODES`, the schema as written (objects closed, `$ref`s kept), with a warning |
  *
@@ -59,7 +61,8 @@ export function toolFromJsonSchema(fn: JsonSchemaFunction, options: JsonSchemaTo
     const built = withLinearPatterns(() =>
       z.fromJSONSchema(parameters as Parameters<typeof z.fromJSONSchema>[0]),
     );
-    input = built.value;
+    // Validation of an outside schema is bounded in steps: a union chain explores 3^n branches.
+    input = withStepBudget(built.value);
     if (built.unenforced.length > 0) {
       onWarning?.(
         `Tool ${fn.name}: patterns a linear-time engine cannot run are not checked here (the server still does): ${built.unenforced.map((pattern) => JSON.stringify(pattern.slice(0, 80))).join(', ')}`,

@@ -251,6 +251,19 @@ export class ToolArgumentsRejectedError extends Error {
   }
 }
 
+/**
+ * Thrown by a tool's `execute` when the service behind it answered something the tool cannot
+ * use (an MCP server's answer over the size limit, dropped unread); becomes `malformed_response`,
+ * as a result that fails the tool's `output` schema does (docs/tool-boundary.md §Failures).
+ */
+export class MalformedResponseError extends Error {
+  override readonly name = 'MalformedResponseError';
+  /** Whether `value` is one, from any copy of toolwarden (see {@link ToolError.is}). */
+  static is(value: unknown): value is MalformedResponseError {
+    return branded(value, 'MalformedResponseError');
+  }
+}
+
 /** Thrown by a tool's `execute` when its backing service is down; becomes `tool_unavailable`. */
 export class ToolUnavailableError extends Error {
   override readonly name = 'ToolUnavailableError';
@@ -279,4 +292,5 @@ brand(ToolError, 'ToolError');
 brand(RateLimitedError, 'RateLimitedError');
 brand(ToolArgumentsRejectedError, 'ToolArgumentsRejectedError');
 brand(ToolUnavailableError, 'ToolUnavailableError');
+brand(MalformedResponseError, 'MalformedResponseError');
 brand(ToolTimeoutError, 'ToolTimeoutError');

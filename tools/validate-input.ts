@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Tool } from './define-tool.ts';
 import { allowedValues, schemaAtPath } from './json-schema-path.ts';
+import { parseWithinBudget } from './json-schema-step-budget.ts';
 import { clipText, displayPath, previewValue } from './preview-value.ts';
 import type { FieldIssue } from './retry-hint.ts';
 
@@ -45,8 +46,9 @@ export function validateToolInput(tool: Tool, input: unknown): InputValidation {
     issues.push(...unknown.found);
     issueCount += unknown.count;
   }
-  const parsed = tool.modelInput.safeParse(input);
+  const { parsed, budget } = parseWithinBudget(tool.modelInput, input);
   if (parsed.success && issueCount === 0) return { ok: true, value: parsed.data };
+  if (budget.exhausted) return tooComplex(tool, budget.limit, issues, issueCount);
   const missingFields = new Set<string>();
   for (const issue of parsed.success ? [] : parsed.error.issues) {
     if (issues.length < MAX_HINT_ISSUES) {
@@ -73,6 +75,28 @@ export function validateToolInput(tool: Tool, input: unknown): InputValidation {
     missingFields: [...missingFields],
     issues: issues.slice(0, MAX_HINT_ISSUES),
     issueCount,
+  };
+}
+
+/**
+ * The refusal of an input whose check ran out of steps (tools/json-schema-step-budget.ts): it
+ * does not match, and which branch of the schema it missed would cost more to find than the
+ * budget allows. Unknown fields found before are kept.
+ */
+function tooComplex(tool: Tool, steps: number, unknown: FieldIssue[], unknownCount: number): InputValidation {
+  return {
+    ok: false,
+    reason: 'invalid_arguments',
+    missingFields: [],
+    issues: [
+      {
+        path: '',
+        constraint: 'schema_too_complex',
+        message: `The arguments do not match the input schema of ${tool.id}; the schema is too complex (its anyOf/oneOf/allOf branches) to explain further within ${steps} validation steps. Check each value's type against the schema`,
+      },
+      ...unknown,
+    ].slice(0, MAX_HINT_ISSUES),
+    issueCount: unknownCount + 1,
   };
 }
 

@@ -1,6 +1,6 @@
 // A hostile MCP server over stdio (issue 25 item 6): schemas that explode when expanded, patterns
 // that backtrack for minutes, a `$ref` cycle, malformed tool entries, a schema over the size
-// budget, results around the 16 MiB limit, a `pid` tool that says which process answers, and — with HOSTILE_PAGING=endless — a tools/list that
+// budget, an anyOf chain that explodes on a wrong-typed value, results around the 16 MiB limit, a `pid` tool that says which process answers, and — with HOSTILE_PAGING=endless — a tools/list that
 // never stops paging. The good tools (`echo`, `code`, `pid`, `big`) must survive all of it.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -16,6 +16,16 @@ function schemaBomb(levels) {
       properties: { a: previous, b: previous, c: previous },
       required: ['a', 'b', 'c'],
     };
+  }
+  return { type: 'object', properties: { root: { $ref: `#/$defs/l${levels}` } }, required: ['root'], $defs };
+}
+
+/** `levels` definitions, each an `anyOf` of three references to the one below (issue 39 item 5): a wrong-typed value is 3^levels branches to zod. */
+function anyOfChain(levels) {
+  const $defs = { l0: { type: 'string' } };
+  for (let i = 1; i <= levels; i++) {
+    const below = { $ref: `#/$defs/l${i - 1}` };
+    $defs[`l${i}`] = { anyOf: [below, below, below] };
   }
   return { type: 'object', properties: { root: { $ref: `#/$defs/l${levels}` } }, required: ['root'], $defs };
 }
@@ -39,6 +49,11 @@ const tools = [
     },
   },
   { name: 'bomb', description: '25 levels of $defs, 3 references each', inputSchema: schemaBomb(25) },
+  {
+    name: 'chain',
+    description: 'levels of anyOf (25, or HOSTILE_CHAIN_LEVELS), 3 references each',
+    inputSchema: anyOfChain(Number(process.env.HOSTILE_CHAIN_LEVELS ?? 25)),
+  },
   {
     name: 'redos',
     description: 'Catastrophic patterns in pattern, patternProperties and propertyNames',
