@@ -121,17 +121,19 @@ export function recordFinalResponseUpdate(context: RunContext, event: RunMachine
  * clipped to `MAX_PLANNER_ERROR_CHARS`). The outermost message says `Planner failed: …`.
  */
 export function recordPlannerErrorUpdate(context: RunContext, event: RunMachineEvent): Partial<RunContext> {
-  const err = (event as { error?: unknown }).error;
+  return withFlow(context, { error: plannerErrorOf((event as { error?: unknown }).error) });
+}
+
+/** A planner's error as the run keeps it (see {@link recordPlannerErrorUpdate}). */
+export function plannerErrorOf(err: unknown): ToolErrorJSON {
   const json = err instanceof Error ? ToolError.from(err).toJSON() : undefined;
   // The thrown class's own name, `Error` included (ToolError.from names a plain Error `ToolError`).
   const name = err instanceof Error ? err.name : 'PlannerError';
   const message = json?.message ?? String(err);
-  return withFlow(context, {
-    error: {
-      ...clipped({ name, message: `Planner failed: ${message}`, recoverable: false }),
-      ...(json?.cause ? { cause: clipped(json.cause) } : {}),
-    },
-  });
+  return {
+    ...clipped({ name, message: `Planner failed: ${message}`, recoverable: false }),
+    ...(json?.cause ? { cause: clipped(json.cause) } : {}),
+  };
 }
 
 /** Characters of each message of a planner error's chain the run keeps (as a failed tool call's: 4,096). */

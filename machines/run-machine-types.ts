@@ -50,6 +50,7 @@ export type RunMachineActionName =
   | 'emitCompleted'
   | 'emitFailed'
   | 'emitNotes'
+  | 'emitPlannerTurn'
   | 'enterBackoff'
   | 'enterPolicyClarification'
   | 'failEmptyPlan'

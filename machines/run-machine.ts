@@ -11,6 +11,7 @@ import {
 import type { PolicyEffects } from '../run/policy-effects.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import { doneOutput, parsedPlan, planOutput, planParse } from './plan-output.ts';
+import { plannerTurnEvent } from './planner-turn.ts';
 import {
   awaitsExternalCalls,
   callsToStart,
@@ -122,6 +123,8 @@ const machine = setup({
      * transition's one assign with what that way clears: each assign clones XState's snapshot.
      */
     startTurn: assign(({ context }) => startTurnUpdate(context)),
+    /** The turn's `planner_turn` event (planner-turn.ts), first on every way out of a planner turn. */
+    emitPlannerTurn: emit(({ context, event }) => plannerTurnEvent(context, event)),
     emitNotes: enqueueActions(({ context, event, enqueue }) => apply(enqueue, notesOutcome(context, event))),
     /**
      * The run names each call `<turnId>:c<n>` (docs/tool-boundary.md §Vocabulary: unique across runs, stable across a crash,
@@ -402,36 +405,36 @@ const machine = setup({
       on: {
         'steps.restored': { actions: 'requestPlan' },
         'plan.done': [
-          { guard: 'planTimedOut', target: 'finalizing', actions: 'finalizeTimedOut' },
-          { guard: 'planInvalid', target: 'failed', actions: 'failInvalidPlan' },
+          { guard: 'planTimedOut', target: 'finalizing', actions: ['emitPlannerTurn', 'finalizeTimedOut'] },
+          { guard: 'planInvalid', target: 'failed', actions: ['emitPlannerTurn', 'failInvalidPlan'] },
           {
             guard: 'planHasToolCalls',
             target: 'validating',
-            actions: ['emitNotes', 'recordToolCalls'],
+            actions: ['emitPlannerTurn', 'emitNotes', 'recordToolCalls'],
           },
           {
             guard: 'planAwaitsClarification',
             target: 'awaiting.clarification',
-            actions: ['emitNotes', 'recordClarificationRequest'],
+            actions: ['emitPlannerTurn', 'emitNotes', 'recordClarificationRequest'],
           },
           {
             guard: 'planAwaitsExternalTools',
             target: 'awaiting.externalTools',
-            actions: ['emitNotes', 'recordExternalToolsRequest'],
+            actions: ['emitPlannerTurn', 'emitNotes', 'recordExternalToolsRequest'],
           },
           {
             guard: 'planAwaitsConfirmation',
             target: 'awaiting.confirmation',
-            actions: ['emitNotes', 'recordConfirmationRequest'],
+            actions: ['emitPlannerTurn', 'emitNotes', 'recordConfirmationRequest'],
           },
           {
             guard: 'planHasFinalResponse',
             target: 'completed',
-            actions: ['emitNotes', 'recordFinalResponse'],
+            actions: ['emitPlannerTurn', 'emitNotes', 'recordFinalResponse'],
           },
-          { target: 'failed', actions: 'failEmptyPlan' },
+          { target: 'failed', actions: ['emitPlannerTurn', 'failEmptyPlan'] },
         ],
-        'plan.error': { target: 'failed', actions: 'recordPlannerError' },
+        'plan.error': { target: 'failed', actions: ['emitPlannerTurn', 'recordPlannerError'] },
       },
     },
     /**
@@ -609,15 +612,15 @@ const machine = setup({
       on: {
         'steps.restored': { actions: 'requestFinalPlan' },
         'plan.done': [
-          { guard: 'planTimedOut', target: 'failed', actions: 'failFinalizeTimedOut' },
+          { guard: 'planTimedOut', target: 'failed', actions: ['emitPlannerTurn', 'failFinalizeTimedOut'] },
           {
             guard: 'planHasFinalResponse',
             target: 'completed',
-            actions: ['emitNotes', 'recordFinalResponse'],
+            actions: ['emitPlannerTurn', 'emitNotes', 'recordFinalResponse'],
           },
-          { target: 'failed', actions: 'failNoFinalResponse' },
+          { target: 'failed', actions: ['emitPlannerTurn', 'failNoFinalResponse'] },
         ],
-        'plan.error': { target: 'failed', actions: 'recordPlannerError' },
+        'plan.error': { target: 'failed', actions: ['emitPlannerTurn', 'recordPlannerError'] },
       },
     },
     completed: { type: 'final', entry: 'emitCompleted' },

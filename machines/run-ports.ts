@@ -41,6 +41,13 @@ export interface PlanActorOutput {
    * after its worker died): added to `flow.awaitedMs`, so it is not the run's budget to spend.
    */
   hostLostMs?: number;
+  /** When the planner was asked (epoch ms) and how long it took (ms): the `planner_turn` event's. */
+  startedAt?: number;
+  durationMs?: number;
+  /** The tool ids the turn advertised to the planner. */
+  tools?: string[];
+  /** The parent run's turn whose recorded result this is (a fork's recorded replay, runtime/run-fork.ts). */
+  replayedFrom?: string;
 }
 
 export interface ValidateBatchInput {

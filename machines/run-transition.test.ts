@@ -60,7 +60,7 @@ describe('runTransition: the run step as a pure function (issue 38 item 1)', () 
       turnId: 'walk:t1',
       calls: [{ toolCallId: 'walk:t1:c1', name: 'kb.lookup', input: { word: 'xstate' }, index: 0 }],
     });
-    expect(kinds(effects)).toEqual(['emit:tool_call_scheduled', 'execute_tools']);
+    expect(kinds(effects)).toEqual(['emit:planner_turn', 'emit:tool_call_scheduled', 'execute_tools']);
     expect(executed).toBe(0);
 
     const result = {
@@ -83,12 +83,20 @@ describe('runTransition: the run step as a pure function (issue 38 item 1)', () 
     });
     expect(snapshot.status).toBe('done');
     expect(snapshot.value).toBe('completed');
-    expect(effects).toEqual([
-      {
-        type: 'emit',
-        event: expect.objectContaining({ type: 'run_completed', finalResponse: { text: 'xstate: a word' } }),
-      },
-    ]);
+    expect(kinds(effects)).toEqual(['emit:planner_turn', 'emit:run_completed']);
+    expect(effects[0]).toEqual({
+      type: 'emit',
+      event: expect.objectContaining({
+        turnId: 'walk:t2',
+        kind: 'resume',
+        messages: 3,
+        result: plans.answer,
+      }),
+    });
+    expect(effects[1]).toEqual({
+      type: 'emit',
+      event: expect.objectContaining({ type: 'run_completed', finalResponse: { text: 'xstate: a word' } }),
+    });
     expect(executed).toBe(0);
   });
 

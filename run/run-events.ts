@@ -126,6 +126,28 @@ export interface PlannerNoteEvent extends RunEventBase {
   turnId: string;
   note: string;
 }
+/**
+ * A planner turn ended (`planner_turn`): the model's side of the run (machines/planner-turn.ts).
+ * The planner was sent the run's first `messages` transcript messages (any later snapshot's
+ * `context.messages.slice(0, messages)`) and the `tools` advertised; `result` is its answer as
+ * the run keeps it (a PlanResult's JSON: tool calls, final response, await, notes, usage), or
+ * `error` why it failed (with causes). `startedAt` epoch ms, `durationMs` ms.
+ */
+export interface PlannerTurnEvent extends RunEventBase {
+  type: 'planner_turn';
+  turnId: string;
+  kind: 'start' | 'resume' | 'finalize';
+  messages: number;
+  tools?: string[] | undefined;
+  result?: unknown;
+  error?: ToolErrorJSON | undefined;
+  timedOut?: boolean | undefined;
+  usage?: { inputTokens: number; outputTokens: number } | undefined;
+  startedAt?: number | undefined;
+  durationMs?: number | undefined;
+  /** A fork's recorded replay reused the parent's turn of this id instead of asking the planner. */
+  replayedFrom?: string | undefined;
+}
 /** Ephemeral: text a streaming planner's model is writing (on `run.events$` only, never stored). */
 export interface TextDeltaEvent extends RunEventBase {
   type: 'text_delta';
@@ -184,6 +206,7 @@ export type RunEvent =
   | AwaitExternalToolsEvent
   | AwaitConfirmationEvent
   | PlannerNoteEvent
+  | PlannerTurnEvent
   | TextDeltaEvent
   | ToolCallDeltaEvent
   | RunCompletedEvent
@@ -245,6 +268,21 @@ const runEventSchema = z.discriminatedUnion('type', [
     }),
   }),
   z.object({ type: z.literal('planner_note'), ...base, turnId: z.string(), note: z.string() }),
+  z.object({
+    type: z.literal('planner_turn'),
+    ...base,
+    turnId: z.string(),
+    kind: z.enum(['start', 'resume', 'finalize']),
+    messages: z.number().int(),
+    tools: z.array(z.string()).optional(),
+    result: z.unknown().optional(),
+    error: ToolErrorJSONSchema.optional(),
+    timedOut: z.boolean().optional(),
+    usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }).optional(),
+    startedAt: z.number().optional(),
+    durationMs: z.number().optional(),
+    replayedFrom: z.string().optional(),
+  }),
   /** Ephemeral: text a streaming planner's model is writing (on `run.events$` only, never stored). */
   z.object({ type: z.literal('text_delta'), ...base, turnId: z.string(), delta: z.string() }),
   /** Ephemeral: a fragment of a tool call's JSON input as the model writes it (on `run.events$` only). */

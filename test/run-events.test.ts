@@ -55,11 +55,13 @@ describe('events$', () => {
     expect(events.map(summary)).toEqual([
       'run_started',
       'state_changed ∅ → planning',
+      'planner_turn',
       'planner_note',
       'tool_call_scheduled',
       'state_changed planning → executing',
       'tool_result',
       'state_changed executing → planning',
+      'planner_turn',
       'state_changed planning → completed',
       'run_completed',
     ]);

@@ -81,7 +81,7 @@ describe('runMachine typing (as an app uses it)', () => {
     const snapshot = actor.getSnapshot();
     expect(snapshot.value).toBe('completed');
     expect(snapshot.context.flow.finalResponse?.text).toBe('typed');
-    expect(emitted.map((event) => event.type)).toEqual(['run_completed']);
+    expect(emitted.map((event) => event.type)).toEqual(['planner_turn', 'run_completed']);
     expect(inspected).toContain('@xstate.snapshot');
   });
 });

@@ -53,12 +53,14 @@ export function createPlanPort(deps: RunDeps): RunPort<PlanActorInput, PlanActor
         turn.fail(err);
         return;
       }
+      turn.tools = planInput.tools.map((tool) => tool.name);
       // Turns start from the turn scheduler's macrotasks: a planner that answers at once (a
       // script, a cache) would otherwise chain every step of every run in one run of
       // microtasks, and timers, I/O and lease renewals would starve (issue 12 defect 4).
       scheduleTurn(() => {
         if (turn.settled) return;
         let pending: Promise<PlanResult>;
+        turn.startedAt = Date.now();
         try {
           pending = invoke({ kind, input: planInput, run: runInfo(context) });
         } catch (err) {
@@ -110,12 +112,20 @@ class PlanTurn {
     return controller.signal;
   }
 
+  /** When the planner was asked (epoch ms), and the tools it was shown: for the `planner_turn` event. */
+  startedAt = 0;
+  tools: string[] = [];
+
   /** The planner answered: its result as JSON, or a PlannerOutputError. */
   answer(result: PlanResult): void {
     if (!this.settle()) return;
     const json = planResultAsJson(result);
-    if (json.ok) this.resolve({ result: json.value as PlanResult });
-    else this.reject(new PlannerOutputError(json.message));
+    if (!json.ok) {
+      this.reject(new PlannerOutputError(json.message));
+      return;
+    }
+    const { startedAt, tools } = this;
+    this.resolve({ result: json.value as PlanResult, startedAt, durationMs: Date.now() - startedAt, tools });
   }
 
   fail(error: unknown): void {
