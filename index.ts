@@ -159,6 +159,9 @@ export {
 } from './runtime/create-runtime.ts';
 export {
   type DurableOptions,
+  type MigrateSnapshotOptions,
+  migrateSnapshot,
+  type PersistedSnapshotJson,
   type PersistedWrite,
   type PersistenceStatus,
   type RecoveredRuns,
@@ -166,6 +169,10 @@ export {
   RunConflictError,
   type RunEventsOptions,
   RunPersistenceError,
+  SNAPSHOT_FORMAT,
+  SnapshotFormatTooNewError,
+  SnapshotMigrationError,
+  type SnapshotMigrator,
 } from './runtime/durable/index.ts';
 export type { RunAwaiting } from './runtime/run-awaiting.ts';
 export {

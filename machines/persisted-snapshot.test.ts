@@ -5,6 +5,7 @@ import { scriptedPlanner } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { persistedSnapshotOf } from './persisted-snapshot.ts';
+import { SNAPSHOT_FORMAT, SNAPSHOT_FORMAT_KEY } from './snapshot-format.ts';
 
 const add = defineTool({
   id: 'math.add',
@@ -14,7 +15,7 @@ const add = defineTool({
 });
 
 describe('persistedSnapshotOf', () => {
-  it('gives what actor.getPersistedSnapshot() gives, the context object itself included, in every state of a run', async () => {
+  it('gives what actor.getPersistedSnapshot() gives, the context object itself included, and its format last, in every state of a run', async () => {
     const runtime = createRuntime({
       agent: { id: 'a' },
       telemetry: false,
@@ -40,8 +41,13 @@ describe('persistedSnapshotOf', () => {
     const states = new Set(pairs.map(([, expected]) => (expected as { value: unknown }).value));
     expect([...states]).toEqual(expect.arrayContaining(['planning', 'executing', 'completed']));
     for (const [persisted, expected] of pairs) {
-      expect(persisted).toStrictEqual(expected);
-      expect(Object.keys(persisted as object)).toEqual(Object.keys(expected as object));
+      const { [SNAPSHOT_FORMAT_KEY]: format, ...xstate } = persisted as Record<string, unknown>;
+      expect(format).toBe(SNAPSHOT_FORMAT);
+      expect(xstate).toStrictEqual(expected);
+      expect(Object.keys(persisted as object)).toEqual([
+        ...Object.keys(expected as object),
+        SNAPSHOT_FORMAT_KEY,
+      ]);
       expect((persisted as { context: unknown }).context).toBe((expected as { context: unknown }).context);
     }
     // A running child is persisted with its input, as XState does.

@@ -1,5 +1,6 @@
 import type { AnyActorRef } from 'xstate';
 import type { RunActorRef } from './run-machine.ts';
+import { SNAPSHOT_FORMAT, SNAPSHOT_FORMAT_KEY } from './snapshot-format.ts';
 
 /**
  * The run actor's persisted snapshot: exactly what `actor.getPersistedSnapshot()` returns (the
@@ -18,9 +19,13 @@ import type { RunActorRef } from './run-machine.ts';
  * | `historyValue` | each history state's nodes as `{ id }` (XState's `serializeHistoryValue`) |
  * | `context`      | the snapshot's context object                                         |
  * | `children`     | per child: its persisted snapshot, `src`, `systemId`, `syncSnapshot`  |
+ * | `$toolwarden.format` | ours, last: the snapshot's format version (snapshot-format.ts)  |
  *
- * persisted-snapshot.test.ts compares it with `actor.getPersistedSnapshot()` in every state of a
- * run, members and their order included: an XState upgrade that changes the shape fails there.
+ * XState ignores `$toolwarden.format` when it restores a snapshot (it reads its own members
+ * only); the runtime reads it to migrate snapshots a former release stored (docs/durability.md
+ * §Upgrades). persisted-snapshot.test.ts compares the rest with `actor.getPersistedSnapshot()` in
+ * every state of a run, members and their order included: an XState upgrade that changes the
+ * shape fails there.
  */
 export function persistedSnapshotOf(actor: RunActorRef): unknown {
   const snapshot = actor.getSnapshot();
@@ -43,6 +48,7 @@ export function persistedSnapshotOf(actor: RunActorRef): unknown {
     historyValue: serializeHistoryValue(snapshot.historyValue),
     context: snapshot.context,
     children,
+    [SNAPSHOT_FORMAT_KEY]: SNAPSHOT_FORMAT,
   };
 }
 

@@ -1,6 +1,6 @@
 import type { RunContext } from '../machines/run-context.ts';
 import type { Message } from '../run/message.ts';
-import { unpackSnapshot } from './durable/snapshot-codec.ts';
+import { migrateSnapshot } from './durable/snapshot-migration.ts';
 import type { RunStore, StoredRun } from './stores/run-store.ts';
 
 /**
@@ -26,7 +26,9 @@ export class SessionBusyError extends Error {
  * The transcript a session's next run starts from (docs/threads.md): the messages of its latest
  * started run that has finished, read from the store; `[]` for a new session.
  *
- * @throws SessionBusyError when a run of the session is running or awaiting.
+ * @throws SessionBusyError when a run of the session is running or awaiting;
+ *   SnapshotMigrationError / SnapshotFormatTooNewError when this release cannot read that run's
+ *   snapshot (docs/durability.md §Upgrades).
  */
 export async function sessionTranscript(store: RunStore, sessionId: string): Promise<Message[]> {
   const runs = await store.list({ sessionId });
@@ -38,6 +40,9 @@ export async function sessionTranscript(store: RunStore, sessionId: string): Pro
     undefined,
   );
   if (latest === undefined) return [];
-  const snapshot = unpackSnapshot(latest.snapshot) as { context?: Pick<RunContext, 'messages'> } | undefined;
-  return snapshot?.context?.messages ?? [];
+  // Throws when this release cannot read it: a conversation is never continued without its past.
+  const snapshot = migrateSnapshot(latest.snapshot, { runId: latest.runId }) as {
+    context?: Pick<RunContext, 'messages'>;
+  };
+  return snapshot.context?.messages ?? [];
 }

@@ -13,11 +13,13 @@
  */
 
 import { createActor } from 'xstate';
+import { SNAPSHOT_FORMAT, snapshotFormatOf } from '../machines/snapshot-format.ts';
 import type { RunInfo } from '../plugins/define-plugin.ts';
 import { warnOnPeerCopies } from '../run/peer-copies.ts';
 import { createDurableRuns } from './durable/durable-runs.ts';
 import { createRecovery } from './durable/recover-runs.ts';
-import { unpackSnapshot } from './durable/snapshot-codec.ts';
+import { migrateSnapshot, SnapshotMigrationError } from './durable/snapshot-migration.ts';
+import { unmigratableRun } from './durable/unmigratable-run.ts';
 import { createRunHost } from './host-run.ts';
 import { StepHistory } from './run-fork.ts';
 import type { RunHandle } from './run-handle.ts';
@@ -91,8 +93,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
    * was evicted) and claimed for this runtime. The snapshot's deadlines are timestamps, so waits
    * resume where they were; a tool call that was in flight runs again with the same `toolCallId`.
    *
+   * A snapshot an earlier release stored is migrated first (docs/durability.md §Upgrades); one
+   * that cannot be gives a failed run with a SnapshotMigrationError (unmigratable-run.ts).
+   *
    * @throws RunNotFoundError when the store has no such run; RunConflictError while another
-   *   owner (process) holds it.
+   *   owner (process) holds it; SnapshotFormatTooNewError when a newer release stored it (the
+   *   run is left as it is).
    */
   async function resume(runId: string): Promise<RunHandle> {
     const existing = live.get(runId);
@@ -100,12 +106,36 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     return durable.restore(runId, (stored) => {
       const started = live.get(runId);
       if (started) return started;
-      // `input` is ignored when a snapshot is given; the type asks for it all the same.
-      const actor = createActor(machine, {
-        snapshot: unpackSnapshot(stored.snapshot) as never,
-        inspect,
-        input: undefined as never,
-      });
+      let actor: ReturnType<typeof createActor<typeof machine>>;
+      try {
+        const snapshot = migrateSnapshot(stored.snapshot, { runId });
+        try {
+          // `input` is ignored when a snapshot is given; the type asks for it all the same.
+          actor = createActor(machine, { snapshot: snapshot as never, inspect, input: undefined as never });
+        } catch (error) {
+          // XState refuses it (a state this machine does not have): as unmigratable as a failed migrator.
+          throw new SnapshotMigrationError({
+            runId,
+            fromVersion: snapshotFormatOf(stored.snapshot),
+            toVersion: SNAPSHOT_FORMAT,
+            failedAt: SNAPSHOT_FORMAT,
+            reason: `the run machine cannot restore it: ${error instanceof Error ? error.message : String(error)}`,
+            cause: error,
+          });
+        }
+      } catch (error) {
+        if (!(error instanceof SnapshotMigrationError)) throw error;
+        const parts = {
+          machine,
+          agent,
+          catalog,
+          store,
+          owner: durable.owner,
+          caps: settings.ceilings,
+          onError,
+        };
+        return unmigratableRun(parts, stored, error);
+      }
       const context = actor.getSnapshot().context;
       const info: RunInfo = {
         runId,

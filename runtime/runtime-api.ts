@@ -18,7 +18,7 @@ import type { ToolCatalog } from '../tools/tool-catalog.ts';
 import { sessionTranscript } from './continue-session.ts';
 import type { DurableRuns, RunEventsOptions } from './durable/durable-runs.ts';
 import type { RecoveredRuns, RecoverOptions, Recovery } from './durable/recover-runs.ts';
-import { unpackSnapshot } from './durable/snapshot-codec.ts';
+import { readableContext } from './durable/snapshot-migration.ts';
 import type { HostRun } from './host-run.ts';
 import { runAwaitingOf } from './run-awaiting.ts';
 import { ForkError, type ForkOptions, forkRun, type StepHistory } from './run-fork.ts';
@@ -271,6 +271,6 @@ export function runtimeApi(parts: RuntimeParts): Runtime {
 
 /** A stored run with what it waits for, read from its snapshot. */
 function withAwaiting(stored: StoredRun): StoredRun {
-  const snapshot = unpackSnapshot(stored.snapshot) as { context?: RunContext } | undefined;
-  return { ...stored, awaiting: runAwaitingOf(snapshot?.context) };
+  // A snapshot this release cannot read (a newer release's) awaits nothing it could answer.
+  return { ...stored, awaiting: runAwaitingOf(readableContext<RunContext>(stored.snapshot)) };
 }

@@ -26,7 +26,7 @@ import type { RunHandle } from '../run-handle.ts';
 import type { RunStore, StoredRun } from '../stores/run-store.ts';
 import { RunConflictError } from './durable-errors.ts';
 import { ownerNameOf } from './owner-lease.ts';
-import { unpackSnapshot } from './snapshot-codec.ts';
+import { readableContext } from './snapshot-migration.ts';
 
 /** `durable.recover` and `runtime.recover(options)`. */
 export interface RecoverOptions {
@@ -72,10 +72,9 @@ export interface RecoveryConfig {
 /** Whether a stored unfinished run would go on by itself if hosted (not waiting for an answer). */
 function goesOnByItself(run: StoredRun): boolean {
   if (run.status === 'running') return true;
-  const snapshot = unpackSnapshot(run.snapshot) as
-    | { context?: Parameters<typeof runAwaitingOf>[0] }
-    | undefined;
-  return runAwaitingOf(snapshot?.context)?.kind === 'backoff';
+  return (
+    runAwaitingOf(readableContext<Parameters<typeof runAwaitingOf>[0]>(run.snapshot))?.kind === 'backoff'
+  );
 }
 
 /** Recovery passes over `config.store`, and the sweeper `durable.recover` starts. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, waitFor } from 'xstate';
 import { z } from 'zod';
+import { persistedSnapshotOf } from '../../machines/persisted-snapshot.ts';
 import type { PlanResult } from '../../run/planner.ts';
 import { defineTool } from '../../tools/define-tool.ts';
 import { createRuntime } from '../create-runtime.ts';
@@ -94,7 +95,7 @@ describe('packSnapshot / unpackSnapshot', () => {
       snapshot: unpackSnapshot(json(persisted)) as never,
       input: undefined as never,
     });
-    expect(json(restored.getPersistedSnapshot())).toEqual(json(persisted));
+    expect(json(persistedSnapshotOf(restored))).toEqual(json(persisted));
     run.cancel('done measuring');
     answer({ finalResponse: { text: 'unused' } });
   });

@@ -37,20 +37,31 @@ export interface StoreKind {
   fixture(): Promise<StoreFixture>;
 }
 
-/** The memory, SQLite (temporary file) and PostgreSQL (own schema) stores, PostgreSQL gated. */
-export async function durableStoreKinds(suite: string): Promise<StoreKind[]> {
+/**
+ * The PostgreSQL test database for `suite`, and why the suite skips it (`skip`, warned about):
+ * peers off (`npm run test:unit`), or unreachable without `CI=true`.
+ */
+export async function postgresTestGate(
+  suite: string,
+): Promise<{ database: PostgresTestDatabase; skip: string | undefined }> {
   // `npm run test:unit` uses no peer (vitest.unit.config.ts).
   const peersOff = process.env.TOOLWARDEN_TEST_PEERS === 'off';
   const database: PostgresTestDatabase = peersOff
     ? { url: '', reachable: false, required: false, skipMessage: '', failMessage: '' }
     : await probePostgresTestDatabase(suite);
-  const postgresSkip = peersOff
+  const skip = peersOff
     ? 'peers off (npm run test:unit)'
     : !database.reachable && !database.required
       ? 'PostgreSQL not reachable'
       : undefined;
-  if (postgresSkip !== undefined)
-    console.warn(peersOff ? `Skipping "${suite}" on PostgreSQL: ${postgresSkip}` : database.skipMessage);
+  if (skip !== undefined)
+    console.warn(peersOff ? `Skipping "${suite}" on PostgreSQL: ${skip}` : database.skipMessage);
+  return { database, skip };
+}
+
+/** The memory, SQLite (temporary file) and PostgreSQL (own schema) stores, PostgreSQL gated. */
+export async function durableStoreKinds(suite: string): Promise<StoreKind[]> {
+  const { database, skip: postgresSkip } = await postgresTestGate(suite);
   return [
     {
       name: 'memory',
