@@ -56,7 +56,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   });
   const recovery = createRecovery({
     store,
-    owner: durable.owner,
+    owner: durable.instance,
     leaseMs: options.durable?.leaseMs ?? 30_000,
     resume,
     isLive: (runId) => live.has(runId),
@@ -130,7 +130,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           agent,
           catalog,
           store,
-          owner: durable.owner,
+          owner: durable.instance,
           caps: settings.ceilings,
           onError,
         };

@@ -166,6 +166,7 @@ describe.each(kinds)('release fixtures on $name', (kind) => {
       // The store says failed, keeps the snapshot as it was, and logs why; recovery leaves it alone.
       const after = (await store.load(runId))!;
       expect(after).toMatchObject({ status: 'failed', version: saved.version + 2 });
+      expect(after.owner).toBeUndefined();
       expect(after.snapshot).toEqual(broken);
       const events = await store.readEvents(runId);
       expect(events.at(-1)?.event).toMatchObject({

@@ -29,7 +29,7 @@ export interface UnmigratableRunParts {
   agent: { id: string; name?: string };
   catalog: ToolCatalog;
   store: RunStore;
-  /** This runtime's lease owner, which claimed the run. */
+  /** This runtime instance's lease holder (`<owner>#<instance>`), which claimed the run. */
   owner: string;
   /** The runtime's caps, for the failed run's context (it never runs). */
   caps: RunContext['caps'];
