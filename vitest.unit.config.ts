@@ -28,6 +28,8 @@ export const SLOW_OR_OUTSIDE = [
   'test/telemetry-jaeger-script.test.ts',
   'test/package-lock.test.ts',
   'test/dts-size.test.ts',
+  // esbuild runs its binary as a subprocess.
+  'test/inspector-page-bundle.test.ts',
   'test/mcp-client.test.ts',
   'test/mcp-hostile.test.ts',
   // V8's map check needs a process started with --allow-natives-syntax.

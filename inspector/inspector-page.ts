@@ -1,7 +1,8 @@
 import { SVG_STYLE, xml } from '../machines/diagram/svg.ts';
 import type { RunPage } from './inspection-store.ts';
-import { PAGE_SCRIPT } from './inspector-page-script.ts';
 import { PAGE_STYLE } from './inspector-page-style.ts';
+import type { PageConfig } from './page/config.ts';
+import { PAGE_SCRIPT } from './page-bundle.ts';
 
 export interface InspectorPageOptions {
   /** The full chart, drawn without its own `<style>` (`toSvg(graph, { embedStyle: false })`). */
@@ -54,7 +55,7 @@ export interface InspectorPageOptions {
  */
 export function inspectorPage(options: InspectorPageOptions): string {
   const title = options.title ?? `toolwarden inspector · ${options.machineId}`;
-  const config = {
+  const config: PageConfig = {
     canAnswer: options.canAnswer === true,
     canFork: options.canFork === true,
     jaegerUrl: options.jaegerUrl ?? null,

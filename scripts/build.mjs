@@ -12,7 +12,7 @@
 // The BFCL eval stays out of dist: `cli/eval-bfcl.ts` is left as an import the installed package
 // does not have, which `toolwarden eval bfcl` reports as "runs from a checkout".
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -33,6 +33,9 @@ if (build === undefined || !existsSync(tscBin)) {
   );
   process.exit(1);
 }
+// The inspector page's script, from inspector/page/*.ts: regenerated so dist/ never ships a stale one.
+const { PAGE_BUNDLE, pageBundleModule } = await import('./build-page.mjs');
+writeFileSync(PAGE_BUNDLE, await pageBundleModule());
 const dist = join(root, 'dist');
 rmSync(dist, { recursive: true, force: true });
 

@@ -1,0 +1,248 @@
+import { describe, expect, it } from 'vitest';
+import type { LogEntry, RunSummary } from '../inspector/inspection-store.ts';
+import { readEdits, refusedEditText } from '../inspector/page/edit-form.ts';
+import { fitZoom, READABLE_PX, zoomAbout } from '../inspector/page/fit.ts';
+import { entryOffset, entrySummary } from '../inspector/page/log-summary.ts';
+import { outcomeBadge, outcomeMessage, outcomeWhere } from '../inspector/page/outcome-text.ts';
+import {
+  countText,
+  emptyText,
+  holdMark,
+  listView,
+  matchingRuns,
+  newerTitle,
+  runMatches,
+} from '../inspector/page/run-filter.ts';
+import { leafStates } from '../inspector/page/states.ts';
+import { callOutcome, timelineCountText, timelineItems } from '../inspector/page/timeline-model.ts';
+
+/**
+ * The inspector page's pure modules (inspector/page/, issue 37 item 1), without a browser: the
+ * runs list's filter and hold, the event log's summaries, the timeline built from a log, the
+ * chart's fit, the edit form's reading and its refused-edit text, the outcome box's words.
+ */
+
+const run = (over: Partial<RunSummary>): RunSummary => ({
+  key: over.runId ?? 'r',
+  runId: 'r',
+  source: 'native',
+  machineId: 'run',
+  status: 'running',
+  startedAt: 0,
+  updatedAt: 0,
+  activeStates: [],
+  lastTransition: null,
+  logSize: 0,
+  dropped: 0,
+  ...over,
+});
+let seq = 0;
+const entry = (type: string, data: unknown, at = 1_000): LogEntry => ({
+  seq: ++seq,
+  at,
+  kind: 'run_event',
+  type,
+  data,
+});
+
+describe('runs list filter and hold', () => {
+  const runs = [
+    run({
+      runId: 'refund-7',
+      agentId: 'support',
+      status: 'awaiting',
+      startedAt: 30,
+      labels: { tenant: 'acme' },
+    }),
+    run({ runId: 'lookup-3', agentId: 'sales', status: 'completed', startedAt: 20 }),
+    run({ runId: 'lookup-9', agentId: 'support', status: 'failed', startedAt: 40 }),
+  ];
+
+  it('matches text in the run id, agent and key=value labels, case-insensitively, and the status', () => {
+    expect(runMatches(runs[0]!, { status: '', text: '  TENANT=acme ' })).toBe(true);
+    expect(runMatches(runs[1]!, { status: '', text: 'sales' })).toBe(true);
+    expect(runMatches(runs[1]!, { status: 'failed', text: 'sales' })).toBe(false);
+    expect(matchingRuns(runs, { status: '', text: 'lookup' }).map((r) => r.runId)).toEqual([
+      'lookup-9',
+      'lookup-3',
+    ]);
+  });
+
+  it('holds the runs started after the hold began, but for the one selected', () => {
+    const filter = { status: '', text: '' };
+    const mark = holdMark(runs.slice(0, 2), filter);
+    expect(mark).toBe(30);
+    const matching = matchingRuns(runs, filter);
+    expect(listView(matching, mark, null)).toEqual({ shown: [runs[0], runs[1]], held: 1 });
+    expect(listView(matching, mark, 'lookup-9').held).toBe(0);
+    expect(listView(matching, null, null)).toEqual({ shown: matching, held: 0 });
+    expect(holdMark([], filter)).toBe(0);
+  });
+
+  it('counts as the server does and names the held runs', () => {
+    expect(countText({ total: 6, matched: 1, next: null }, true)).toBe('(1 of 6)');
+    expect(countText({ total: 6, matched: 1, next: null }, false)).toBe('(6)');
+    expect(newerTitle(1)).toBe('1 newer run, started while the pointer was on the list: show them');
+    expect(newerTitle(3)).toMatch(/^3 newer runs,/);
+    expect(emptyText({ total: 0, matched: 0, next: null })).toBe('No runs yet.');
+    expect(emptyText({ total: 4, matched: 0, next: null })).toBe('No run matches.');
+  });
+
+  it('names the innermost active states without the machine prefix', () => {
+    expect(leafStates(['run', 'run.awaiting', 'run.awaiting.confirmation'], 'run')).toBe(
+      'awaiting.confirmation',
+    );
+    expect(leafStates(['run', 'run.a', 'run.b'], 'run')).toBe('a, b');
+  });
+});
+
+describe('event log summaries', () => {
+  it('summarises each run event type in one line, and truncates payloads of others', () => {
+    expect(entrySummary(entry('state_changed', { previous: 'planning', state: 'validating' }))).toBe(
+      'planning → validating',
+    );
+    expect(
+      entrySummary(
+        entry('tool_call_scheduled', { tool: 'crm.lookup', attempt: 2, edited: { by: 'inspector' } }),
+      ),
+    ).toBe('crm.lookup #2 · input edited by inspector');
+    expect(
+      entrySummary(
+        entry('tool_result', {
+          result: { toolCallId: 'c', name: 'crm.lookup', error: { message: 'bad email' } },
+        }),
+      ),
+    ).toBe('crm.lookup ✗ bad email');
+    expect(entrySummary(entry('tool_result', { result: { toolCallId: 'c', name: 'crm.lookup' } }))).toBe(
+      'crm.lookup ✓',
+    );
+    expect(
+      entrySummary(entry('run_forked', { runId: 'b', childRunId: 'b', parentRunId: 'a', atEvent: 4 })),
+    ).toBe('from a at #4');
+    expect(entrySummary(entry('policy_decision', { decision: { policy: 'caps', kinds: ['finish'] } }))).toBe(
+      'caps: finish',
+    );
+    const long = entrySummary(entry('custom', { text: 'x'.repeat(500) }));
+    expect(long).toHaveLength(141);
+    expect(long.endsWith('…')).toBe(true);
+    expect(entryOffset(entry('x', {}, 2_345), 1_000)).toBe('+1.345s');
+  });
+});
+
+describe('timeline from a log', () => {
+  it('turns scheduled calls and results into calls by turn, with awaits and policy decisions between', () => {
+    const log = [
+      entry(
+        'tool_call_scheduled',
+        { toolCallId: 'r:t1:c0', tool: 'crm.lookup', turnId: 'r:t1', attempt: 1 },
+        100,
+      ),
+      entry(
+        'tool_result',
+        { result: { toolCallId: 'r:t1:c0', name: 'crm.lookup', output: { plan: 'pro' } } },
+        130,
+      ),
+      entry(
+        'tool_result',
+        {
+          result: {
+            toolCallId: 'r:t2:c0',
+            name: 'crm.upsert',
+            error: { message: 'no' },
+            retryHint: { reason: 'invalid_input' },
+          },
+        },
+        150,
+      ),
+      entry('policy_decision', { decision: { policy: 'repeats', kinds: ['hint'] } }, 160),
+      entry('await_clarification', { clarification: { id: 'q1', question: 'Which plan?' } }, 170),
+    ];
+    const items = timelineItems(log);
+    expect(items.map((item) => (item.kind === 'call' ? `${item.turn} ${item.tool}` : item.note))).toEqual([
+      'r:t1 crm.lookup',
+      'r:t2 crm.upsert',
+      'policy repeats: hint',
+      'awaits clarification',
+    ]);
+    const first = items[0]!;
+    expect(first.kind === 'call' && first.end! - first.start).toBe(30);
+    const second = items[1]!;
+    expect(second.kind === 'call' && callOutcome(second.result)).toEqual({
+      text: 'invalid_input',
+      status: 'hint',
+    });
+    expect(callOutcome(undefined)).toEqual({ text: 'running', status: 'running' });
+    expect(items[3]!.kind === 'note' && items[3]!.clarification?.question).toBe('Which plan?');
+    expect(timelineCountText(2, 5, 0)).toBe('(2 calls)');
+    expect(timelineCountText(2, 5, 40)).toBe('(2 calls in the newest 5 log entries)');
+    expect(timelineCountText(0, 5, 0)).toBe('');
+  });
+});
+
+describe('chart fit', () => {
+  it('fits the whole chart when its text stays readable, centred', () => {
+    const zoom = fitZoom({ width: 1000, height: 800 }, { width: 500, height: 800 }, 12);
+    expect(zoom).toEqual({ scale: 1, x: 250, y: 0 });
+  });
+
+  it('keeps text readable when the whole chart would make it smaller: fitted from the top', () => {
+    const zoom = fitZoom({ width: 600, height: 400 }, { width: 1000, height: 1600 }, 12);
+    expect(zoom.scale).toBeCloseTo(READABLE_PX / 12, 6);
+    expect(zoom.y).toBe(0);
+  });
+
+  it('zooms about a point, within 0.1 and 4', () => {
+    expect(zoomAbout({ scale: 1, x: 0, y: 0 }, 2, 100, 50)).toEqual({ scale: 2, x: -100, y: -50 });
+    expect(zoomAbout({ scale: 3, x: 0, y: 0 }, 10, 0, 0).scale).toBe(4);
+  });
+});
+
+describe('approve-with-edits form', () => {
+  it('sends only the inputs changed, and names the first one that is not JSON', () => {
+    const original = '{\n  "email": "a@b.c"\n}';
+    expect(
+      readEdits([
+        { toolCallId: 'c0', value: original, original },
+        { toolCallId: 'c1', value: '{"email":"x@y.z"}', original },
+      ]),
+    ).toEqual({ ok: true, edits: { c1: { email: 'x@y.z' } } });
+    const bad = readEdits([{ toolCallId: 'c1', value: '{email', original }]);
+    expect(bad.ok === false && bad.toolCallId).toBe('c1');
+    expect(bad.ok === false && bad.problem).toMatch(/^not JSON: /);
+  });
+
+  it('shows a refused edit with its hint and one line per issue', () => {
+    expect(
+      refusedEditText({
+        error: 'refused',
+        toolCallId: 'c1',
+        retryHint: {
+          message: 'crm.delete_profile: the input does not fit',
+          issues: [{ path: 'email', message: 'Invalid email address' }],
+        },
+      }),
+    ).toBe('crm.delete_profile: the input does not fit\nemail: Invalid email address');
+    expect(refusedEditText({ error: 'the run does not await this', retryHint: null })).toBe(
+      'the run does not await this',
+    );
+  });
+});
+
+describe('outcome box', () => {
+  it('says where a run failed and how a cap finalized it', () => {
+    const failed = {
+      kind: 'failed',
+      message: '503',
+      step: 'planning',
+      turnId: 'r:t2',
+      event: 'plan.error',
+    } as const;
+    expect(outcomeWhere(failed)).toBe('in planning, turn 2 (on plan.error)');
+    expect(outcomeBadge(failed)).toBe('failed');
+    expect(outcomeMessage({ kind: 'capped', message: 'maxToolCalls 10' })).toBe(
+      'finalized early: maxToolCalls 10',
+    );
+    expect(outcomeBadge({ kind: 'capped', message: '' })).toBe('hint');
+    expect(outcomeWhere({ kind: 'canceled', message: 'user' })).toBe('');
+  });
+});
