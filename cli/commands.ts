@@ -145,11 +145,14 @@ Examples:
     )
     .option('--stdio', 'serve one session on stdin/stdout')
     .option('-p, --port <port>', 'streamable HTTP port (0: any free port)', portOption)
-    .option('--host <host>', 'HTTP bind address (default 127.0.0.1; off loopback requires --token)')
+    .option(
+      '--host <host>',
+      "HTTP bind address (default 127.0.0.1; off loopback requires --token; 0.0.0.0 accepts this machine's addresses and host name as Host, other names need --allowed-host)",
+    )
     .option('--token <token>', 'bearer token HTTP clients must send')
     .option(
       '--allowed-host <name>',
-      'a Host name HTTP clients may use besides loopback (repeatable)',
+      'a Host name HTTP clients may use besides loopback and the bind address, e.g. a proxy or DNS name (repeatable)',
       collect,
     )
     .option(
@@ -163,7 +166,14 @@ Examples:
       const { requireOptionalPeers } = await import('../run/optional-peers.ts');
       requireOptionalPeers('toolwarden mcp serve', { '@modelcontextprotocol/sdk': '^1.32.2' });
       const { mcpServeCommand } = await import('../mcp/mcp-command.ts');
-      const gateway = await mcpServeCommand(options);
+      let gateway: Awaited<ReturnType<typeof mcpServeCommand>>;
+      try {
+        gateway = await mcpServeCommand(options);
+      } catch (error) {
+        // Serving nothing is a failure: say why and exit (its MCP servers are closed already).
+        console.error(`toolwarden mcp serve: ${error instanceof Error ? error.message : String(error)}`);
+        process.exit(1);
+      }
       if (gateway.url) console.error(`toolwarden MCP gateway on ${gateway.url}`);
       const stop = () => {
         void gateway.close().finally(() => process.exit(0));

@@ -90,7 +90,11 @@ export interface McpServeOptions {
   maxSessions?: number;
 }
 
-/** `toolwarden mcp serve`: serves a config's tools until SIGINT/SIGTERM. */
+/**
+ * `toolwarden mcp serve`: serves a config's tools until SIGINT/SIGTERM.
+ *
+ * @throws what `loadGatewayConfig` and `serveMcp` throw; the config's MCP servers are closed first.
+ */
 export async function mcpServeCommand(
   options: McpServeOptions,
 ): Promise<McpGateway & { toolsets: McpToolset[] }> {
@@ -115,7 +119,15 @@ export async function mcpServeCommand(
     if (options.idleTimeout !== undefined) transport.idleTimeoutMs = options.idleTimeout * 60_000;
     if (options.maxSessions !== undefined) transport.maxSessions = options.maxSessions;
   }
-  const gateway = await serveMcp(loaded.config, { transport });
+  let gateway: McpGateway;
+  try {
+    gateway = await serveMcp(loaded.config, { transport });
+  } catch (error) {
+    // It cannot serve (the port in use, off loopback without a token): its MCP servers' processes
+    // must not outlive it.
+    await Promise.all(loaded.toolsets.map((toolset) => toolset.close()));
+    throw error;
+  }
   return {
     ...gateway,
     toolsets: loaded.toolsets,

@@ -3,13 +3,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { isLoopbackHost, isLoopbackOrigin, tokenMatches } from '../inspector/request-guard.ts';
+import { isLoopbackHost } from '../inspector/request-guard.ts';
 import { DEFAULT_CAPS } from '../run/caps.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import { ApprovalEditRefusedError } from '../runtime/approval-edits.ts';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime/create-runtime.ts';
 import type { RunHandle } from '../runtime/run-handle.ts';
 import type { Tool } from '../tools/define-tool.ts';
+import { requestGuard } from './gateway-request-guard.ts';
 import { GatewaySession, gatewayPlanner, SESSION_ENDED_KEY } from './gateway-session.ts';
 
 /** What the gateway's runtime is made of: `createRuntime`'s options without a planner. */
@@ -39,8 +40,10 @@ export interface GatewayHttpOptions {
   token?: string;
   /**
    * Host names (no port) a request's `Host` may name besides the loopback ones (`localhost`,
-   * `127.0.0.1`, `[::1]`) and the bind address: a reverse proxy's name, a LAN name. A request
-   * naming any other host is refused with 421 (DNS rebinding).
+   * `127.0.0.1` and all of 127/8, `[::1]`, any case) and the bind address: a reverse proxy's name,
+   * a LAN name. A wildcard bind (`0.0.0.0`, `::`) also accepts this machine's interface addresses
+   * and its host name (`os.networkInterfaces()`, `os.hostname()`). A request naming any other host
+   * is refused with 421 (DNS rebinding), the message naming this option.
    */
   allowedHosts?: string[];
   /**
@@ -106,11 +109,12 @@ export const GATEWAY_CAPS = {
  * Over HTTP every request is checked before anything else (docs/mcp.md §Gateway security): its
  * `Host` must name loopback, the bind address or an `allowedHosts` name (else 421), its `Origin`,
  * when present, must be a loopback page or in `allowedOrigins` (else 403), and with a `token` its
- * `Authorization` must carry it (else 401). The SDK's own DNS-rebinding protection of the
- * transport is switched on as a second check when only loopback names are allowed (it compares
- * whole Host headers, so a proxy's `allowedHosts` turn it off).
+ * `Authorization` must carry it (else 401; the `Bearer` scheme in any case, RFC 9110). The SDK's
+ * own DNS-rebinding check of the transport is not used: it compares whole `Host` headers
+ * exactly, so it refused `LOCALHOST` and `127.0.0.2`, which the check here reads as loopback.
  *
- * @throws TypeError for an HTTP bind off loopback without a `token`.
+ * @throws TypeError for an HTTP bind off loopback without a `token`; Error naming the address
+ *   when it cannot listen (the port in use: `EADDRINUSE`). Nothing is left running either way.
  */
 export async function serveMcp(
   source: Tool[] | McpGatewayConfig,
@@ -317,7 +321,6 @@ export async function serveMcp(
   }
 
   const guard = requestGuard(http, bracketed);
-  let port = 0;
 
   const { StreamableHTTPServerTransport } = await import(
     '@modelcontextprotocol/sdk/server/streamableHttp.js'
@@ -391,11 +394,6 @@ export async function serveMcp(
     }
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      // The SDK's own check, a second line behind `guard` on loopback: it compares whole Host
-      // headers (port included), so it is left off when a proxy's names are allowed.
-      ...(http!.allowedHosts?.length
-        ? {}
-        : { enableDnsRebindingProtection: true, allowedHosts: loopbackHostHeaders(bracketed, port) }),
       onsessioninitialized: (sessionId) => {
         const entry: LiveSession = { server, transport, ended, posts: 0, idle: undefined };
         live.set(sessionId, entry);
@@ -424,11 +422,24 @@ export async function serveMcp(
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' }).end(String(error));
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    listener.once('error', reject);
-    listener.listen(http.port, host, () => resolve());
-  });
-  port = (listener.address() as AddressInfo).port;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      listener.once('error', reject);
+      listener.listen(http.port, host, () => resolve());
+    });
+  } catch (error) {
+    await runtime.close();
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new Error(
+      `serveMcp: cannot listen on ${bracketed}:${http.port}: ${
+        code === 'EADDRINUSE'
+          ? 'the port is in use (pick another with --port / transport.port)'
+          : String(error)
+      }`,
+      { cause: error },
+    );
+  }
+  const port = (listener.address() as AddressInfo).port;
   return {
     url: `http://${bracketed}:${port}/mcp`,
     runtime,
@@ -450,67 +461,6 @@ export async function serveMcp(
 /** A JSON-RPC error body without an id (the request was not read). */
 function jsonRpcError(code: number, message: string): string {
   return JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
-}
-
-/** Why a request is refused before it is read, or undefined when it may proceed. */
-interface Refusal {
-  status: 401 | 403 | 421;
-  message: string;
-  headers: Record<string, string>;
-}
-
-/**
- * The checks every HTTP request passes first (docs/mcp.md §Gateway security; the MCP transport
- * spec: servers MUST validate `Origin`): `Host` names loopback, the bind address or an allowed
- * name (else 421 Misdirected Request: a DNS-rebinding page reaches us under its own name), a
- * present `Origin` is a loopback page or allowed (else 403), and the bearer token when one is set
- * (else 401; compared in constant time).
- */
-function requestGuard(
-  http: GatewayHttpOptions,
-  bindHost: string,
-): (req: IncomingMessage) => Refusal | undefined {
-  const names = new Set([bindHost, ...(http.allowedHosts ?? [])].map((name) => name.toLowerCase()));
-  const origins = new Set(http.allowedOrigins ?? []);
-  const json = { 'content-type': 'application/json' };
-  return (req) => {
-    const hostHeader = req.headers.host;
-    if (!isLoopbackHost(hostHeader) && !names.has(hostName(hostHeader))) {
-      return {
-        status: 421,
-        message: `Misdirected Request: Host ${String(hostHeader)} is not served here`,
-        headers: json,
-      };
-    }
-    const origin = req.headers.origin;
-    if (origin !== undefined && !isLoopbackOrigin(origin) && !origins.has(origin)) {
-      return { status: 403, message: `Forbidden: Origin ${origin} is not allowed`, headers: json };
-    }
-    const given = req.headers.authorization?.startsWith('Bearer ')
-      ? req.headers.authorization.slice(7)
-      : undefined;
-    if (http.token !== undefined && !tokenMatches(given, http.token)) {
-      return {
-        status: 401,
-        message: 'Unauthorized: a bearer token is required',
-        headers: { ...json, 'www-authenticate': 'Bearer' },
-      };
-    }
-    return undefined;
-  };
-}
-
-/** The host name of a `Host` header, lower case, without its port (`[::1]` keeps its brackets). */
-function hostName(header: string | undefined): string {
-  if (!header) return '';
-  const name = header.startsWith('[') ? header.slice(0, header.indexOf(']') + 1) : header.split(':')[0]!;
-  return name.toLowerCase();
-}
-
-/** Whole `Host` headers the SDK's check accepts: the loopback names and the bind address, bare and with the port. */
-function loopbackHostHeaders(bindHost: string, port: number): string[] {
-  const names = ['localhost', '127.0.0.1', '[::1]', bindHost];
-  return [...new Set(names.flatMap((name) => [name, `${name}:${port}`]))];
 }
 
 /** A toolwarden tool as an MCP tool: its id as the name, its model-facing schemas, its tags as annotations. */

@@ -1,12 +1,14 @@
 import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { request } from 'node:http';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { processesRunning } from './support/mcp-processes.ts';
 
 /**
  * `toolwarden mcp serve` and `toolwarden catalog` on the example's config (issue 13, examples/mcp):
@@ -131,6 +133,44 @@ describe('toolwarden mcp serve / catalog (examples/mcp/gateway.config.ts)', () =
       child.kill('SIGTERM');
     }
   });
+
+  it('exits non-zero, saying why, and closes its MCP servers when it cannot serve: a port in use, 0.0.0.0 without --token (issue 39 item 5)', async () => {
+    const taken = createNetServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = String((taken.address() as AddressInfo).port);
+    try {
+      for (const [args, reason] of [
+        [['--port', port], /cannot listen on 127\.0\.0\.1:\d+: the port is in use/],
+        [['--port', '0', '--host', '0.0.0.0'], /binding 0\.0\.0\.0 \(not loopback\) requires a bearer token/],
+      ] as const) {
+        const sandbox = await mkdtemp(join(dir, 'cannot-serve-'));
+        const child = spawn(process.execPath, [BIN, 'mcp', 'serve', '--config', CONFIG, ...args], {
+          env: { ...process.env, TOOLWARDEN_MCP_DIR: sandbox },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
+        let said = '';
+        child.stderr!.on('data', (chunk: Buffer) => {
+          said += chunk.toString('utf8');
+        });
+        const code = await new Promise<number | null>((resolve) => {
+          const timer = setTimeout(() => {
+            child.kill('SIGKILL');
+            resolve(-1);
+          }, 30_000);
+          child.once('exit', (exitCode) => {
+            clearTimeout(timer);
+            resolve(exitCode);
+          });
+        });
+        expect(code, said).toBe(1);
+        expect(said).toMatch(reason);
+        // The filesystem server was started with the sandbox as its argument: it is gone too.
+        await expect.poll(() => processesRunning(sandbox), { timeout: 5_000 }).toEqual([]);
+      }
+    } finally {
+      taken.close();
+    }
+  }, 90_000);
 
   it('serves the config over stdio: policies hold (a denied tool is hidden and refused), calls work', async () => {
     const client = new Client({ name: 'cli-test', version: '1' });

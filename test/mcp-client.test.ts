@@ -1,4 +1,3 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +9,7 @@ import { callTool } from '../tools/call-tool.ts';
 import { ToolCatalog } from '../tools/tool-catalog.ts';
 import type { ToolResult } from '../tools/tool-result.ts';
 import { inMemoryTracing } from './support/in-memory-tracing.ts';
+import { processesRunning } from './support/mcp-processes.ts';
 import { startTestMcpServer } from './support/mcp-test-server.ts';
 
 /**
@@ -35,21 +35,6 @@ async function connect(
   const toolset = await mcpToolset({ onWarning: (message) => warned.push(message), ...options });
   open.push(toolset);
   return Object.assign(toolset, { warned });
-}
-
-/** Pids of the processes whose command line (NUL-separated, /proc) contains `needle`. */
-function processesRunning(needle: string): number[] {
-  const pids: number[] = [];
-  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    let cmdline = '';
-    try {
-      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    } catch {
-      continue; // gone already
-    }
-    if (cmdline.includes(needle) && Number(pid) !== process.pid) pids.push(Number(pid));
-  }
-  return pids;
 }
 
 /** SIGKILLs the processes whose command line contains `needle`. */

@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { hostname, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -455,6 +456,61 @@ describe('serveMcp against DNS rebinding (forged Host and Origin)', () => {
     );
     expect((await rawPost(gateway.url!, { authorization: 'Bearer s3cre' }, INITIALIZE)).status).toBe(401);
     expect((await rawPost(gateway.url!, { authorization: 'Bearer s3cretX' }, INITIALIZE)).status).toBe(401);
+  });
+});
+
+describe('serveMcp: what docs/mcp.md §Gateway security promises, from outside (issue 39 item 5)', () => {
+  it('reads Host as a host name: LOCALHOST and any 127/8 address pass (the SDK’s exact check refused them with 403)', async () => {
+    const gateway = await serveMcp({ tools: [lookupTool], telemetry: false }, { transport: { port: 0 } });
+    opened.push(gateway);
+    const port = new URL(gateway.url!).port;
+    for (const host of [`LOCALHOST:${port}`, `127.0.0.2:${port}`, `127.1.2.3:${port}`, 'Localhost']) {
+      expect((await rawPost(gateway.url!, { host }, INITIALIZE)).status, host).toBe(200);
+    }
+    expect((await rawPost(gateway.url!, { host: `128.0.0.1:${port}` }, INITIALIZE)).status).toBe(421);
+  });
+
+  it('takes the Bearer scheme in any case (RFC 9110), the token still compared whole', async () => {
+    const gateway = await serveMcp(
+      { tools: [lookupTool], telemetry: false },
+      { transport: { port: 0, token: 's3cret' } },
+    );
+    opened.push(gateway);
+    for (const authorization of ['bearer s3cret', 'BEARER s3cret', 'Bearer  s3cret']) {
+      expect((await rawPost(gateway.url!, { authorization }, INITIALIZE)).status, authorization).toBe(200);
+    }
+    for (const authorization of ['bearer S3CRET', 'Basic s3cret', 'bearers3cret']) {
+      expect((await rawPost(gateway.url!, { authorization }, INITIALIZE)).status, authorization).toBe(401);
+    }
+  });
+
+  it('bound to 0.0.0.0 with a token it answers this machine’s addresses and host name; another name gets 421 naming --allowed-host', async () => {
+    const gateway = await serveMcp(
+      { tools: [lookupTool], telemetry: false },
+      { transport: { port: 0, host: '0.0.0.0', token: 't' } },
+    );
+    opened.push(gateway);
+    const port = new URL(gateway.url!).port;
+    const url = `http://127.0.0.1:${port}/mcp`;
+    const auth = { authorization: 'Bearer t' };
+    const lan = Object.values(networkInterfaces())
+      .flat()
+      .find((address) => address?.family === 'IPv4' && !address.internal)?.address;
+    for (const host of [`${hostname()}:${port}`, ...(lan === undefined ? [] : [`${lan}:${port}`])]) {
+      expect((await rawPost(url, { ...auth, host }, INITIALIZE)).status, host).toBe(200);
+    }
+    const other = await rawPost(url, { ...auth, host: `mcp.example:${port}` }, INITIALIZE);
+    expect(other.status).toBe(421);
+    expect(other.body).toMatch(/--allowed-host NAME \(transport\.allowedHosts\)/);
+  });
+
+  it('a port in use: serveMcp rejects naming the address, and nothing is left listening', async () => {
+    const first = await serveMcp({ tools: [lookupTool], telemetry: false }, { transport: { port: 0 } });
+    opened.push(first);
+    const port = Number(new URL(first.url!).port);
+    await expect(
+      serveMcp({ tools: [lookupTool], telemetry: false }, { transport: { port } }),
+    ).rejects.toThrow(`cannot listen on 127.0.0.1:${port}: the port is in use`);
   });
 });
 
