@@ -162,6 +162,10 @@ if (
     console.log('');
     await benchStores();
   }
+  // One planner answer of 4,000 and 10,000 calls, admitted or refused (issue 36 item 5).
+  const { benchBatchStall } = await import('./batch-stall.bench.ts');
+  console.log('');
+  await benchBatchStall({ rounds: 1 });
   // What finished runs leave on the heap (issue 24 item 7): flat past the memory store's bound.
   const { benchRetention } = await import('./retention.bench.ts');
   console.log('');

@@ -13,6 +13,7 @@ import { type BatchState, NO_CALLS, type PendingCall, type RunContext, turnId } 
 import type { RunMachineEvent } from './run-machine.ts';
 import {
   batchWith,
+  firstOpenResult,
   foldResults,
   notRunResult,
   runError,
@@ -341,7 +342,8 @@ export function callsToStart(
  */
 export function awaitsExternalCalls(batch: Pick<RunContext['batch'], 'pending' | 'results'>): boolean {
   let external = false;
-  for (let index = 0; index < batch.pending.length; index++) {
+  // Calls before the first open one all have results (the scan from 0 was O(calls²) a batch).
+  for (let index = firstOpenResult(batch.results); index < batch.pending.length; index++) {
     if (batch.results[index] !== null) continue;
     const call = batch.pending[index]!;
     if (call.status !== 'admitted' || !call.external) return false;

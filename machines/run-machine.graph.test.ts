@@ -102,6 +102,7 @@ function planOutcomes(): RunMachineEvent[] {
     { toolCalls: [{ name: 'ops.guarded', input: {} }] },
     { toolCalls: [{ name: 'app.mail', input: {} }] }, // an external tool's call: awaited
     { toolCalls: [echo('a'), echo('b'), echo('c'), echo('d')] }, // past maxToolCalls
+    { toolCalls: [echo('a'), echo('b'), echo('c'), echo('d'), echo('e')] }, // past maxCallsPerBatch
     { await: { clarification: { id: 'q', question: 'Which?', missingFields: [] } } },
     { await: { externalTools: { id: 'x', calls: [{ name: 'app.lookup', toolCallId: 'x1', input: {} }] } } },
     { await: { confirmation: { id: 'c', prompt: 'Go?' } } },
@@ -259,6 +260,7 @@ const caps = {
   maxRetriesPerTool: 5,
   timeBudgetMs: 3_600_000,
   maxTotalTokens: 100,
+  maxCallsPerBatch: 4,
 };
 const input = (policies: 'on' | 'off', startedAt = Date.now()): RunInput => ({
   runId: 'graph-run',

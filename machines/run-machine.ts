@@ -39,6 +39,7 @@ import {
   notesOutcome,
   type RunOutcome,
   refuseBatchOutcome,
+  refuseLargeBatchOutcome,
   scheduledOutcome,
   toolApprovalOutcome,
   toolCrashOutcome,
@@ -47,7 +48,15 @@ import {
 } from './run-outcomes.ts';
 import type { ExecuteToolInput, PlanActorInput, ValidateBatchOutput } from './run-ports.ts';
 import { runSteps, STEPS_ACTOR_ID, type StepRequest } from './run-steps.ts';
-import { deadlineAt, now, reviewUpdate, runError, validationUpdate, withFlow } from './run-updates.ts';
+import {
+  deadlineAt,
+  firstOpenResult,
+  now,
+  reviewUpdate,
+  runError,
+  validationUpdate,
+  withFlow,
+} from './run-updates.ts';
 
 export type { RunMachine, RunMachineEvent } from './run-machine-types.ts';
 
@@ -76,6 +85,9 @@ const machine = setup({
     planHasFinalResponse: ({ event }) => parsedPlan(event)?.finalResponse !== undefined,
     batchExceedsToolCap: ({ context }) =>
       context.toolCalls + context.batch.pending.length > context.caps.maxToolCalls,
+    batchTooLarge: ({ context, event }) =>
+      (parsedPlan(event)?.toolCalls?.length ?? 0) >
+      (context.caps.maxCallsPerBatch ?? Number.POSITIVE_INFINITY),
     timeBudgetSpent: ({ context }) => now() >= deadlineAt(context),
     policyFailed: ({ context }) => context.flow.effects?.fail !== undefined,
     policyFinalized: ({ context }) => context.flow.effects?.finalize !== undefined,
@@ -84,7 +96,8 @@ const machine = setup({
     needsConfirmation: ({ context }) => context.batch.pending.some((call) => call.status === 'confirm'),
     hasAdmittedCalls: ({ context }) => context.batch.pending.some((call) => call.status === 'admitted'),
     batchComplete: ({ context }) =>
-      context.batch.results.length > 0 && context.batch.results.every((r) => r !== null),
+      context.batch.results.length > 0 &&
+      firstOpenResult(context.batch.results) === context.batch.results.length,
     awaitsExternalCalls: ({ context }) => awaitsExternalCalls(context.batch),
     failureCapReached: ({ context }) =>
       context.consecutiveFailures >= context.caps.maxConsecutiveFailedToolCalls,
@@ -209,6 +222,9 @@ const machine = setup({
     ),
     /** A refused batch is answered with results, so the transcript pairs every tool call. */
     refuseBatch: enqueueActions(({ context, enqueue }) => apply(enqueue, refuseBatchOutcome(context))),
+    refuseLargeBatch: enqueueActions(({ context, event, enqueue }) =>
+      apply(enqueue, refuseLargeBatchOutcome(context, event)),
+    ),
     applyValidation: enqueueActions(({ context, event, enqueue }) => {
       const { update, events } = validationUpdate(context, doneOutput<ValidateBatchOutput>(event));
       enqueue.assign(update);
@@ -407,6 +423,13 @@ const machine = setup({
         'plan.done': [
           { guard: 'planTimedOut', target: 'finalizing', actions: ['emitPlannerTurn', 'finalizeTimedOut'] },
           { guard: 'planInvalid', target: 'failed', actions: ['emitPlannerTurn', 'failInvalidPlan'] },
+          // Refused before its calls become the batch (maxCallsPerBatch): nothing to fold, the
+          // hint reviewed by policies as any, then the run plans again.
+          {
+            guard: 'batchTooLarge',
+            target: 'resuming',
+            actions: ['emitPlannerTurn', 'emitNotes', 'refuseLargeBatch'],
+          },
           {
             guard: 'planHasToolCalls',
             target: 'validating',
@@ -438,9 +461,10 @@ const machine = setup({
       },
     },
     /**
-     * Checks the proposed batch: the tool cap first (a batch that would pass it is refused
-     * whole), then `onToolBatch` policies and the tool boundary (`validateBatch`), or, with no
-     * policies, the boundary alone, synchronously (`validateCalls`).
+     * Checks the proposed batch (one within `maxCallsPerBatch`: a larger one was refused at
+     * `plan.done`): the tool cap first (a batch that would pass it is refused whole and the run
+     * finalizes), then `onToolBatch` policies and the tool boundary (`validateBatch`), or, with
+     * no policies and a small batch, the boundary alone, synchronously (`validateCalls`).
      */
     validating: {
       initial: 'checking',

@@ -8,9 +8,17 @@
  */
 
 import type { RunEvent } from '../run/run-events.ts';
+import { type RetryHint, toPolicyRetryHint } from '../tools/retry-hint.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
 import { doneOutput, parsedPlan } from './plan-output.ts';
-import { type FlowState, type PendingCall, type RunContext, turnId } from './run-context.ts';
+import {
+  type FlowState,
+  NO_CALLS,
+  type PendingCall,
+  type RunContext,
+  toolCallMeta,
+  turnId,
+} from './run-context.ts';
 import type { RunMachineEvent } from './run-machine.ts';
 import type { ExecuteToolInput, ExecuteToolOutput } from './run-ports.ts';
 import {
@@ -20,7 +28,9 @@ import {
   notRunResult,
   now,
   pairedResult,
+  resultsWith,
   toolResultEvent,
+  turnRecorded,
   withFlow,
 } from './run-updates.ts';
 
@@ -91,6 +101,45 @@ export function refuseBatchOutcome(context: RunContext): RunOutcome {
       ...withFlow(context, { finalize: { reason: 'tool_cap', at: now() } }),
     },
     events: results.map((result) => toolResultEvent(context, result)),
+  };
+}
+
+/**
+ * `refuseLargeBatch`: a planner answer with more calls than `caps.maxCallsPerBatch`, refused at
+ * `plan.done`, before its calls become the batch: none is recorded, validated or run. The
+ * transcript gets a user message saying what was refused and the limit (no assistant message
+ * with calls that would each need a result: the refusal costs the same for 10,000 calls as for
+ * 129); the run gets a RetryHint (`invalid_arguments`, on the answer's first call's name) and a
+ * `retry_hint` event (policies' `onRetryHint` review it in `resuming`); it counts as one failed
+ * turn against `maxConsecutiveFailedToolCalls`; the run plans again (issue 36 item 5: a
+ * 4,000-call answer stalled every run in the process).
+ */
+export function refuseLargeBatchOutcome(context: RunContext, event: RunMachineEvent): RunOutcome {
+  const calls = parsedPlan(event)?.toolCalls ?? [];
+  const limit = context.caps.maxCallsPerBatch ?? calls.length;
+  const message = `Your last answer proposed ${calls.length} tool calls; at most ${limit} run in one turn, so none of them ran. Propose at most ${limit} calls, and the rest in later turns.`;
+  const retryHint: RetryHint = {
+    reason: 'invalid_arguments',
+    tool: String(calls[0]?.name ?? ''),
+    restrictToTool: false,
+    missingFields: [],
+    message,
+  };
+  const hint = toPolicyRetryHint(
+    retryHint,
+    toolCallMeta(context, { toolCallId: `${turnId(context)}:c1`, attempt: 1 }),
+    now(),
+  );
+  const turn = turnRecorded(context, { pending: NO_CALLS, results: NO_CALLS });
+  return {
+    update: {
+      messages: [...context.messages, { role: 'user' as const, content: message }],
+      ...turn,
+      consecutiveFailures: context.consecutiveFailures + 1,
+      hints: [...context.hints, hint],
+      batch: batchWith(turn.batch, { newHints: [hint] }),
+    },
+    events: hintEvents(context, [hint]),
   };
 }
 
@@ -165,8 +214,7 @@ export function toolResultOutcome(context: RunContext, event: RunMachineEvent): 
   const call = context.batch.pending[output.index];
   if (!call || context.batch.results[output.index] !== null) return NOTHING;
   const result = pairedResult(call, output.result);
-  const results = context.batch.results.slice();
-  results[output.index] = result;
+  const results = resultsWith(context.batch.results, output.index, result);
   const hints = output.hint ? [output.hint] : [];
   return {
     update: {
@@ -200,8 +248,7 @@ export function toolCrashOutcome(context: RunContext, event: RunMachineEvent): R
       recoverable: false,
     },
   });
-  const results = context.batch.results.slice();
-  results[index] = result;
+  const results = resultsWith(context.batch.results, index, result);
   return {
     update: { batch: batchWith(context.batch, { results }) },
     events: [toolResultEvent(context, result)],

@@ -32,6 +32,15 @@ export const CapsSchema = z.object({
    * with `await_cap`. Absent: no limit; the runtime's default is 50.
    */
   maxAwaits: z.number().int().positive().optional(),
+  /**
+   * Most calls one planner answer may propose. A larger batch is refused whole before any of
+   * its calls is validated: each call gets a not-run result (`BatchTooLarge`), the first one a
+   * RetryHint telling the planner the limit, and the run plans again; it counts as one failed
+   * turn against `maxConsecutiveFailedToolCalls`, not one per call (issue 36 item 5: a 4,000-call
+   * answer stalled every run in the process). Absent: no limit (runs stored before it existed);
+   * the runtime's default is 128.
+   */
+  maxCallsPerBatch: z.number().int().positive().optional(),
 });
 /** Run limits (docs/architecture.md §Caps): configured per runtime and per run; policies may only tighten them. */
 export type Caps = z.infer<typeof CapsSchema>;
@@ -44,6 +53,7 @@ export const DEFAULT_CAPS: Caps = {
   timeBudgetMs: 300_000,
   maxTurns: 50,
   maxAwaits: 50,
+  maxCallsPerBatch: 128,
 };
 
 /** Caps as the planner and policies see them: limits, usage so far, and what is left. */

@@ -15,6 +15,7 @@
  */
 
 import { persistedSnapshotOf } from '../machines/persisted-snapshot.ts';
+import type { PendingCall } from '../machines/run-context.ts';
 import type { RunActorRef } from '../machines/run-machine.ts';
 import { STEPS_ACTOR_ID } from '../machines/run-steps.ts';
 import type { RunInfo } from '../plugins/define-plugin.ts';
@@ -92,6 +93,9 @@ class HostedRun {
   private previous: string | undefined;
   /** The context of the last snapshot written (a restored one counts: a restore changes nothing). */
   private written: object | undefined;
+  /** The batch {@link toolCallIdsOf} last listed, and its ids. */
+  private idsFor: readonly PendingCall[] | undefined;
+  private ids: string[] = [];
 
   constructor(
     private readonly parts: RunHostParts,
@@ -207,7 +211,7 @@ class HostedRun {
       state,
       snapshot: persisted,
       labels: snapshot.context.labels,
-      toolCallIds: recordedCallIds(snapshot.context.batch.pending),
+      toolCallIds: this.toolCallIdsOf(snapshot.context.batch.pending),
     });
     if (changedKeys.length > 0) {
       // Queued above: the version is that of the write that holds this snapshot.
@@ -228,6 +232,19 @@ class HostedRun {
       };
       handle.persisted().then(forget, forget);
     }
+  }
+
+  /**
+   * {@link recordedCallIds} of the batch, made once per pending list: every tool result of a
+   * batch is a snapshot, and listing the whole batch each time made a 4,000-call batch O(calls²)
+   * (issue 36 item 5).
+   */
+  private toolCallIdsOf(pending: readonly PendingCall[]): string[] {
+    if (pending !== this.idsFor) {
+      this.idsFor = pending;
+      this.ids = pending.length === 0 ? [] : recordedCallIds(pending);
+    }
+    return this.ids;
   }
 
   /**

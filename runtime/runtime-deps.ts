@@ -21,7 +21,7 @@ import { createExecuteToolPort } from './steps/execute-tool.ts';
 import { createPlanPort } from './steps/plan-step.ts';
 import { createReviewResultsPort } from './steps/review-results.ts';
 import type { RunDeps } from './steps/run-deps.ts';
-import { createValidateBatchPort, validateCalls } from './steps/validate-batch.ts';
+import { createValidateBatchPort, SYNC_VALIDATION_MAX_CALLS, validateCalls } from './steps/validate-batch.ts';
 
 /** The live runs of one runtime, by run id. */
 export type LiveRuns = Map<string, RunHandle>;
@@ -79,9 +79,11 @@ export function provideRunMachine(
       }),
     },
     actions: { validateCalls: validateCallsAction((context) => validateCalls(deps, context, NO_EFFECTS)) },
-    // Without policies (with the hook), validating and resuming request nothing of `steps` (see run-ports.ts).
+    // Without policies (with the hook), validating and resuming request nothing of `steps` (see
+    // run-ports.ts); a large batch is still validated by the port, in slices.
     guards: {
-      consultsPolicies: () => consults.batch,
+      consultsPolicies: ({ context }) =>
+        consults.batch || context.batch.pending.length > SYNC_VALIDATION_MAX_CALLS,
       reviewsResults: ({ context }) => consults.review(context.batch),
     },
   });

@@ -83,6 +83,7 @@ describe('policy engine merge rules (docs/policies.md)', () => {
       timeBudgetMs: 30_000,
       maxTurns: DEFAULT_CAPS.maxTurns,
       maxAwaits: DEFAULT_CAPS.maxAwaits,
+      maxCallsPerBatch: DEFAULT_CAPS.maxCallsPerBatch,
     });
   });
 

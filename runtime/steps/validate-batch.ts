@@ -10,9 +10,10 @@ import type { RunDeps } from './run-deps.ts';
 import { OUT_OF_BUDGET_EFFECTS, withinBudget } from './within-budget.ts';
 
 /**
- * The `validateBatch` port (docs/architecture.md `validating`, when the runtime has policies): `onToolBatch`
- * policies see the whole batch first (they may disable tools, finalize, fail), then
- * {@link validateCalls} checks each call against the tool boundary.
+ * The `validateBatch` port (docs/architecture.md `validating`, when the runtime has policies or
+ * the batch has more than {@link SYNC_VALIDATION_MAX_CALLS} calls): `onToolBatch` policies see the
+ * whole batch first (they may disable tools, finalize, fail), then {@link validateCalls} checks
+ * each call against the tool boundary, in slices for a large batch ({@link validateCallsInSlices}).
  */
 export function createValidateBatchPort(deps: RunDeps): RunPort<ValidateBatchInput, ValidateBatchOutput> {
   return async ({ input }) => {
@@ -32,7 +33,11 @@ export function createValidateBatchPort(deps: RunDeps): RunPort<ValidateBatchInp
       undefined,
       () => OUT_OF_BUDGET_EFFECTS,
     );
-    return confirmWhereAsked(deps, context, validateCalls(deps, context, effects), effects);
+    const output =
+      context.batch.pending.length > SYNC_VALIDATION_MAX_CALLS
+        ? await validateCallsInSlices(deps, context, effects)
+        : validateCalls(deps, context, effects);
+    return confirmWhereAsked(deps, context, output, effects);
   };
 }
 
@@ -92,27 +97,83 @@ function policyConfirms(effects: PolicyEffects, call: Pick<PendingCall, 'toolCal
  * Rejected calls get their ToolResult (with hint) here; admitted calls carry the validated input.
  * `effects` are the batch policies' (`NO_EFFECTS` with none); the returned effects carry the full
  * map of disabled tools when this check disabled one. Synchronous, so a runtime without policies
- * runs it as the machine's `validateCalls` action instead of an actor.
+ * runs it as the machine's `validateCalls` action instead of an actor, for batches of at most
+ * {@link SYNC_VALIDATION_MAX_CALLS} calls; larger ones go through the port, which checks them with
+ * {@link validateCallsInSlices}.
  */
 export function validateCalls(
   deps: RunDeps,
   context: RunContext,
   effects: PolicyEffects,
 ): ValidateBatchOutput {
-  // `effects.disabledTools` is the full map after the policies ran (a policy may have re-enabled
-  // a tool it disabled); tools the app disabled stay disabled whatever it says.
-  const disabled: Record<string, string> = effects.disabledTools
-    ? { ...effects.disabledTools, ...appDisabled(context.disabledTools) }
-    : { ...context.disabledTools };
-  let retryCapped = false;
-  const offered = context.batch.restrictedTo ? new Set(context.batch.restrictedTo) : undefined;
-  const results: (ToolResultJSON | null)[] = [];
-  const hints: PolicyRetryHint[] = [];
-  const pending = context.batch.pending.map((call): PendingCall => {
+  const check = new BatchCheck(deps, context, effects);
+  return check.output(context.batch.pending.map((call) => check.call(call)));
+}
+
+/**
+ * Most calls of a batch validated synchronously, in the machine's own step: a larger batch is
+ * validated by the `validateBatch` port in slices (issue 36 item 5: a 4,000-call answer blocked
+ * the event loop for every run in the process while its calls were checked in one go).
+ */
+export const SYNC_VALIDATION_MAX_CALLS = 64;
+
+/** How long one slice of {@link validateCallsInSlices} runs before the event loop gets a turn, in ms. */
+export const VALIDATION_SLICE_MS = 8;
+
+/**
+ * {@link validateCalls}, the same checks in the same order with the same output, in slices of at
+ * most {@link VALIDATION_SLICE_MS} ms of checks, each slice after a macrotask when the one before
+ * ran long: the event loop runs timers and I/O between them (other runs' steps, lease renewals).
+ */
+export async function validateCallsInSlices(
+  deps: RunDeps,
+  context: RunContext,
+  effects: PolicyEffects,
+): Promise<ValidateBatchOutput> {
+  const check = new BatchCheck(deps, context, effects);
+  const calls = context.batch.pending;
+  const pending: PendingCall[] = new Array(calls.length);
+  let sliceStartedAt = performance.now();
+  for (let index = 0; index < calls.length; index++) {
+    if ((index & 15) === 0 && performance.now() - sliceStartedAt >= VALIDATION_SLICE_MS) {
+      await nextMacrotask();
+      sliceStartedAt = performance.now();
+    }
+    pending[index] = check.call(calls[index]!);
+  }
+  return check.output(pending);
+}
+
+const nextMacrotask = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** One batch's check, call by call: what the calls so far disabled, their results and hints. */
+class BatchCheck {
+  private readonly disabled: Record<string, string>;
+  private retryCapped = false;
+  private readonly offered: Set<string> | undefined;
+  private readonly results: (ToolResultJSON | null)[] = [];
+  private readonly hints: PolicyRetryHint[] = [];
+
+  constructor(
+    private readonly deps: RunDeps,
+    private readonly context: RunContext,
+    private readonly effects: PolicyEffects,
+  ) {
+    // `effects.disabledTools` is the full map after the policies ran (a policy may have re-enabled
+    // a tool it disabled); tools the app disabled stay disabled whatever it says.
+    this.disabled = effects.disabledTools
+      ? { ...effects.disabledTools, ...appDisabled(context.disabledTools) }
+      : { ...context.disabledTools };
+    this.offered = context.batch.restrictedTo ? new Set(context.batch.restrictedTo) : undefined;
+  }
+
+  /** Checks the next call of the batch (in order): the call with its status. */
+  call(call: PendingCall): PendingCall {
+    const { deps, context, effects, disabled, offered } = this;
     const capped = exceedsRetryCap(context, call);
     if (capped) {
       disabled[call.name] = 'retry_cap';
-      retryCapped = true;
+      this.retryCapped = true;
     }
     const prepared = prepare(deps, call, offered ? notOffered(disabled, offered, deps) : disabled);
     if (!prepared.ok) {
@@ -123,11 +184,11 @@ export function validateCalls(
           { recoverable: result.error.recoverable },
         );
       }
-      results.push(toolResultToJSON(result));
-      if (result.retryHint) hints.push(toPolicyRetryHint(result.retryHint, metaFor(context, call)));
+      this.results.push(toolResultToJSON(result));
+      if (result.retryHint) this.hints.push(toPolicyRetryHint(result.retryHint, metaFor(context, call)));
       return { ...call, status: 'rejected' };
     }
-    results.push(null);
+    this.results.push(null);
     // Object.assign: members added after a spread cost ~0.5 µs each on Node 20 (run-updates.ts).
     return Object.assign({}, call, {
       // A conditional requiresConfirmation counts as `true` here (ask); the port asks it (confirmWhereAsked).
@@ -139,13 +200,18 @@ export function validateCalls(
       droppedFields: prepared.droppedFields.length > 0 ? prepared.droppedFields : undefined,
       ...(prepared.tool.execute === undefined ? { external: true as const } : {}),
     });
-  });
-  return {
-    pending,
-    results,
-    hints,
-    effects: retryCapped || effects.disabledTools ? { ...effects, disabledTools: disabled } : effects,
-  };
+  }
+
+  /** The batch's output once every call was checked, `pending` in call order. */
+  output(pending: PendingCall[]): ValidateBatchOutput {
+    const { effects, disabled } = this;
+    return {
+      pending,
+      results: this.results,
+      hints: this.hints,
+      effects: this.retryCapped || effects.disabledTools ? { ...effects, disabledTools: disabled } : effects,
+    };
+  }
 }
 
 /** The tool boundary's check of one call; a throw (a bug) becomes a result, never a crashed run. */

@@ -26,7 +26,7 @@ describe('a large batch of calls that answer at once', () => {
     const run = testRuntime({
       planner: scriptedPlanner([{ toolCalls: calls }, { finalResponse: { text: 'done' } }]),
       tools: [echo],
-      caps: { maxToolCalls: 10_000, timeBudgetMs: 120_000 },
+      caps: { maxToolCalls: 10_000, maxCallsPerBatch: 10_000, timeBudgetMs: 120_000 },
     }).start({ messages: [{ role: 'user', content: 'echo 1,000 times' }] });
     // What a timer saw of the batch each time it fired.
     const seen: number[] = [];

@@ -1,0 +1,158 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { definePolicy } from '../policies/define-policy.ts';
+import { scriptedPlanner } from '../run/planner.ts';
+import type { RunEvent } from '../run/run-events.ts';
+import { SYNC_VALIDATION_MAX_CALLS } from '../runtime/steps/validate-batch.ts';
+import { defineTool } from '../tools/define-tool.ts';
+import { done, testRuntime } from './run-fixtures.ts';
+
+const prompt = [{ role: 'user' as const, content: 'Go' }];
+
+/** A tool whose input schema counts the calls it checks (`checked`), and a hook run on each check. */
+function checkedTool(onCheck: () => void = () => {}) {
+  const counts = { checked: 0, executed: 0 };
+  const tool = defineTool({
+    id: 'util.count',
+    description: 'Counts',
+    input: z.object({ n: z.number() }).refine(() => {
+      counts.checked++;
+      onCheck();
+      return true;
+    }),
+    execute: async ({ n }) => {
+      counts.executed++;
+      return { n };
+    },
+  });
+  return { tool, counts };
+}
+
+const calls = (count: number) =>
+  Array.from({ length: count }, (_, n) => ({ name: 'util.count', toolCallId: `p${n}`, input: { n } }));
+
+describe('maxCallsPerBatch', () => {
+  it('refuses an answer over the cap before validating any of its calls, tells the planner the limit, and plans again', async () => {
+    const { tool, counts } = checkedTool();
+    const planner = scriptedPlanner([{ toolCalls: calls(4_000) }, { toolCalls: calls(3) }, done('ok')]);
+    const runtime = testRuntime({ planner, tools: [tool], caps: { maxToolCalls: 10_000 } });
+    const events: RunEvent[] = [];
+    const run = runtime.start({ messages: prompt, caps: { maxCallsPerBatch: 100 } });
+    run.events$.subscribe((event) => events.push(event));
+
+    const outcome = await run.result();
+
+    expect(outcome.status).toBe('completed');
+    // Only the second answer's three calls were checked and run.
+    expect(counts).toEqual({ checked: 3, executed: 3 });
+    const message =
+      'Your last answer proposed 4000 tool calls; at most 100 run in one turn, so none of them ran. Propose at most 100 calls, and the rest in later turns.';
+    const second = planner.calls[1]!;
+    expect(second.messages.at(-1)).toEqual({ role: 'user', content: message });
+    expect('toolResults' in second && second.toolResults).toEqual([]);
+    // No call of the refused answer is in the transcript (each would need a result).
+    expect(
+      outcome.transcript.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []) : [])),
+    ).toHaveLength(3);
+    const hints = events.flatMap((e) => (e.type === 'retry_hint' ? [e.hint] : []));
+    expect(hints).toHaveLength(1);
+    expect(hints[0]).toMatchObject({ reason: 'invalid_arguments', tool: 'util.count', message, attempt: 1 });
+    expect(events.filter((e) => e.type === 'tool_result')).toHaveLength(3);
+  });
+
+  it('counts a refused answer as one failed turn, not one per call, and policies review its hint', async () => {
+    const { tool } = checkedTool();
+    const reviewed: string[] = [];
+    const planner = scriptedPlanner([
+      { toolCalls: calls(200) },
+      { toolCalls: calls(200) },
+      { toolCalls: calls(1) },
+      done('ok'),
+    ]);
+    const runtime = testRuntime({
+      planner,
+      tools: [tool],
+      caps: { maxToolCalls: 1_000, maxCallsPerBatch: 50, maxConsecutiveFailedToolCalls: 3 },
+      policies: [definePolicy({ name: 'watch', onRetryHint: (hint) => void reviewed.push(hint.message) })],
+    });
+
+    const outcome = await runtime.start({ messages: prompt }).result();
+
+    // Two refusals (two failures) stay under the cap of 3; the third answer runs and resets it.
+    expect(outcome.status).toBe('completed');
+    expect(outcome.finalizeReason).toBeUndefined();
+    expect(planner.calls).toHaveLength(4);
+    expect(reviewed).toHaveLength(2);
+    expect(reviewed[0]).toMatch(/^Your last answer proposed 200 tool calls; at most 50 run in one turn/);
+  });
+
+  it("is the runtime's default at 128 calls, and an answer at the cap runs", async () => {
+    const { tool, counts } = checkedTool();
+    const planner = scriptedPlanner([{ toolCalls: calls(129) }, { toolCalls: calls(128) }, done('ok')]);
+    const runtime = testRuntime({ planner, tools: [tool], caps: { maxToolCalls: 1_000 } });
+
+    const outcome = await runtime.start({ messages: prompt }).result();
+
+    expect(outcome.status).toBe('completed');
+    expect(counts).toEqual({ checked: 128, executed: 128 });
+  });
+});
+
+describe('a large batch is validated in slices', () => {
+  it('lets the event loop run between slices of the checks, and keeps the results in call order', async () => {
+    // Each check takes ~1 ms: 300 of them would hold the event loop ~300 ms in one go.
+    let timerFiredAfter: number | undefined;
+    const { tool, counts } = checkedTool(() => {
+      const until = performance.now() + 1;
+      while (performance.now() < until) {}
+    });
+    const size = 300;
+    const planner = scriptedPlanner([
+      {
+        toolCalls: calls(size).map((call, n) => (n === 7 ? { ...call, input: { n: 'seven' } } : call)),
+      },
+      done('ok'),
+    ]);
+    const runtime = testRuntime({
+      planner,
+      tools: [tool],
+      caps: { maxToolCalls: size, maxCallsPerBatch: size },
+    });
+    const run = runtime.start({ messages: prompt });
+    run.events$.subscribe((event) => {
+      // The first macrotask queued once the batch is recorded: it runs between two slices.
+      if (event.type === 'state_changed' && event.state === 'validating.policies') {
+        setImmediate(() => {
+          timerFiredAfter = counts.checked;
+        });
+      }
+    });
+
+    const outcome = await run.result();
+
+    expect(size).toBeGreaterThan(SYNC_VALIDATION_MAX_CALLS);
+    expect(outcome.status).toBe('completed');
+    expect(timerFiredAfter).toBeGreaterThan(0);
+    expect(timerFiredAfter).toBeLessThan(size - 1);
+    // Same checks, same order as in one go: the call with a bad input refused, the others run.
+    const results = planner.calls[1] && 'toolResults' in planner.calls[1] ? planner.calls[1].toolResults : [];
+    expect(results.map((r) => r.providerToolCallId)).toEqual(calls(size).map((call) => call.toolCallId));
+    expect(results.filter((r) => !r.executed).map((r) => r.providerToolCallId)).toEqual(['p7']);
+    expect(results[7]?.retryHint?.reason).toBe('invalid_arguments');
+  });
+
+  it('validates a batch at the synchronous limit in the machine step, without the port', async () => {
+    const { tool } = checkedTool();
+    const planner = scriptedPlanner([{ toolCalls: calls(SYNC_VALIDATION_MAX_CALLS) }, done('ok')]);
+    const runtime = testRuntime({ planner, tools: [tool], caps: { maxToolCalls: 1_000 } });
+    const states: string[] = [];
+    const run = runtime.start({ messages: prompt });
+    run.events$.subscribe((event) => {
+      if (event.type === 'state_changed') states.push(event.state);
+    });
+
+    await run.result();
+
+    expect(states).not.toContain('validating.policies');
+  });
+});
