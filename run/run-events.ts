@@ -186,6 +186,10 @@ export interface RunForkedEvent extends RunEventBase {
   atEvent: number;
   /** What the fork changed: a tool call's `input`, or a clarification's `answer`. */
   edit?: 'input' | 'answer' | undefined;
+  /** The fork's name (`runtime.fork(…, { name })`). */
+  name?: string | undefined;
+  /** `recorded`: the fork replays the parent's recorded results while it matches (runtime/run-fork.ts). */
+  replay?: 'recorded' | undefined;
 }
 
 /**
@@ -311,6 +315,8 @@ const runEventSchema = z.discriminatedUnion('type', [
     atEvent: z.number().int(),
     /** What the fork changed: a tool call's `input`, or a clarification's `answer`. */
     edit: z.enum(['input', 'answer']).optional(),
+    name: z.string().optional(),
+    replay: z.literal('recorded').optional(),
   }),
 ]);
 /** Schema of {@link RunEvent}: validates events at process boundaries; `parse` returns a `RunEvent`. */

@@ -16,6 +16,7 @@ import { createActor } from 'xstate';
 import { SNAPSHOT_FORMAT, snapshotFormatOf } from '../machines/snapshot-format.ts';
 import type { RunInfo } from '../plugins/define-plugin.ts';
 import { warnOnPeerCopies } from '../run/peer-copies.ts';
+import { ToolCatalog } from '../tools/tool-catalog.ts';
 import { createDurableRuns } from './durable/durable-runs.ts';
 import { createRecovery } from './durable/recover-runs.ts';
 import { migrateSnapshot, SnapshotMigrationError } from './durable/snapshot-migration.ts';
@@ -23,7 +24,7 @@ import { unmigratableRun } from './durable/unmigratable-run.ts';
 import { createRunHost } from './host-run.ts';
 import { StepHistory } from './run-fork.ts';
 import type { RunHandle } from './run-handle.ts';
-import { type Runtime, runtimeApi } from './runtime-api.ts';
+import { type Runtime, type RunVariant, runtimeApi } from './runtime-api.ts';
 import { createRunDeps, inspectionObserver, type LiveRuns, provideRunMachine } from './runtime-deps.ts';
 import { type RuntimeOptions, resolveRuntimeOptions } from './runtime-options.ts';
 import { connectAnswerers, pluginHooks } from './runtime-plugins.ts';
@@ -69,8 +70,36 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const forks = options.forks ?? (options.inspector !== undefined && options.inspector !== false);
   const steps = forks ? new StepHistory(forks === true ? 100 : forks.maxRuns) : undefined;
   const host = createRunHost({ agent, catalog, live, durable, hooks, onError, steps });
+  /** The run machine with another planner, tools or policies, or wrapped ports (a fork's, run-fork.ts). */
+  const variant = (overrides: RunVariant) => {
+    const variantSettings = overrides.tools
+      ? {
+          ...settings,
+          catalog: new ToolCatalog([...overrides.tools, ...plugins.flatMap((p) => p.tools ?? [])]),
+        }
+      : settings;
+    const variantDeps = createRunDeps(
+      {
+        ...options,
+        ...(overrides.planner ? { planner: overrides.planner } : {}),
+        ...(overrides.policies ? { policies: overrides.policies, policyRunner: undefined } : {}),
+      },
+      variantSettings,
+      live,
+    );
+    const wrap = overrides.wrapPorts;
+    const machine = provideRunMachine(
+      variantDeps,
+      durable.toolGate,
+      variantSettings,
+      live,
+      wrap && ((ports) => wrap(ports, variantDeps)),
+    );
+    return { machine, deps: variantDeps };
+  };
   const runtime = runtimeApi({
     settings,
+    variant,
     store,
     durable,
     recovery,

@@ -122,6 +122,13 @@ describe('runtime.fork (issue 27 item 4)', () => {
     await expect(runtime.fork('asked', { atEvent: asked.seq, edit: { input: {} } })).rejects.toBeInstanceOf(
       ForkError,
     );
+    const preview = await runtime.forkPreview('asked', { atEvent: asked.seq, edit: { answer: 'pro' } });
+    expect(preview).toMatchObject({
+      execute: [
+        { turn: 2, index: 0, name: 'crm.upsert_profile', input: { email: 'ada@example.com', plan: 'pro' } },
+      ],
+      endsIn: 'completed',
+    });
     const child = await runtime.fork('asked', { atEvent: asked.seq, edit: { answer: 'pro' } });
     expect((await child.result()).finalResponse?.text).toContain('"plan":"pro"');
     await runtime.close();

@@ -10,8 +10,11 @@ import { createActor, type InspectionEvent } from 'xstate';
 import type { InspectorPlugin } from '../inspector/inspector-plugin.ts';
 import type { RunContext } from '../machines/run-context.ts';
 import type { RunMachine } from '../machines/run-machine.ts';
+import type { RunPorts } from '../machines/run-ports.ts';
+import type { Policy } from '../policies/define-policy.ts';
 import type { PolicyRunner } from '../policies/policy-runner.ts';
 import type { Caps } from '../run/caps.ts';
+import type { Planner } from '../run/planner.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import type { JSONSchema, Tool } from '../tools/define-tool.ts';
 import type { ToolCatalog } from '../tools/tool-catalog.ts';
@@ -21,17 +24,36 @@ import type { RecoveredRuns, RecoverOptions, Recovery } from './durable/recover-
 import { readableContext } from './durable/snapshot-migration.ts';
 import type { HostRun } from './host-run.ts';
 import { runAwaitingOf } from './run-awaiting.ts';
-import { ForkError, type ForkOptions, forkRun, type StepHistory } from './run-fork.ts';
+import {
+  ForkError,
+  type ForkOptions,
+  type ForkPreview,
+  forkRun,
+  previewFork,
+  type StepHistory,
+} from './run-fork.ts';
 import type { ProvidedToolResult, RunHandle } from './run-handle.ts';
 import type { LiveRuns, ProvidedRunMachine } from './runtime-deps.ts';
 import type { RuntimeSettings, StartOptions } from './runtime-options.ts';
 import type { PluginHooks } from './runtime-plugins.ts';
 import { startInputOf } from './start-input.ts';
+import type { RunDeps } from './steps/run-deps.ts';
 import type { RunEventRecord, RunListFilter, RunStore, StoredRun } from './stores/run-store.ts';
+
+/** What a variant of the runtime's run machine changes (a fork's planner, tools, policies, replay). */
+export interface RunVariant {
+  planner?: Planner;
+  tools?: Tool[];
+  policies?: Policy[];
+  /** Wraps the steps' ports: a fork's recorded replay answers from the parent's record (run-fork.ts). */
+  wrapPorts?: (ports: Partial<RunPorts>, deps: RunDeps) => Partial<RunPorts>;
+}
 
 /** What the runtime object is built over: the results of the earlier steps. */
 export interface RuntimeParts {
   settings: RuntimeSettings;
+  /** The run machine of a {@link RunVariant}, with the steps' dependencies it was built over. */
+  variant: (overrides: RunVariant) => { machine: ProvidedRunMachine; deps: RunDeps };
   store: RunStore;
   durable: DurableRuns;
   recovery: Recovery;
@@ -96,6 +118,15 @@ export interface Runtime {
    * @throws ForkError when forks are off, the step is not kept, or the edit does not fit.
    */
   fork(runId: string, options: ForkOptions): Promise<RunHandle>;
+  /**
+   * What `fork(runId, options)` would do, without running it (run-fork.ts §Preview): which calls
+   * a recorded replay would answer from the parent's record, which would execute, which it would
+   * not run again because their outcome is unknown. The planner is asked for the turns the
+   * replay cannot reuse; no tool executes, nothing is stored.
+   *
+   * @throws ForkError as `fork` does.
+   */
+  forkPreview(runId: string, options: ForkOptions): Promise<ForkPreview>;
   /**
    * Answers a run's clarification by id, restoring the run from the store first when it is
    * not live here (evicted, or after a restart). Resolves with the run's handle.
@@ -186,6 +217,11 @@ export function runtimeApi(parts: RuntimeParts): Runtime {
     fork(runId: string, options: ForkOptions): Promise<RunHandle> {
       if (!parts.steps) return Promise.reject(new ForkError('forks are off: createRuntime({ forks: true })'));
       return forkRun(parts, parts.steps, runId, options);
+    },
+
+    forkPreview(runId: string, options: ForkOptions): Promise<ForkPreview> {
+      if (!parts.steps) return Promise.reject(new ForkError('forks are off: createRuntime({ forks: true })'));
+      return previewFork(parts, parts.steps, runId, options);
     },
 
     recover(recoverOptions?: RecoverOptions): Promise<RecoveredRuns> {

@@ -8,6 +8,7 @@
 import type { InspectionEvent } from 'xstate';
 import type { RunContext } from '../machines/run-context.ts';
 import { type RunMachine, runMachine, validateCallsAction } from '../machines/run-machine.ts';
+import type { RunPorts } from '../machines/run-ports.ts';
 import { runSteps } from '../machines/run-steps.ts';
 import type { Plugin, RunInfo } from '../plugins/define-plugin.ts';
 import { defaultPolicies } from '../policies/default-policies.ts';
@@ -56,6 +57,8 @@ export function provideRunMachine(
   toolGate: Plugin,
   settings: RuntimeSettings,
   live: LiveRuns,
+  /** Wraps the steps' ports (a fork's recorded replay, run-fork.ts). */
+  wrapPorts?: (ports: Partial<RunPorts>) => Partial<RunPorts>,
 ): RunMachine {
   const { agent, plugins } = settings;
   const consults = consultationsOf(deps.policies, deps.catalog);
@@ -69,15 +72,14 @@ export function provideRunMachine(
       traceContext: context?.traceContext ?? null,
     };
   };
+  const ports: Partial<RunPorts> = {
+    plan: createPlanPort(deps),
+    validateBatch: createValidateBatchPort(deps),
+    executeTool: createExecuteToolPort({ ...deps, plugins: [...plugins, toolGate] }, infoOf),
+    reviewResults: createReviewResultsPort(deps),
+  };
   return runMachine.provide({
-    actors: {
-      runSteps: runSteps({
-        plan: createPlanPort(deps),
-        validateBatch: createValidateBatchPort(deps),
-        executeTool: createExecuteToolPort({ ...deps, plugins: [...plugins, toolGate] }, infoOf),
-        reviewResults: createReviewResultsPort(deps),
-      }),
-    },
+    actors: { runSteps: runSteps(wrapPorts ? wrapPorts(ports) : ports) },
     actions: { validateCalls: validateCallsAction((context) => validateCalls(deps, context, NO_EFFECTS)) },
     // Without policies (with the hook), validating and resuming request nothing of `steps` (see
     // run-ports.ts); a large batch is still validated by the port, in slices.
