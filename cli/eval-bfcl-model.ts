@@ -5,6 +5,7 @@ import cliProgress from 'cli-progress';
 import { formatModelEvalTable, runModelEval } from '../bfcl/eval/model-eval.ts';
 import { defaultReportPath, EvalOptionError, writeReport } from '../bfcl/eval/run-eval.ts';
 import { filesForCategory, resolveDataDir } from '../bfcl/index.ts';
+import { asLanguageModelV3 } from '../models/language-model.ts';
 import { llamaCppFetch } from '../models/llama-cpp-fetch.ts';
 import type { HintStyle } from '../models/render-hint.ts';
 import { checkModelServer, checkReportFolder } from './cli-checks.ts';
@@ -88,7 +89,7 @@ export async function evalBfclModelCommand(
     dataDir: resolved.dir,
     categories,
     limit,
-    model: () => provider.chatModel(modelId),
+    model: () => asLanguageModelV3(provider.chatModel(modelId)),
     modelName: `${modelId} @ ${baseURL.href}`,
     hints,
     concurrency: options.concurrency ?? 1,

@@ -12,9 +12,9 @@ import { z } from 'zod';
 import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../run/planner.ts';
 import { inferenceUsageAttributes, recordInference } from '../telemetry/inference.ts';
 import type { JSONSchema } from '../tools/define-tool.ts';
+import { type AnyLanguageModel, asLanguageModelV3 } from './language-model.ts';
 import { toModelPrompt } from './model-prompt.ts';
 import { modelToolSchema } from './model-tool-schema.ts';
-import { type AnyLanguageModel, asLanguageModelV3 } from './model-v2.ts';
 import type { HintStyle } from './render-hint.ts';
 import { collectStream, type StreamDelta } from './stream-result.ts';
 import { withKnownUsage } from './token-usage.ts';
@@ -22,9 +22,9 @@ import { toolNameMap } from './tool-names.ts';
 
 export interface ModelPlannerOptions {
   /**
-   * Any AI SDK language model: provider spec V3 (AI SDK 6 providers: OpenAI, Anthropic, an
-   * OpenAI-compatible server, …) or V2 (AI SDK 5 providers), whose answers are converted as
-   * ai@6 converts them (`model-v2.ts`).
+   * Any AI SDK language model: provider spec V4 (AI SDK 7 providers: OpenAI, Anthropic, an
+   * OpenAI-compatible server, …), V3 (AI SDK 6 providers) or V2 (AI SDK 5 providers). V4 and V2
+   * answers are read as V3 answers (`language-model.ts`: `model-v4.ts`, `model-v2.ts`).
    */
   model: AnyLanguageModel;
   /** System instructions, sent before the transcript. */

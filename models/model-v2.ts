@@ -9,22 +9,14 @@ import type {
 } from '@ai-sdk/provider';
 
 /**
- * A language model of either provider spec ai@6 accepts: V3 (AI SDK 6 providers) or V2 (AI SDK 5
- * providers, still published for many services).
+ * A V2 model (AI SDK 5 providers, still published for many services) as a V3 model, with its
+ * answers converted as ai@6 itself converts V2 models: the finish reason becomes `{ unified, raw }`
+ * (`unknown` is `other`) and the usage numbers become V3's `{ total, … }` records, in `doGenerate`
+ * and in a stream's `finish` part. The calls themselves need no change: V3's call options, prompt
+ * and tools are V2's for everything a planner sends (function tools, text, tool calls, JSON and
+ * error-text tool results).
  */
-export type AnyLanguageModel = LanguageModelV3 | LanguageModelV2;
-
-/**
- * The model as a V3 model: V3 as it is; a V2 model with its answers converted, as ai@6 itself
- * does for V2 models — the finish reason becomes `{ unified, raw }` (`unknown` is `other`) and
- * the usage numbers become V3's `{ total, … }` records, in `doGenerate` and in a stream's
- * `finish` part. The calls themselves need no change: V3's call options, prompt and tools are
- * V2's for everything a planner sends (function tools, text, tool calls, JSON and error-text
- * tool results).
- */
-export function asLanguageModelV3(model: AnyLanguageModel): LanguageModelV3 {
-  if (model.specificationVersion === 'v3') return model;
-  const v2 = model;
+export function fromLanguageModelV2(v2: LanguageModelV2): LanguageModelV3 {
   return {
     specificationVersion: 'v3',
     provider: v2.provider,

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run build` (and `prepare`): dist/ as the package ships it.
+// `npm run build` (and `prepack`, so `npm pack` builds what it packs): dist/ as the package ships it.
 //
 // - Declarations from TypeScript (`tsc --emitDeclarationOnly`), beside where each entry's
 //   JavaScript lands, so `exports` types and code agree.

@@ -2,12 +2,15 @@
  * modelPlanner against a real open model over real HTTP (issue 11): Gemma 3 270M behind
  * llama.cpp's OpenAI-compatible server (`bash scripts/llm.sh install && bash scripts/llm.sh
  * start`), reached through `@ai-sdk/openai-compatible` and a recording proxy, so the test reads
- * on the wire what the model was sent. Skipped with a message without the server on a
- * developer's machine; required under CI=true.
+ * on the wire what the model was sent. Each test runs with both majors of that provider: 3.x
+ * (AI SDK 7, a LanguageModelV4) and 2.x (AI SDK 6, a LanguageModelV3; the devDependency alias
+ * `@ai-sdk/openai-compatible-v2`). Skipped with a message without the server on a developer's
+ * machine; required under CI=true.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { createOpenAICompatible as createOpenAICompatibleV2 } from '@ai-sdk/openai-compatible-v2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { llamaCppFetch } from '../models/llama-cpp-fetch.ts';
@@ -50,12 +53,22 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((resolve) => (proxy ? proxy.close(() => resolve()) : resolve())));
 
-const model = () =>
-  createOpenAICompatible({
-    name: 'llama-cpp',
-    fetch: llamaCppFetch,
-    baseURL: `http://127.0.0.1:${(proxy!.address() as AddressInfo).port}/v1`,
-  }).chatModel('gemma-3-270m');
+/** The provider package of each AI SDK major, and the spec of the models it makes. */
+const providers = [
+  { major: '@ai-sdk/openai-compatible 3 (AI SDK 7)', spec: 'v4', create: createOpenAICompatible },
+  { major: '@ai-sdk/openai-compatible 2 (AI SDK 6)', spec: 'v3', create: createOpenAICompatibleV2 },
+] as const;
+type Provider = (typeof providers)[number];
+
+const chatModel = (provider: Provider, baseURL: string) => {
+  const model = provider
+    .create({ name: 'llama-cpp', fetch: llamaCppFetch, baseURL })
+    .chatModel('gemma-3-270m');
+  expect(model.specificationVersion).toBe(provider.spec);
+  return model;
+};
+const model = (provider: Provider) =>
+  chatModel(provider, `http://127.0.0.1:${(proxy!.address() as AddressInfo).port}/v1`);
 
 // A code format the model cannot guess, checked by a refinement the JSON Schema does not carry:
 // llama.cpp constrains the model's output by the schema's grammar (and a `pattern` there crashed
@@ -72,14 +85,14 @@ const lookup = defineTool({
   execute: async ({ code }) => ({ code, status: 'shipped' }),
 });
 
-describe.skipIf(!available && !required)(SUITE, () => {
+describe.skipIf(!available && !required).each(providers)(`${SUITE} through $major`, (provider) => {
   it('plans a run over real HTTP: the model calls the tool, its refused call comes back with the hint, the run ends', async () => {
     let sawHint = false;
     for (let attempt = 0; attempt < 3 && !sawHint; attempt++) {
       requests.length = 0;
       const run = testRuntime({
         planner: modelPlanner({
-          model: model(),
+          model: model(provider),
           temperature: 0,
           maxOutputTokens: 200,
           system: 'Use the tools to answer.',
@@ -112,11 +125,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
 
   it('streams over real HTTP: the text deltas on events$ make up the final answer', async () => {
     // Straight to the server: the recording proxy above buffers whole responses.
-    const streaming = createOpenAICompatible({
-      name: 'llama-cpp',
-      fetch: llamaCppFetch,
-      baseURL: `${LLM_URL}/v1`,
-    }).chatModel('gemma-3-270m');
+    const streaming = chatModel(provider, `${LLM_URL}/v1`);
     const run = testRuntime({
       planner: modelPlanner({ model: streaming, stream: true, temperature: 0, maxOutputTokens: 40 }),
       tools: [],
