@@ -183,6 +183,7 @@ export {
   type RunStorage,
   stateName,
 } from './runtime/run-handle.ts';
+export { StartOptionsError } from './runtime/start-input.ts';
 export {
   type MemoryStoreOptions,
   memoryStore,

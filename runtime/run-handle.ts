@@ -215,7 +215,8 @@ export class RunHandle {
    * events are in the store (a read of the store right after sees them all), or a write of them
    * failed (then `storage` says `failing` and the runtime keeps retrying). Rejects only with a
    * `RunConflictError` when another process took the run over and this one stopped it
-   * (docs/durability.md: only one process advances a run).
+   * (docs/durability.md: only one process advances a run), or a `RunValueError` when the store
+   * refused the run for good (a value or an argument it can never write).
    */
   result(): Promise<RunOutcome> {
     if (this.outcome) return this.outcome;
@@ -438,11 +439,17 @@ export class RunHandle {
     return this;
   }
 
-  /** The outcome, once the writes the final state led to are stored (or failed). */
+  /**
+   * The outcome, once the writes the final state led to are stored (or failed: retried). Rejects
+   * when they never can be (the store refused the run for good, or another owner took it: `lose`),
+   * as a run that ended in memory before its store refused it (a memory store writes after the
+   * step) is not an outcome anyone else will see.
+   */
   private async stored(outcome: RunOutcome): Promise<RunOutcome> {
     // The runtime settles the handle after queueing the final write; one tick later is as safe.
     await Promise.resolve();
     await this.storageOf?.persisted().catch(() => undefined);
+    if (this.lostTo !== undefined) throw this.lostTo;
     return outcome;
   }
 

@@ -91,7 +91,14 @@ export interface Runtime {
    * what the store records as the `owner` of a run this runtime holds (docs/durability.md §Guarantees).
    */
   readonly instance: string;
-  /** Starts a run; its first events are replayed to any `events$` subscriber. */
+  /**
+   * Starts a run; its first events are replayed to any `events$` subscriber.
+   *
+   * @throws StartOptionsError for a run id or session id that is empty, holds NUL or a lone
+   *   surrogate, or is over the store's `maxRunIdBytes` (512 UTF-8 bytes), and for labels that are
+   *   not a plain object of strings or are named `__proto__`/`constructor`: nothing is started.
+   *   ZodError for invalid caps; PolicyError when a start policy refuses the run.
+   */
   start(start: StartOptions): RunHandle;
   /**
    * The live handle of a run, or the run restored from the store (after a restart, or after it
@@ -205,7 +212,7 @@ export function runtimeApi(parts: RuntimeParts): Runtime {
       const { input, decisions } = startInputOf(
         runId,
         start,
-        { agent, ceilings, policies: parts.policies },
+        { agent, ceilings, policies: parts.policies, maxRunIdBytes: store.maxRunIdBytes },
         (info) => parts.hooks.notifyRunStart(info, 'start'),
       );
       const actor = createActor(machine, { input, inspect });

@@ -90,9 +90,12 @@ export interface RuntimeOptions {
 
 /** What `runtime.start` takes. */
 export interface StartOptions {
+  /** Default: a random UUID. Non-empty, no NUL, at most the store's `maxRunIdBytes` (512) UTF-8 bytes. */
   runId?: string;
+  /** Same rules as `runId`. */
   sessionId?: string;
   messages: Message[];
+  /** Strings only, in a plain object; `__proto__` and `constructor` are refused (StartOptionsError). */
   labels?: Record<string, string>;
   /** Per-run caps: never above the runtime's. */
   caps?: Partial<Caps>;

@@ -39,9 +39,10 @@ export class RunPersistenceError extends Error {
 
 /**
  * The run holds a value its store cannot write (a BigInt, a cycle, a function an app handed in
- * with an answer or its opening messages). Not an outage: retrying would never succeed, so this
- * process stops the run and reports it (issue 12, defect 3); the store keeps the last state it
- * could save.
+ * with an answer or its opening messages), or the store refused the write's arguments (a run id
+ * over its limit: {@link isInvalidArgument}). Not an outage: retrying would never succeed, so this
+ * process stops the run and reports it (issue 12 defect 3, issue 36 item 4); the store keeps the
+ * last state it could save. `cause` is the store's error.
  */
 export class RunValueError extends Error {
   override readonly name = 'RunValueError';
@@ -67,6 +68,20 @@ export function isValueError(error: unknown): boolean {
     if (e instanceof TypeError && /BigInt|circular|cyclic|could not be cloned/i.test(e.message)) return true;
   }
   return false;
+}
+
+/**
+ * Whether a store refused a write for its arguments, which no retry can change (issue 36 item
+ * 4): the store's own checks (`TypeError`/`RangeError` before the database: run-store-input.ts),
+ * or the database refusing the data itself (PostgreSQL SQLSTATE class 22 "data exception" and
+ * 54 "program limit exceeded", SQLite's `SQLITE_TOOBIG`), which reach the runtime as a
+ * `RunStoreUnavailableError` with that `code`.
+ */
+export function isInvalidArgument(error: unknown): boolean {
+  if (error instanceof TypeError || error instanceof RangeError) return true;
+  if (!(error instanceof Error) || error.name !== 'RunStoreUnavailableError') return false;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && (/^(22|54)[0-9A-Z]{3}$/.test(code) || code === 'SQLITE_TOOBIG');
 }
 
 /**

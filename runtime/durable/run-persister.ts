@@ -25,6 +25,8 @@
  * - another owner advanced or claimed the run (stale version), deleted it, or created a run with
  *   this id first: {@link RunConflictError}, once, to `onConflict` (the runtime stops the actor);
  *   nothing more is written.
+ * - the store can never write it (a value JSON cannot carry, or arguments the store refuses:
+ *   `isInvalidArgument`): {@link RunValueError}, once, to `onConflict`, never retried.
  *
  * @module
  */
@@ -41,7 +43,13 @@ import {
   RunStoreUnavailableError,
   StaleRunVersionError,
 } from '../stores/run-store-errors.ts';
-import { isValueError, RunConflictError, RunPersistenceError, RunValueError } from './durable-errors.ts';
+import {
+  isInvalidArgument,
+  isValueError,
+  RunConflictError,
+  RunPersistenceError,
+  RunValueError,
+} from './durable-errors.ts';
 
 /** One step boundary to write. */
 export interface SnapshotEntry {
@@ -390,7 +398,7 @@ export class RunPersister {
         this.lose(error);
         return false;
       }
-      if (isValueError(error)) {
+      if (isValueError(error) || isInvalidArgument(error)) {
         this.lose(new RunValueError(runId, { cause: error }));
         return false;
       }

@@ -11,6 +11,7 @@ import {
   RUN_STATUSES,
   type RunListFilter,
   type RunStatus,
+  type RunStore,
   type StoredRun,
 } from './run-store.ts';
 
@@ -21,11 +22,38 @@ export interface CheckedRunListFilter {
   limit?: number;
 }
 
+/**
+ * The longest run id (and session id) the built-in stores take, in UTF-8 bytes: PostgreSQL
+ * indexes both (a btree entry holds at most ~2.7 KB), and one limit for all three stores keeps an
+ * id valid when an app moves from one to another. A store may declare its own
+ * ({@link RunStore.maxRunIdBytes}); `runtime.start()` checks against it.
+ */
+export const MAX_RUN_ID_BYTES = 512;
+
+/** With the `u` flag a surrogate pair is one code point, so only a lone half matches. */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+/**
+ * What makes `id` no storable run id (or session id), or `undefined` when it is one: not a
+ * string, empty, a NUL character (SQLite's text functions end a string there, so `a\0x` and `a`
+ * were one run; PostgreSQL's text refuses it), a lone UTF-16 surrogate (not UTF-8 encodable:
+ * drivers replace it, and two ids became one), or over `maxBytes` UTF-8 bytes.
+ */
+export function idProblem(id: unknown, maxBytes: number = Number.POSITIVE_INFINITY): string | undefined {
+  if (typeof id !== 'string') return `must be a string, got ${show(id)}`;
+  if (id === '') return 'must not be empty';
+  if (id.includes('\0')) return `must not contain NUL characters, got ${show(id.slice(0, 100))}`;
+  if (LONE_SURROGATE.test(id)) return 'must be well-formed UTF-16 (it has a lone surrogate)';
+  if (id.length > maxBytes / 3 && Buffer.byteLength(id, 'utf8') > maxBytes)
+    return `must be at most ${maxBytes} UTF-8 bytes, got ${Buffer.byteLength(id, 'utf8')}`;
+  return undefined;
+}
+
+/** A run id to read or write by: see {@link idProblem} (no length limit: ids stored before one existed are read). */
 export function checkRunId(runId: unknown): string {
-  if (typeof runId !== 'string' || runId === '') {
-    throw new TypeError(`runId must be a non-empty string, got ${show(runId)}`);
-  }
-  return runId;
+  const problem = idProblem(runId);
+  if (problem !== undefined) throw new TypeError(`runId ${problem}`);
+  return runId as string;
 }
 
 export function checkStatus(status: unknown): RunStatus {
@@ -63,13 +91,17 @@ export function checkNewRun(run: {
   owner?: unknown;
   events?: unknown;
 }): void {
-  checkRunId(run.runId);
+  const runIdProblem = idProblem(run.runId, MAX_RUN_ID_BYTES);
+  if (runIdProblem !== undefined) throw new TypeError(`runId ${runIdProblem}`);
   if (typeof run.agentId !== 'string' || run.agentId === '') {
     throw new TypeError(`agentId must be a non-empty string, got ${show(run.agentId)}`);
   }
   if (run.sessionId !== undefined && typeof run.sessionId !== 'string') {
     throw new TypeError(`sessionId must be a string when given, got ${show(run.sessionId)}`);
   }
+  const sessionProblem = run.sessionId === undefined ? undefined : idProblem(run.sessionId, MAX_RUN_ID_BYTES);
+  if (sessionProblem !== undefined && run.sessionId !== '')
+    throw new TypeError(`sessionId ${sessionProblem}`);
   checkStatus(run.status);
   checkSnapshot(run.snapshot);
   checkLabels(run.labels);

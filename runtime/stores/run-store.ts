@@ -33,8 +33,10 @@
  * runtime instance (`<durable.owner>#<instance>`, runtime/durable/owner-lease.ts), so the store
  * never treats two live processes as one owner; to a store it is an opaque non-empty string.
  *
- * Invalid arguments (an empty run id, an unknown status, a non-integer version, an `undefined`
- * snapshot) throw `TypeError`/`RangeError` before the database is touched.
+ * Invalid arguments (an empty run id, one with NUL or over `maxRunIdBytes`, an unknown status, a
+ * non-integer version, an `undefined` snapshot) throw `TypeError`/`RangeError` before the database
+ * is touched: retrying them can never succeed, so the runtime fails the run with them
+ * (`RunValueError`) instead of retrying.
  *
  * Implementations: {@link memoryStore} (default, one process), {@link sqliteStore} (embedded,
  * durable), {@link postgresStore} (several processes or machines). All three pass the same
@@ -168,6 +170,12 @@ export interface RunStore {
    * {@link NewRunEvent.frozen}), which it can keep without copying them.
    */
   readonly volatile?: boolean;
+  /**
+   * The longest run id (and session id) `create` takes, in UTF-8 bytes. Absent: 512
+   * (`MAX_RUN_ID_BYTES`, what the built-in stores take). `runtime.start()` refuses a longer one
+   * itself, so no run is started that its store can never save.
+   */
+  readonly maxRunIdBytes?: number;
   /** Stores a new run at version 1. Throws {@link RunExistsError} when `runId` is taken. */
   create(run: NewRun): Promise<StoredRun>;
   /** The run, or `undefined` when there is none with this id. */
