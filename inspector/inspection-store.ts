@@ -16,6 +16,11 @@ export type RunSource = 'native' | 'stately';
 export interface LogEntry {
   /** Increases by one per entry of the store, across runs: the order things were seen. */
   seq: number;
+  /**
+   * Its number in its run's log, from 1, counting entries dropped past `maxLog`: for a native run,
+   * the run's own event seq (`runtime.events(runId)`, `runtime.fork(runId, { atEvent })`).
+   */
+  n: number;
   at: number;
   kind: 'run_event' | 'xstate_event' | 'state';
   /** `run_started`, `await_clarification`, … ; the event type for `xstate_event`; `state_changed`. */
@@ -538,9 +543,10 @@ export class InspectionStore {
     return found && { ...found, context: found.context === undefined ? null : this.sanitize(found.context) };
   }
 
-  private append(record: RunRecord, entry: Omit<LogEntry, 'seq' | 'data'> & { raw: unknown }): void {
+  private append(record: RunRecord, entry: Omit<LogEntry, 'seq' | 'n' | 'data'> & { raw: unknown }): void {
     const stored = {
       seq: ++this.seq,
+      n: record.dropped + record.log.length + 1,
       at: entry.at,
       kind: entry.kind,
       type: entry.type,

@@ -24,7 +24,7 @@ header .machine code { color: #bfdbfe; }
 .connection { margin-left: auto; font-size: 12px; padding: 2px 8px; border-radius: 999px; background: #334155; }
 .connection[data-state="open"] { background: #166534; color: #dcfce7; }
 .connection[data-state="closed"] { background: #991b1b; color: #fee2e2; }
-main { flex: 1; display: grid; grid-template-columns: 200px minmax(0, 1fr) 320px; gap: 8px; padding: 8px; min-height: 0; }
+main { flex: 1; display: grid; grid-template-columns: 200px minmax(0, 1fr) 280px; /* 280: the full chart fits 1600 px at 11 px text */ gap: 8px; padding: 8px; min-height: 0; }
 main > * { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; min-height: 0; overflow: auto; }
 h2 { font-size: 12px; text-transform: uppercase; letter-spacing: .06em; color: var(--muted); margin: 12px 12px 6px; }
 .count { text-transform: none; letter-spacing: 0; font-weight: 400; color: var(--muted); font-size: 11px; }
@@ -83,6 +83,7 @@ button[aria-pressed="true"] { background: var(--sel); border-color: var(--accent
 #event-log li.current { background: #ede9fe; }
 @media (prefers-color-scheme: dark) { #event-log li.current { background: #2e1065; } }
 #event-log li .head { display: flex; gap: 8px; align-items: baseline; cursor: pointer; }
+#event-log .seq { color: var(--muted); font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 11px; min-width: 34px; text-align: right; }
 #event-log time { color: var(--muted); font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 11px; min-width: 58px; text-align: right; }
 #event-log .type { font-weight: 600; font-family: ui-monospace, "DejaVu Sans Mono", monospace; }
 #event-log li[data-kind="xstate_event"] .type { color: #7c3aed; }

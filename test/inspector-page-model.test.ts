@@ -14,7 +14,12 @@ import {
   runMatches,
 } from '../inspector/page/run-filter.ts';
 import { leafStates } from '../inspector/page/states.ts';
-import { callOutcome, timelineCountText, timelineItems } from '../inspector/page/timeline-model.ts';
+import {
+  callOutcome,
+  timelineCountText,
+  timelineItems,
+  travelledLog,
+} from '../inspector/page/timeline-model.ts';
 
 /**
  * The inspector page's pure modules (inspector/page/, issue 37 item 1), without a browser: the
@@ -39,6 +44,7 @@ const run = (over: Partial<RunSummary>): RunSummary => ({
 let seq = 0;
 const entry = (type: string, data: unknown, at = 1_000): LogEntry => ({
   seq: ++seq,
+  n: seq,
   at,
   kind: 'run_event',
   type,
@@ -176,6 +182,9 @@ describe('timeline from a log', () => {
     expect(timelineCountText(2, 5, 0)).toBe('(2 calls)');
     expect(timelineCountText(2, 5, 40)).toBe('(2 calls in the newest 5 log entries)');
     expect(timelineCountText(0, 5, 0)).toBe('');
+    // Time travel: as of the first result, one call.
+    expect(timelineItems(travelledLog(log, log[1]!.seq))).toHaveLength(1);
+    expect(travelledLog(log, null)).toBe(log);
   });
 });
 
@@ -185,10 +194,16 @@ describe('chart fit', () => {
     expect(zoom).toEqual({ scale: 1, x: 250, y: 0 });
   });
 
-  it('keeps text readable when the whole chart would make it smaller: fitted from the top', () => {
+  it('fits the width, from the top, when the whole chart would make its text unreadable', () => {
+    const zoom = fitZoom({ width: 1200, height: 400 }, { width: 1000, height: 1600 }, 12);
+    expect(zoom).toEqual({ scale: 1.2, x: 0, y: 0 });
+  });
+
+  it('never fits wider than the window, though its text is then below 11 px (issue 38: cut on the right)', () => {
     const zoom = fitZoom({ width: 600, height: 400 }, { width: 1000, height: 1600 }, 12);
-    expect(zoom.scale).toBeCloseTo(READABLE_PX / 12, 6);
-    expect(zoom.y).toBe(0);
+    expect(zoom.scale).toBe(0.6);
+    expect(zoom.scale * 12).toBeLessThan(READABLE_PX);
+    expect(1000 * zoom.scale).toBeLessThanOrEqual(600);
   });
 
   it('zooms about a point, within 0.1 and 4', () => {
@@ -222,6 +237,17 @@ describe('approve-with-edits form', () => {
         },
       }),
     ).toBe('crm.delete_profile: the input does not fit\nemail: Invalid email address');
+    // The tool boundary's message already names its issue: said once (issue 38).
+    const message =
+      'Argument validation failed for payments.refund: amountEur: Invalid input: expected number, received string';
+    expect(
+      refusedEditText({
+        retryHint: {
+          message,
+          issues: [{ path: 'amountEur', message: 'Invalid input: expected number, received string' }],
+        },
+      }),
+    ).toBe(message);
     expect(refusedEditText({ error: 'the run does not await this', retryHint: null })).toBe(
       'the run does not await this',
     );

@@ -36,11 +36,16 @@ export interface RefusedEdit {
   retryHint?: { message?: string; issues?: { path?: string; message: string }[] } | null;
 }
 
-/** What a refused edit's box shows: the hint's message, then one line per field issue. */
+/**
+ * What a refused edit's box shows: the hint's message, then a line per field issue it does not
+ * already say (the tool boundary's message names its issues: `… failed for payments.refund:
+ * amountEur: Invalid input …`, which the box showed twice, issue 38).
+ */
 export function refusedEditText(refused: RefusedEdit): string {
   const hint = refused.retryHint;
-  const issues = hint?.issues
-    ? hint.issues.map((issue) => `${issue.path || '(input)'}: ${issue.message}`)
-    : [];
-  return [hint ? hint.message : refused.error].concat(issues).join('\n');
+  const message = (hint ? hint.message : refused.error) ?? '';
+  const issues = (hint?.issues ?? [])
+    .map((issue) => `${issue.path || '(input)'}: ${issue.message}`)
+    .filter((line) => !message.includes(line));
+  return [message, ...issues].join('\n');
 }

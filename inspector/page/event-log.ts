@@ -23,6 +23,7 @@ export function logItem(entry: LogEntry, run: RunSummary | undefined): HTMLLIEle
   if (state.travel?.seq === entry.seq) item.classList.add('current');
   const head = el('div', 'head');
   head.append(
+    el('span', 'seq', `#${entry.n}`),
     el('time', '', entryOffset(entry, run?.startedAt)),
     el('span', 'type', entry.type),
     el('span', 'summary', entrySummary(entry)),
@@ -30,7 +31,7 @@ export function logItem(entry: LogEntry, run: RunSummary | undefined): HTMLLIEle
   const choose = () => {
     if (!item.querySelector('pre')) item.append(el('pre', '', JSON.stringify(entry.data, null, 2)));
     item.classList.toggle('open');
-    timeTravel(entry.seq);
+    timeTravel(entry);
   };
   head.addEventListener('click', choose);
   item.addEventListener('keydown', (event) => {
@@ -57,8 +58,9 @@ export function renderLogCount(run: RunSummary | undefined, entries: LogEntry[])
   $('log-count').textContent = run ? `(${total}${shown}${dropped})` : '';
 }
 
-/** Shows the run as of log entry `seq` (its newest: live again). */
-function timeTravel(seq: number): void {
+/** Shows the run as of log entry `entry` (its newest: live again): chart, context and timeline. */
+function timeTravel(entry: LogEntry): void {
+  const { seq, n } = entry;
   const key = state.selected;
   if (!key) return;
   const entries = state.logs.get(key) ?? [];
@@ -70,11 +72,12 @@ function timeTravel(seq: number): void {
     if (state.selected !== key) return;
     if (!frame) {
       $('travel').hidden = false;
-      $('travel-text').textContent = `no snapshot kept from event #${seq}`;
+      $('travel-text').textContent = `no snapshot kept from event #${n}`;
       return;
     }
-    state.travel = { seq, frame };
+    state.travel = { seq, n, frame };
     renderChart();
+    renderTimeline();
     for (const item of document.querySelectorAll<HTMLElement>('#event-log li')) {
       item.classList.toggle('current', item.dataset.seq === String(seq));
     }
@@ -84,6 +87,7 @@ function timeTravel(seq: number): void {
 function backToLive(): void {
   state.travel = null;
   renderChart();
+  renderTimeline();
   renderLog();
 }
 

@@ -133,6 +133,10 @@ export function takePage(page: RunPage, replace: boolean): void {
     for (const key of Array.from(state.runs.keys())) if (key !== state.selected) state.runs.delete(key);
   for (const run of page.runs) state.runs.set(run.key, run);
   state.listing = { total: page.total, matched: page.matched, next: page.next };
+  // A new list (another filter, a reconnect) is not runs arriving under the pointer: a hold
+  // begins again from it. Else the run a search finds, started during the hold, was held back
+  // as "new" behind "No run matches." (issue 38).
+  if (replace && holdAfter !== null) holdAfter = holdMark(state.runs.values(), currentFilter());
 }
 
 let pageRequest = 0;

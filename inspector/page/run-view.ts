@@ -34,9 +34,9 @@ export function renderChart(): void {
     run && context !== null && context !== undefined ? JSON.stringify(context, null, 2) : '–';
   renderOutcome(run);
   renderLineage(run);
-  $('context-when').textContent = state.travel ? `(as of event #${state.travel.seq})` : '';
+  $('context-when').textContent = state.travel ? `(as of event #${state.travel.n})` : '';
   $('travel').hidden = !state.travel;
-  $('travel-text').textContent = state.travel ? `viewing the run as of event #${state.travel.seq}` : '';
+  $('travel-text').textContent = state.travel ? `viewing the run as of event #${state.travel.n}` : '';
   renderAwait();
 }
 

@@ -16,6 +16,8 @@ export interface Opening {
 /** Looking at the past: the log entry chosen and the run as it was then (`/api/runs/:key/frame`). */
 export interface Travel {
   seq: number;
+  /** The entry's number in its run's log (LogEntry.n). */
+  n: number;
   frame: RunFrame;
 }
 

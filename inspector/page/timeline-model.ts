@@ -102,3 +102,8 @@ export function timelineCountText(calls: number, entries: number, earlier: numbe
   if (!calls) return '';
   return `(${calls} calls${earlier ? ` in the newest ${entries} log entries` : ''})`;
 }
+
+/** The entries of a log as of entry `seq` (time travel); all of them when not travelling (null). */
+export function travelledLog(entries: LogEntry[], seq: number | null): LogEntry[] {
+  return seq === null ? entries : entries.filter((entry) => entry.seq <= seq);
+}

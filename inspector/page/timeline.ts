@@ -6,7 +6,13 @@ import { turnNumber } from './event-data.ts';
 import { forkButton, forkForm } from './fork.ts';
 import { contextOf } from './run-context.ts';
 import { selectedLog, selectedRun, state } from './state.ts';
-import { callOutcome, type TimelineCall, timelineCountText, timelineItems } from './timeline-model.ts';
+import {
+  callOutcome,
+  type TimelineCall,
+  timelineCountText,
+  timelineItems,
+  travelledLog,
+} from './timeline-model.ts';
 
 /** The run's trace in Jaeger: its own when its context carries one, else a search by its run id. */
 function traceLink(run: RunSummary): string | null {
@@ -44,7 +50,7 @@ export function renderTimeline(): void {
   list.replaceChildren();
   $('timeline-detail').hidden = true;
   const run = selectedRun();
-  const entries = selectedLog();
+  const entries = travelledLog(selectedLog(), state.travel?.seq ?? null);
   const { canFork } = pageConfig();
   let turn: string | null = null;
   let count = 0;
