@@ -5,6 +5,7 @@
  * @module
  */
 
+export { type McpClientFeatures, samplingFromPlanner } from './client-features.ts';
 export {
   type McpToolAnswer,
   RETRY_DETAILS_KEY,
@@ -24,6 +25,7 @@ export { MAX_MCP_DESCRIPTION, MAX_MCP_TOOL_NAME } from './mcp-names.ts';
 export {
   MAX_MCP_LIST_PAGES,
   MAX_MCP_TOOLS,
+  type McpProgress,
   type McpToolset,
   type McpToolsetOptions,
   mcpToolset,

@@ -68,11 +68,15 @@ export class McpConnection {
   private readonly wires = new WeakMap<Client, Wire>();
   /** Called with each new connection (the first and every reconnect). */
   onConnect: ((client: Client) => void) | undefined;
+  /** Called with each new client before it connects: its request handlers (roots, elicitation, sampling). */
+  beforeConnect: ((client: Client) => Promise<void>) | undefined;
 
   constructor(
     readonly server: string,
     private readonly transport: McpTransport,
     private readonly clientInfo: { name: string; version: string },
+    /** Declared in `initialize` (client-features.ts). */
+    private readonly capabilities: Record<string, unknown> = {},
   ) {}
 
   /** The connected client. @throws ToolUnavailableError naming the server and why it cannot be reached. */
@@ -141,7 +145,8 @@ export class McpConnection {
         { cause: error },
       );
     });
-    const client = new Client(this.clientInfo, { capabilities: {} });
+    const client = new Client(this.clientInfo, { capabilities: this.capabilities });
+    await this.beforeConnect?.(client);
     const transport = await this.openTransport();
     client.onclose = () => {
       // Only the connection in use is forgotten; a replaced one closing late changes nothing.

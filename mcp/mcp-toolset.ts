@@ -7,20 +7,39 @@ import type { Tool, ToolContext } from '../tools/define-tool.ts';
 import { measureSchema } from '../tools/json-schema-budget.ts';
 import { toolFromJsonSchema } from '../tools/json-schema-tool.ts';
 import { withLinearPatterns } from '../tools/linear-pattern.ts';
+import type { ToolCallMeta } from '../tools/tool-call-meta.ts';
 import { ToolUnavailableError } from '../tools/tool-error.ts';
+import { clientCapabilities, type McpClientFeatures, serveClientFeatures } from './client-features.ts';
 import { McpConnection, type McpTransport, TOOL_CALL_META_KEY } from './mcp-connection.ts';
 import { cleanDescription, printable, toolSegment } from './mcp-names.ts';
 import { type McpCallResult, toToolFailure, toToolOutput } from './mcp-result.ts';
 
 export { type McpTransport, TOOL_CALL_META_KEY } from './mcp-connection.ts';
 
+/** A server's `notifications/progress` for one call (MCP: `progress` grows; `total` and `message` optional). */
+export interface McpProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
 /** Options of {@link mcpToolset}. */
-export interface McpToolsetOptions {
+export interface McpToolsetOptions extends McpClientFeatures {
   /** The toolset: tool ids are `<name>.<tool>` (letters, digits, `_`, `-`). */
   name: string;
   transport: McpTransport;
-  /** Each call's limit in ms (the tool's `timeoutMs`). Default: the runtime's default for tools. */
+  /**
+   * Each call's limit in ms without news from the server: a `notifications/progress` starts it
+   * again (the SDK's `resetTimeoutOnProgress`). Default 60,000.
+   */
   timeoutMs?: number;
+  /**
+   * A call's limit in ms however much progress it reports (the SDK's `maxTotalTimeout`; the
+   * tool's `timeoutMs` at the boundary). Default 10 × `timeoutMs`.
+   */
+  maxTotalTimeoutMs?: number;
+  /** Told of each progress notification of a call (also a `mcp.progress` event on its `execute_tool` span). */
+  onProgress?: (progress: McpProgress, meta: ToolCallMeta) => void;
   /** Tools the server marks destructive ask for approval before each call (`awaiting.confirmation`). Default false. */
   confirmDestructive?: boolean;
   /** Told about tools skipped or renamed and descriptions cleaned. Default `console.warn`. */
@@ -64,6 +83,8 @@ const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 interface McpToolDefinition {
   name: string;
+  /** MCP `execution.taskSupport`: `required` tools are called as Tasks; `optional` and `forbidden` ones directly. */
+  taskSupport?: 'required' | 'optional' | 'forbidden';
   title?: string;
   description?: string;
   inputSchema?: Record<string, unknown>;
@@ -108,7 +129,13 @@ export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset
     options.name,
     options.transport,
     options.clientInfo ?? { name: 'toolwarden', version: '0' },
+    clientCapabilities(options),
   );
+  /** Calls running now, by toolCallId: a server's request (elicitation, sampling) is told about them. */
+  const inFlight = new Map<string, ToolCallMeta>();
+  connection.beforeConnect = (client) => serveClientFeatures(client, options, () => [...inFlight.values()]);
+  const perCallMs = options.timeoutMs ?? 60_000;
+  const totalMs = options.maxTotalTimeoutMs ?? 10 * perCallMs;
   /** Server tool name → the toolwarden tool made for it, as of the last listing. */
   let offered = new Map<string, Tool>();
   const tools: Tool[] = [];
@@ -237,14 +264,21 @@ export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset
           : { title: cleanDescription(definition.title).text.slice(0, 200) }),
         tags,
         ...(output === undefined ? {} : { output }),
-        ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+        // The SDK enforces `timeoutMs` between progress notifications; the boundary the total.
+        timeoutMs: totalMs,
         ...(options.confirmDestructive && destructive ? { requiresConfirmation: true } : {}),
-        execute: (input, ctx) => call(definition.name, id, input, ctx),
+        execute: (input, ctx) => call(definition, id, input, ctx),
       },
     );
   }
 
-  async function call(name: string, id: string, input: unknown, ctx: ToolContext): Promise<unknown> {
+  async function call(
+    definition: McpToolDefinition,
+    id: string,
+    input: unknown,
+    ctx: ToolContext,
+  ): Promise<unknown> {
+    const { name } = definition;
     if (!offered.has(name)) {
       const ids = [...offered.values()].map((tool) => tool.id);
       const near = closestIds(id, ids);
@@ -253,23 +287,39 @@ export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset
       );
     }
     const client: Client = await connection.client();
-    const timeoutMs = options.timeoutMs ?? 60_000;
+    const span = trace.getSpan(context.active());
+    const params = { name, arguments: input as Record<string, unknown>, _meta: requestMeta(ctx) };
+    const requestOptions = {
+      signal: ctx.signal,
+      timeout: perCallMs,
+      resetTimeoutOnProgress: true,
+      // The boundary's own deadline (`totalMs`) aborts `signal` first (the SDK then sends
+      // notifications/cancelled); the SDK's total is only a backstop.
+      maxTotalTimeout: totalMs + 5_000,
+      onprogress: (progress: McpProgress) => {
+        span?.addEvent('mcp.progress', {
+          'mcp.progress': progress.progress,
+          ...(progress.total === undefined ? {} : { 'mcp.progress.total': progress.total }),
+          ...(progress.message === undefined
+            ? {}
+            : { 'mcp.progress.message': progress.message.slice(0, 500) }),
+        });
+        options.onProgress?.(progress, ctx.meta);
+      },
+    };
+    inFlight.set(ctx.meta.toolCallId, ctx.meta);
     let result: McpCallResult;
     try {
       const { CallToolResultSchema } = await sdkTypes();
-      result = (await client.request(
-        {
-          method: 'tools/call',
-          params: { name, arguments: input as Record<string, unknown>, _meta: requestMeta(ctx) },
-        },
-        CallToolResultSchema,
-        // The boundary's own deadline aborts `signal` first (the SDK then sends
-        // notifications/cancelled); the SDK's timeout is only a backstop.
-        { signal: ctx.signal, timeout: timeoutMs + 5_000 },
-      )) as McpCallResult;
+      result = (
+        definition.taskSupport === 'required'
+          ? await callAsTask(client, params, requestOptions, ctx.signal, span)
+          : await client.request({ method: 'tools/call', params }, CallToolResultSchema, requestOptions)
+      ) as McpCallResult;
     } catch (error) {
-      throw toToolFailure(options.name, id, timeoutMs, error, ctx.signal, () => connection.lost(client));
+      throw toToolFailure(options.name, id, perCallMs, error, ctx.signal, () => connection.lost(client));
     } finally {
+      inFlight.delete(ctx.meta.toolCallId);
       describeCall(connection, client, ctx);
     }
     // Outside the `try`: an `isError` answer is the tool's own failure, never the connection's.
@@ -299,6 +349,52 @@ let types: Promise<typeof import('@modelcontextprotocol/sdk/types.js')> | undefi
 function sdkTypes(): Promise<typeof import('@modelcontextprotocol/sdk/types.js')> {
   types ??= import('@modelcontextprotocol/sdk/types.js');
   return types;
+}
+
+/**
+ * A `tools/call` as an MCP Task (2025-11-25; the tool's `execution.taskSupport` is `required`):
+ * the server answers at once with a task, the SDK polls `tasks/get` until it ends and reads its
+ * result with `tasks/result` (which also carries the server's elicitation or sampling when the
+ * task needs input). Each status is a `mcp.task` event on the call's span and its
+ * `mcp.task.status` attribute, so a run waiting on a task shows it; an aborted call (its
+ * timeout, a cancel) sends `tasks/cancel`.
+ */
+async function callAsTask(
+  client: Client,
+  params: Record<string, unknown>,
+  requestOptions: Record<string, unknown>,
+  signal: AbortSignal,
+  span: ReturnType<typeof trace.getSpan>,
+): Promise<unknown> {
+  const { CallToolResultSchema } = await sdkTypes();
+  let taskId: string | undefined;
+  const cancel = () => {
+    if (taskId !== undefined) void client.experimental.tasks.cancelTask(taskId).catch(() => {});
+  };
+  signal.addEventListener('abort', cancel, { once: true });
+  try {
+    const stream = client.experimental.tasks.requestStream(
+      { method: 'tools/call', params } as never,
+      CallToolResultSchema,
+      { ...requestOptions, task: {} },
+    );
+    for await (const message of stream) {
+      if (message.type === 'result') return message.result;
+      if (message.type === 'error') throw message.error;
+      taskId = message.task.taskId;
+      span?.setAttributes({ 'mcp.task.id': taskId, 'mcp.task.status': message.task.status });
+      span?.addEvent('mcp.task', {
+        'mcp.task.id': taskId,
+        'mcp.task.status': message.task.status,
+        ...(message.task.statusMessage === undefined
+          ? {}
+          : { 'mcp.task.status_message': message.task.statusMessage.slice(0, 500) }),
+      });
+    }
+    throw new Error('the task ended without a result');
+  } finally {
+    signal.removeEventListener('abort', cancel);
+  }
 }
 
 /**
@@ -337,8 +433,12 @@ function readDefinition(entry: unknown): McpToolDefinition | undefined {
     value !== null && typeof value === 'object' && !Array.isArray(value);
   if (typeof raw.name !== 'string' || (raw.inputSchema !== undefined && !isObject(raw.inputSchema)))
     return undefined;
+  const taskSupport = isObject(raw.execution) ? raw.execution.taskSupport : undefined;
   return {
     name: raw.name,
+    ...(taskSupport === 'required' || taskSupport === 'optional' || taskSupport === 'forbidden'
+      ? { taskSupport }
+      : {}),
     ...(typeof raw.description === 'string' ? { description: raw.description } : {}),
     // MCP's display name: the tool's own `title`, else the older `annotations.title`.
     ...(typeof raw.title === 'string'

@@ -1,8 +1,10 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type McpToolset, mcpToolset, TOOL_CALL_META_KEY } from '../mcp/index.ts';
+import { type McpToolset, mcpToolset, samplingFromPlanner, TOOL_CALL_META_KEY } from '../mcp/index.ts';
 import { scriptedPlanner } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
 import { callTool } from '../tools/call-tool.ts';
@@ -466,4 +468,133 @@ describe('mcpToolset in a run', () => {
       await server.close();
     }
   });
+});
+
+describe('client features against server-everything (issue 39 item 4): roots, elicitation, sampling, progress, tasks', () => {
+  const { exporter, provider } = inMemoryTracing();
+  const stdio = { command: process.execPath, args: [EVERYTHING, 'stdio'] };
+
+  /** One run of `calls`, one per turn, then a final answer; the results in call order. */
+  async function runCalls(toolset: McpToolset, calls: { name: string; input: unknown }[]) {
+    const runtime = createRuntime({
+      agent: { id: 'features' },
+      tools: toolset.tools,
+      planner: scriptedPlanner([
+        ...calls.map((call) => ({ toolCalls: [call] })),
+        { finalResponse: { text: 'done' } },
+      ]),
+      telemetry: { tracerProvider: provider },
+    });
+    try {
+      const outcome = await runtime.start({ messages: [{ role: 'user', content: 'go' }] }).result();
+      expect(outcome.status).toBe('completed');
+      return outcome.toolResults;
+    } finally {
+      await runtime.close();
+    }
+  }
+
+  it('declares roots, elicitation and sampling only when given, and serves each: roots from the app, elicitation answered from code, sampling by the planner', async () => {
+    const elicited: { message: string; runIds: string[] }[] = [];
+    const toolset = await connect({
+      name: 'everything',
+      transport: stdio,
+      roots: [{ uri: 'file:///srv/notes', name: 'notes' }],
+      onElicitation: async (request, calls) => {
+        elicited.push({ message: request.message, runIds: calls.map((call) => call.runId) });
+        return { action: 'accept', content: { name: 'Ada Lovelace', check: true } };
+      },
+      onSampling: samplingFromPlanner(
+        scriptedPlanner([{ finalResponse: { text: 'sampled by the planner' } }]),
+      ),
+    });
+    const ids = toolset.tools.map((tool) => tool.id);
+    expect(ids).toEqual(
+      expect.arrayContaining([
+        'everything.get-roots-list',
+        'everything.trigger-elicitation-request',
+        'everything.trigger-sampling-request',
+      ]),
+    );
+    const [roots, elicitation, sampling] = await runCalls(toolset, [
+      { name: 'everything.get-roots-list', input: {} },
+      { name: 'everything.trigger-elicitation-request', input: {} },
+      { name: 'everything.trigger-sampling-request', input: { prompt: 'say hi', maxTokens: 10 } },
+    ]);
+    expect(JSON.stringify(roots?.result)).toContain('file:///srv/notes');
+    expect(elicited).toEqual([
+      { message: expect.stringContaining('Please provide'), runIds: [expect.any(String)] },
+    ]);
+    expect(JSON.stringify(elicitation?.result)).toContain('Ada Lovelace');
+    expect(JSON.stringify(sampling?.result)).toContain('sampled by the planner');
+  }, 60_000);
+
+  it('progress notifications start the call’s timeout again: a 3 s operation passes a 1 s timeoutMs, each step a span event', async () => {
+    const progress: number[] = [];
+    const toolset = await connect({
+      name: 'everything',
+      transport: stdio,
+      timeoutMs: 1_000,
+      onProgress: (update) => progress.push(update.progress),
+    });
+    exporter.reset();
+    const [result] = await runCalls(toolset, [
+      { name: 'everything.trigger-long-running-operation', input: { duration: 3, steps: 6 } },
+    ]);
+    expect(result?.error).toBeUndefined();
+    expect(JSON.stringify(result?.result)).toMatch(/completed/i);
+    expect(progress.length).toBeGreaterThanOrEqual(5);
+    const span = exporter
+      .getFinishedSpans()
+      .find((candidate) => candidate.name === 'execute_tool everything.trigger-long-running-operation');
+    expect(span?.events.filter((event) => event.name === 'mcp.progress').length).toBeGreaterThanOrEqual(5);
+    // Without progress the same limit still holds: a silent call is cut at timeoutMs.
+    const [silent] = await runCalls(toolset, [
+      { name: 'everything.trigger-long-running-operation', input: { duration: 2, steps: 1 } },
+    ]);
+    expect(silent?.retryHint?.reason).toBe('timeout');
+  }, 60_000);
+
+  it('a task-required tool runs as an MCP Task: the call waits for it (statuses on the span), and its elicitation is answered', async () => {
+    const toolset = await connect({
+      name: 'everything',
+      transport: stdio,
+      onElicitation: async () => ({ action: 'accept', content: { interpretation: 'technical' } }),
+    });
+    exporter.reset();
+    const [plain, ambiguous] = await runCalls(toolset, [
+      { name: 'everything.simulate-research-query', input: { topic: 'tides' } },
+      { name: 'everything.simulate-research-query', input: { topic: 'python', ambiguous: true } },
+    ]);
+    expect(plain?.error).toBeUndefined();
+    expect(String(plain?.result)).toContain('# Research Report: tides');
+    expect(String(ambiguous?.result)).toContain('Clarification**: technical');
+    const span = exporter
+      .getFinishedSpans()
+      .find((candidate) => candidate.name === 'execute_tool everything.simulate-research-query');
+    expect(span?.attributes['mcp.task.status']).toBe('completed');
+    expect(span?.events.map((event) => event.attributes?.['mcp.task.status'])).toContain('working');
+  }, 60_000);
+
+  it('a task call cut by its limit sends tasks/cancel', async () => {
+    const sent: string[] = [];
+    const transport = new StdioClientTransport({ ...stdio, stderr: 'pipe' });
+    const send = transport.send.bind(transport);
+    transport.send = (message) => {
+      if ('method' in message) sent.push(message.method);
+      return send(message);
+    };
+    const client = new Client({ name: 'own', version: '1' });
+    await client.connect(transport);
+    try {
+      const toolset = await connect({ name: 'everything', transport: { client }, maxTotalTimeoutMs: 1_500 });
+      const [cut] = await runCalls(toolset, [
+        { name: 'everything.simulate-research-query', input: { topic: 'x' } },
+      ]);
+      expect(cut?.retryHint?.reason).toBe('timeout');
+      await expect.poll(() => sent).toContain('tasks/cancel');
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
 });
