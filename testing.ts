@@ -3,6 +3,8 @@
  *
  * - {@link scriptedPlanner}: a planner that returns scripted steps in order (docs/planners.md).
  * - {@link policyHarness}: drives policies without a runtime (docs/policies.md §Testing a policy).
+ * - {@link compareRuns}: two runs step by step, each field `same | changed` (docs/replay.md §Compare runs).
+ * - {@link matchesTrajectory}: a run's tool calls against an expected trajectory, in four modes (docs/replay.md §Trajectories).
  *
  * @packageDocumentation
  */
@@ -17,3 +19,31 @@ export {
   policyHarness,
 } from './policies/testing.ts';
 export { PlannerScriptExhaustedError, type ScriptedStep, scriptedPlanner } from './run/planner.ts';
+export {
+  type ChangedCall,
+  type CompareOptions,
+  compareRuns,
+  type Label,
+  type RunComparison,
+  type StepComparison,
+  type StepField,
+} from './testing/compare-runs.ts';
+export {
+  type ActualCall,
+  type ExpectedCall,
+  type InputMatcher,
+  matchesTrajectory,
+  type Trajectory,
+  type TrajectoryMatch,
+  type TrajectoryMismatch,
+  type TrajectoryMode,
+} from './testing/match-trajectory.ts';
+export {
+  type CallRecord,
+  type RecordedRun,
+  type RunLike,
+  type RunRecord,
+  recordedRun,
+  runRecord,
+  type StepRecord,
+} from './testing/run-record.ts';

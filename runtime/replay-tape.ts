@@ -62,7 +62,7 @@ export function withoutRunId(value: unknown, runId: string): string {
 }
 
 /** The input as a planner gave it, JSON text parsed (the boundary parses it the same way). */
-function inputValue(input: unknown): unknown {
+export function inputValue(input: unknown): unknown {
   if (typeof input !== 'string') return input;
   try {
     return JSON.parse(input);

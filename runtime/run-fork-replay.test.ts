@@ -1,67 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { Planner, PlanResult, PlanResumeInput } from '../run/planner.ts';
+import type { Planner } from '../run/planner.ts';
 import type { RunEvent } from '../run/run-events.ts';
+import { counterTool, ledgerPlanner, twentyStepRun } from '../test/support/ledger-runs.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { createRuntime } from './create-runtime.ts';
 import { FORK_NAME_LABEL } from './run-fork.ts';
 import type { RunEventRecord } from './stores/run-store.ts';
-
-/** A tool that counts its executions: what a recorded replay must not add to. */
-function counterTool() {
-  const executions: number[] = [];
-  const tool = defineTool({
-    id: 'ledger.add',
-    description: 'Adds an amount to the ledger and returns the new balance',
-    input: z.object({ amount: z.number().int() }),
-    execute: async ({ amount }) => {
-      executions.push(amount);
-      return { balance: executions.reduce((sum, n) => sum + n, 0) };
-    },
-  });
-  return { tool, executions };
-}
-
-const turnOf = (input: { turnId: string }) => Number(/:t(\d+)$/.exec(input.turnId)![1]);
-
-/**
- * A planner that adds `amountAt(turn)` on turns 1..20, then answers with the last balance it saw:
- * a function of its input, as a model is (no script position to advance).
- */
-function ledgerPlanner(amountAt: (turn: number) => number = (turn) => turn): Planner & { asked: number[] } {
-  const asked: number[] = [];
-  const next = async (input: { turnId: string } & Partial<PlanResumeInput>): Promise<PlanResult> => {
-    const turn = turnOf(input);
-    asked.push(turn);
-    if (turn <= 20) return { toolCalls: [{ name: 'ledger.add', input: { amount: amountAt(turn) } }] };
-    const last = input.toolResults?.at(-1)?.result as { balance: number } | undefined;
-    return { finalResponse: { text: `balance ${last?.balance}` } };
-  };
-  return { asked, planStart: next, planResume: next };
-}
-
-async function twentyStepRun() {
-  const { tool, executions } = counterTool();
-  const planner = ledgerPlanner();
-  const runtime = createRuntime({
-    agent: { id: 'ledger' },
-    planner,
-    tools: [tool],
-    telemetry: false,
-    forks: true,
-    caps: { maxToolCalls: 100 },
-  });
-  const parent = await runtime
-    .start({ runId: 'p', messages: [{ role: 'user', content: 'add 1..20' }] })
-    .result();
-  expect(parent.finalResponse?.text).toBe('balance 210');
-  expect(executions).toHaveLength(20);
-  const events: RunEventRecord<RunEvent>[] = [];
-  for await (const record of runtime.events('p', { follow: false })) events.push(record);
-  const scheduledAt = (turn: number) =>
-    events.find((r) => r.event.type === 'tool_call_scheduled' && r.event.toolCallId === `p:t${turn}:c1`)!.seq;
-  return { runtime, planner, executions, parent, scheduledAt };
-}
 
 describe('runtime.fork with replay: "recorded" (issue 38 item 2)', () => {
   it('forks a 20-step run at step 10 with the same planner: no tool executes, no planner turn is asked, the same answer', async () => {

@@ -211,7 +211,13 @@ async function forkStart(
         output: { result: { toolCalls: calls } },
       } as never),
     };
-    snapshot = { ...base, value: { validating: 'checking' }, context };
+    // The turn's tokens were spent by the parent's turn that proposed the call: the fork's plan is that one.
+    const usage = steps[proposed]!.snapshot.context.flow.usage;
+    snapshot = {
+      ...base,
+      value: { validating: 'checking' },
+      context: { ...context, flow: { ...context.flow, ...(usage ? { usage } : {}) } },
+    };
   } else {
     // A clarification is found by its id (the nearest such step), so events logged outside the
     // run's own steps (a `run_forked`) cannot shift it; any other event by the count of events.
