@@ -41,7 +41,7 @@ export function createRunDeps(options: RuntimeOptions, settings: RuntimeSettings
     plugins,
     defaultToolTimeoutMs: options.defaultToolTimeoutMs,
     limits: options.limits,
-    finalizeGraceMs: options.finalizeGraceMs ?? 30_000,
+    finalizeGraceMs: options.finalizeGraceMs,
     // Deltas go to the run's events$ only, live: they are many, and only a UI watching wants them.
     publishDelta: (runId, turnId, delta) =>
       live.get(runId)?.publishLive({ ...delta, runId, turnId, at: Date.now() }),

@@ -76,7 +76,13 @@ export interface RuntimeOptions {
   defaultToolTimeoutMs?: number;
   /** Limits on tool arguments (bytes, nesting depth). */
   limits?: ParseLimits;
-  /** Time the finalizing turn gets past the time budget, in ms. Default 30 000. */
+  /**
+   * Time the finalizing turn gets past the time budget (or past when finalizing began, if later),
+   * in ms: how long a planner that does not answer can keep a run going after its budget.
+   * Default: bounded by the run's budget, a tenth of its `timeBudgetMs`, at least 1 000 and at
+   * most 30 000 (a 5 s budget: 1 s; the default 300 s budget: 30 s). A number given here is used
+   * as it is, whatever the budget.
+   */
   finalizeGraceMs?: number;
   /** Where errors the runtime cannot hand to a caller go (a store write failing, a plugin hook throwing). */
   onError?: OnRuntimeError;

@@ -26,7 +26,10 @@ export interface TemporalWorkerOptions {
   plugins?: Plugin[];
   /** For tools without `timeoutMs`, ms. Default 60 000. */
   defaultToolTimeoutMs?: number;
-  /** Extra time the finalizing turn gets after the time budget ran out, ms. Default 30 000. */
+  /**
+   * Extra time the finalizing turn gets after the time budget ran out, ms. Default: a tenth of
+   * the run's `timeBudgetMs`, at least 1 000 and at most 30 000 (the default 300 s budget: 30 000).
+   */
   finalizeGraceMs?: number;
   /** Where the `plan` and `execute_tool` spans of the activities go. Default: the global provider. */
   tracerProvider?: TracerProvider;
@@ -94,7 +97,7 @@ export async function createTemporalWorker(options: TemporalWorkerOptions): Prom
       policies: policies.length > 0 ? createPolicyEngine({ policies, tools: catalog }) : noPolicies,
       plugins,
       defaultToolTimeoutMs: options.defaultToolTimeoutMs,
-      finalizeGraceMs: options.finalizeGraceMs ?? 30_000,
+      finalizeGraceMs: options.finalizeGraceMs,
     },
     options.tracerProvider,
     new TranscriptCache(options.transcriptCacheRuns),

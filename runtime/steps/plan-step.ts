@@ -24,7 +24,7 @@ import { scheduleTurn } from './turn-scheduler.ts';
  * |------------|---------------|----------------------------------------------------------------|
  * | `start`    | `planStart`   | `startedAt + timeBudgetMs` (+ time spent awaiting answers)     |
  * | `resume`   | `planResume`  | `startedAt + timeBudgetMs` (+ time spent awaiting answers)     |
- * | `finalize` | `planResume` with `finalize`, `tools: []` | the later of that and when finalizing began, plus `finalizeGraceMs` |
+ * | `finalize` | `planResume` with `finalize`, `tools: []` | the later of that and when finalizing began, plus the grace ({@link finalizeGraceOf}) |
  */
 export function createPlanPort(deps: RunDeps): RunPort<PlanActorInput, PlanActorOutput> {
   const invoke = composeWrappers(
@@ -226,15 +226,31 @@ export function planResultAsJson(
   return { ok: true, value };
 }
 
+/** The default finalizing grace's share of the run's time budget, and its bounds, ms. */
+export const FINALIZE_GRACE = { share: 0.1, minMs: 1_000, maxMs: 30_000 } as const;
+
+/**
+ * The time the finalizing turn gets past the time budget (or past when finalizing began), ms:
+ * `finalizeGraceMs` when the runtime sets one, else a tenth of the run's `timeBudgetMs`, at least
+ * 1 s and at most 30 s (issue 36 item 6: a fixed 30 s let a hung planner outlive a 5 s budget
+ * sevenfold). The default budget (300 s) keeps the 30 s it always had.
+ */
+export function finalizeGraceOf(timeBudgetMs: number, finalizeGraceMs: number | undefined): number {
+  if (finalizeGraceMs !== undefined) return finalizeGraceMs;
+  const share = Math.round(timeBudgetMs * FINALIZE_GRACE.share);
+  return Math.min(FINALIZE_GRACE.maxMs, Math.max(FINALIZE_GRACE.minMs, share));
+}
+
 /** When a planner call of `kind` must have answered by, epoch ms (see the table above). */
 export function planDeadline(
   context: RunContext,
   kind: PlanActorInput['kind'],
-  finalizeGraceMs: number,
+  finalizeGraceMs: number | undefined,
 ): number {
   const budgetEnd = deadlineAt(context);
   if (kind !== 'finalize') return budgetEnd;
-  return Math.max(budgetEnd, context.flow.finalize?.at ?? 0) + finalizeGraceMs;
+  const grace = finalizeGraceOf(context.caps.timeBudgetMs, finalizeGraceMs);
+  return Math.max(budgetEnd, context.flow.finalize?.at ?? 0) + grace;
 }
 
 export function capsState(context: RunContext): CapsState {

@@ -14,8 +14,11 @@ export interface RunDeps {
   /** Used for tools that declare no `timeoutMs`. */
   defaultToolTimeoutMs?: number;
   limits?: ParseLimits;
-  /** Extra time the finalizing turn gets after the time budget ran out, in ms. */
-  finalizeGraceMs: number;
+  /**
+   * Extra time the finalizing turn gets after the time budget ran out, in ms. Absent: a tenth of
+   * the run's `timeBudgetMs`, between 1 s and 30 s (`finalizeGraceOf`, plan-step.ts).
+   */
+  finalizeGraceMs?: number | undefined;
   /** Where a streaming planner's deltas go (`PlanInput.onDelta`); absent: planners get none. */
   publishDelta?: (runId: string, turnId: string, delta: PlanDelta) => void;
 }
