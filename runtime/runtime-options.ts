@@ -136,10 +136,9 @@ export function resolveRuntimeOptions(options: RuntimeOptions): RuntimeSettings 
     ...withTelemetry(options.plugins ?? [], options.telemetry),
     ...(inspector ? [inspector] : []),
   ];
-  const catalog = new ToolCatalog([
-    ...(options.tools ?? []),
-    ...plugins.flatMap((plugin) => plugin.tools ?? []),
-  ]);
+  const catalog = new ToolCatalog(
+    withoutServerCollisions([...(options.tools ?? []), ...plugins.flatMap((plugin) => plugin.tools ?? [])]),
+  );
   return {
     agent: { id: options.agent.id, name: options.agent.name ?? options.agent.id },
     plugins,
@@ -148,6 +147,26 @@ export function resolveRuntimeOptions(options: RuntimeOptions): RuntimeSettings 
     ceilings: CapsSchema.parse({ ...DEFAULT_CAPS, ...options.caps }),
     onError: options.onError ?? ((error, where) => console.error(`[toolwarden] ${where}:`, error)),
   };
+}
+
+/**
+ * The tools less those an MCP server offers (tagged `mcp`, docs/mcp.md §Client) under an id a
+ * tool of the app's own already has, or an earlier server tool: each is skipped with a warning,
+ * so a server's new tool cannot make `createRuntime` throw (issue 39 item 4). Two of the app's
+ * own tools with one id still throw (`ToolCatalog`).
+ */
+function withoutServerCollisions(tools: Tool[]): Tool[] {
+  const fromServer = (tool: Tool) => tool.tags?.includes('mcp') === true;
+  const taken = new Set(tools.filter((tool) => !fromServer(tool)).map((tool) => tool.id));
+  return tools.filter((tool) => {
+    if (!fromServer(tool)) return true;
+    if (!taken.has(tool.id)) {
+      taken.add(tool.id);
+      return true;
+    }
+    console.warn(`[toolwarden] MCP tool ${tool.id} skipped: another tool of this runtime has that id`);
+    return false;
+  });
 }
 
 /** The app's plugins, after the telemetry plugin unless telemetry is off or the app placed one itself. */

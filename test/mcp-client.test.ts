@@ -3,11 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
 import { type McpToolset, mcpToolset, samplingFromPlanner, TOOL_CALL_META_KEY } from '../mcp/index.ts';
 import { scriptedPlanner } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
 import { callTool } from '../tools/call-tool.ts';
+import { defineTool } from '../tools/define-tool.ts';
 import { ToolCatalog } from '../tools/tool-catalog.ts';
 import type { ToolResult } from '../tools/tool-result.ts';
 import { inMemoryTracing } from './support/in-memory-tracing.ts';
@@ -597,4 +599,40 @@ describe('client features against server-everything (issue 39 item 4): roots, el
       await client.close();
     }
   }, 60_000);
+});
+
+describe('a server tool beside the app’s own (issue 39 item 4)', () => {
+  it('one whose id collides with a local tool is skipped with a warning; createRuntime does not throw', async () => {
+    const server = await startTestMcpServer([{ name: 'lookup' }, { name: 'other' }]);
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      const toolset = await connect({ name: 'kb', transport: { url: server.url } });
+      const local = defineTool({
+        id: 'kb.lookup',
+        description: 'The app’s own lookup',
+        input: z.object({}),
+        execute: () => 'local',
+      });
+      const runtime = createRuntime({
+        agent: { id: 'collide' },
+        tools: [...toolset.tools, local],
+        planner: scriptedPlanner([
+          { toolCalls: [{ name: 'kb.lookup', input: {} }] },
+          { finalResponse: { text: 'ok' } },
+        ]),
+      });
+      try {
+        expect(runtime.listTools().map((tool) => tool.id)).toEqual(['kb.other', 'kb.lookup']);
+        expect(warn).toHaveBeenCalledWith(expect.stringMatching(/MCP tool kb\.lookup skipped: another tool/));
+        const outcome = await runtime.start({ messages: [{ role: 'user', content: 'go' }] }).result();
+        expect(outcome.toolResults[0]?.result).toBe('local');
+        expect(server.log.calls).toHaveLength(0);
+      } finally {
+        await runtime.close();
+      }
+    } finally {
+      warn.mockRestore();
+      await server.close();
+    }
+  });
 });
