@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { requireOptionalPeers } from '../run/optional-peers.ts';
 import { WORKFLOWS_PATH } from './worker.ts';
 
 /**
@@ -14,8 +15,14 @@ import { WORKFLOWS_PATH } from './worker.ts';
  * ```
  *
  * @returns the path written and the bundle's size in bytes
+ * @throws MissingPeerError naming the `npm install` line when `@temporalio/worker` or `-workflow` is
+ *   not installed
  */
 export async function writeWorkflowBundle(path: string): Promise<{ codePath: string; bytes: number }> {
+  requireOptionalPeers('toolwarden/temporal writeWorkflowBundle', {
+    '@temporalio/worker': '^1.24.0',
+    '@temporalio/workflow': '^1.24.0',
+  });
   const { bundleWorkflowCode } = await import('@temporalio/worker');
   const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
   await mkdir(dirname(path), { recursive: true });

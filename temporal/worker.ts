@@ -6,6 +6,7 @@ import type { Plugin } from '../plugins/define-plugin.ts';
 import type { Policy } from '../policies/define-policy.ts';
 import { createPolicyEngine } from '../policies/policy-engine.ts';
 import { noPolicies } from '../policies/policy-runner.ts';
+import { requireOptionalPeers } from '../run/optional-peers.ts';
 import type { Planner } from '../run/planner.ts';
 import type { Tool } from '../tools/define-tool.ts';
 import { ToolCatalog } from '../tools/tool-catalog.ts';
@@ -80,9 +81,16 @@ export const WORKFLOWS_PATH = ((): string => {
  * run workflow (the run machine) and registers the machine's steps as activities over these
  * tools, planner, policies and plugins. `await worker.run()` polls until `worker.shutdown()`.
  *
- * @throws whatever `Worker.create` throws (an unreachable server, a workflow bundle that fails).
+ * @throws MissingPeerError naming the `npm install` line when `@temporalio/worker`, `-workflow` or
+ *   `-activity` is not installed (optional peers, docs/packaging.md); whatever `Worker.create`
+ *   throws (an unreachable server, a workflow bundle that fails).
  */
 export async function createTemporalWorker(options: TemporalWorkerOptions): Promise<Worker> {
+  requireOptionalPeers('toolwarden/temporal createTemporalWorker', {
+    '@temporalio/worker': '^1.24.0',
+    '@temporalio/workflow': '^1.24.0',
+    '@temporalio/activity': '^1.24.0',
+  });
   const { Worker } = await import('@temporalio/worker');
   const plugins = options.plugins ?? [];
   const catalog = new ToolCatalog([

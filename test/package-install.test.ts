@@ -289,6 +289,23 @@ describe(SUITE, () => {
     expect(bin.stderr).toContain("npm install 'commander@");
   });
 
+  it('toolwarden/temporal names the Temporal packages to install when a worker is created without them (issue 39 item 3)', async (context) => {
+    if (skipped) return context.skip();
+    const script =
+      "const { createTemporalWorker, writeWorkflowBundle } = await import('toolwarden/temporal'); " +
+      'for (const start of [() => createTemporalWorker({ taskQueue: "q", planner: {} }), () => writeWorkflowBundle("b.js")]) ' +
+      '{ try { await start(); } catch (error) { console.log(error.name + ": " + error.message); } }';
+    const { stdout, stderr } = await node(['--input-type=module', '-e', script]);
+    expect(stderr).toBe('');
+    const [worker, bundle] = stdout.trim().split('\n');
+    expect(worker).toContain('MissingPeerError: toolwarden/temporal createTemporalWorker needs');
+    expect(worker).toContain(
+      "npm install '@temporalio/worker@^1.24.0' '@temporalio/workflow@^1.24.0' '@temporalio/activity@^1.24.0'",
+    );
+    expect(bundle).toContain('writeWorkflowBundle needs @temporalio/worker, @temporalio/workflow');
+    expect(stdout).not.toContain('ERR_MODULE_NOT_FOUND');
+  });
+
   // Issue 28 item 3: each entry point with optional peers fails on import, naming what to install.
   for (const [entry, install] of [
     ['toolwarden/sqlite', "npm install 'libsql@^0.5.29'"],
