@@ -20,7 +20,7 @@ import { addTool, resettablePlanner, STEPS } from './reference-loop.ts';
 const prompt: Message[] = [{ role: 'user', content: 'Add the numbers' }];
 
 /** A runtime for the reference loop of `steps` steps, with its resettable planner. */
-function loopRuntime(steps: number, options: Pick<RuntimeOptions, 'store' | 'telemetry'>) {
+export function loopRuntime(steps: number, options: Pick<RuntimeOptions, 'store' | 'telemetry'>) {
   const planner = resettablePlanner(steps);
   const runtime = createRuntime({
     agent: { id: 'bench' },

@@ -186,7 +186,11 @@ export interface RunStore {
    * another writer got there first, {@link RunNotFoundError} when the run does not exist.
    */
   save(runId: string, update: RunUpdate): Promise<StoredRun>;
-  /** Runs matching `filter`, most recently updated first (ties: most recently written first). */
+  /**
+   * Runs matching `filter`, most recently updated first (ties: most recently written first). The
+   * SQLite store orders by write order alone (the same while its clock only moves forward;
+   * docs/durability.md).
+   */
   list(filter?: RunListFilter): Promise<StoredRun[]>;
   /**
    * Appends events to the run's log atomically (all or none), numbering them after the last

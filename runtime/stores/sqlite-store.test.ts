@@ -1,4 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -182,6 +183,87 @@ describe('sqliteStore', () => {
       ]);
     } finally {
       db.close();
+    }
+  });
+
+  it("a save that keeps the run's status writes the run row and the write-order index, no other index of the runs table (schema 4, issue 36 item 2)", async () => {
+    const path = join(dir, 'runs.db');
+    const store = open(path);
+    await store.create({ ...run, sessionId: 's-1' });
+    await store.save('run-1', { expectedVersion: 1, status: 'running', snapshot: { step: 2 } });
+    const { default: Database } = await import('libsql');
+    const side = new Database(path);
+    try {
+      side.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get();
+      await store.save('run-1', { expectedVersion: 2, status: 'running', snapshot: { step: 3 } });
+      const pageOwners = new Map(
+        (side.prepare('SELECT name, pageno FROM dbstat').all() as { name: string; pageno: number }[]).map(
+          (row) => [row.pageno, row.name],
+        ),
+      );
+      const wal = readFileSync(`${path}-wal`);
+      const pageSize = Number((side.prepare('PRAGMA page_size').get() as { page_size: number }).page_size);
+      const written = new Set<string>();
+      for (let at = 32; at + 24 + pageSize <= wal.length; at += 24 + pageSize) {
+        written.add(pageOwners.get(wal.readUInt32BE(at)) ?? 'unknown');
+      }
+      expect([...written].sort()).toEqual(['toolwarden_runs', 'toolwarden_runs_by_touch']);
+      // The status changing moves the status index too, and what is listed by status follows.
+      await store.save('run-1', { expectedVersion: 3, status: 'awaiting', snapshot: { step: 4 } });
+      expect((await store.list({ status: 'awaiting' })).map((r) => r.runId)).toEqual(['run-1']);
+      expect(await store.list({ status: 'running' })).toEqual([]);
+    } finally {
+      side.close();
+    }
+  });
+
+  it('migrates a schema 3 file to 4 with its runs and events, and lists by write order after', async () => {
+    const path = join(dir, 'runs.db');
+    const first = open(path);
+    await first.create({ ...run, sessionId: 's-1', events: [{ event: { type: 'run_started' }, at: 1 }] });
+    await first.create({ ...run, runId: 'run-2', sessionId: 's-1' });
+    await first.close();
+    // The file as release with schema 3 left it: its three indexes over updated_at and touch_seq.
+    const db = createClient({ url: `file:${path}` });
+    try {
+      await db.batch([
+        'DROP INDEX toolwarden_runs_by_status',
+        'DROP INDEX toolwarden_runs_by_session',
+        'CREATE INDEX toolwarden_runs_by_updated ON toolwarden_runs (updated_at DESC, touch_seq DESC)',
+        'CREATE INDEX toolwarden_runs_by_status ON toolwarden_runs (status, updated_at DESC, touch_seq DESC)',
+        'CREATE INDEX toolwarden_runs_by_session ON toolwarden_runs (session_id, updated_at DESC, touch_seq DESC)',
+        'DELETE FROM toolwarden_schema_migrations WHERE version > 3',
+      ]);
+    } finally {
+      db.close();
+    }
+    const store = open(path);
+    await store.save('run-1', { expectedVersion: 1, status: 'awaiting', snapshot: { step: 2 } });
+    expect((await store.list({ sessionId: 's-1' })).map((r) => r.runId)).toEqual(['run-1', 'run-2']);
+    expect((await store.list({ status: 'awaiting' })).map((r) => r.runId)).toEqual(['run-1']);
+    expect((await store.readEvents('run-1')).map((e) => e.event)).toEqual([{ type: 'run_started' }]);
+    const after = createClient({ url: `file:${path}` });
+    try {
+      const versions = await after.execute(
+        'SELECT version FROM toolwarden_schema_migrations ORDER BY version',
+      );
+      expect(versions.rows.map((row) => Number(row.version))).toEqual(allVersions(SQLITE_SCHEMA_VERSION));
+      const indexes = await after.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'toolwarden_runs' AND sql IS NOT NULL ORDER BY name",
+      );
+      expect(indexes.rows.map((row) => [String(row.name), String(row.sql)])).toEqual([
+        [
+          'toolwarden_runs_by_session',
+          'CREATE INDEX toolwarden_runs_by_session ON toolwarden_runs (session_id)',
+        ],
+        ['toolwarden_runs_by_status', 'CREATE INDEX toolwarden_runs_by_status ON toolwarden_runs (status)'],
+        [
+          'toolwarden_runs_by_touch',
+          'CREATE UNIQUE INDEX toolwarden_runs_by_touch ON toolwarden_runs (touch_seq)',
+        ],
+      ]);
+    } finally {
+      after.close();
     }
   });
 

@@ -25,7 +25,12 @@
  *   `owner` column names who holds it. `claim` is one conditional `UPDATE ... RETURNING`.
  * - `synchronous = NORMAL` by default (WAL): a committed write survives the process being
  *   killed; only an OS crash or power loss can take back the last commits. `synchronous: 'full'`
- *   fsyncs every commit (~3-4 ms each on a typical disk, against ~0.15 ms).
+ *   fsyncs every commit (~3-4 ms each on a typical disk, against ~0.15 ms; a step's p50/p99 in
+ *   docs/benchmarks.md §Durable step floor).
+ * - What a step's commit writes (schema 4, issue 36 item 2): the run row, the write-order index
+ *   (`touch_seq`), the events table and its primary key's index, the rows table and its index;
+ *   no other index of the runs table holds a column a step rewrites, and a save sets `status`
+ *   only when it changes. `list` orders by write order (`touch_seq DESC`).
  *
  * `libsql` is loaded on first use, so importing toolwarden does not load its native binary for
  * apps that never use this store.
@@ -154,6 +159,24 @@ const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    // Issue 36 item 2: a step's commit wrote ~11 WAL pages for ~2 KB of new rows. Every index of
+    // the runs table held updated_at and touch_seq, which every save rewrites, so each save moved
+    // an entry in all four. Now only touch_seq's own index moves (list orders by it: write
+    // order), and status and session are indexed alone (a step changes neither; a save sets
+    // status only when it changes, since SQLite rewrites the index of every column an UPDATE sets).
+    // (WITHOUT ROWID events and rows were tried and wrote more: a step's ~600-byte events split
+    // the run's leaf in the middle of the b-tree, where a rowid table appends at its right edge.)
+    version: 4,
+    description: 'runs indexes without the columns every save rewrites',
+    statements: [
+      'DROP INDEX toolwarden_runs_by_updated',
+      'DROP INDEX toolwarden_runs_by_status',
+      'DROP INDEX toolwarden_runs_by_session',
+      'CREATE INDEX toolwarden_runs_by_status ON toolwarden_runs (status)',
+      'CREATE INDEX toolwarden_runs_by_session ON toolwarden_runs (session_id)',
+    ],
+  },
 ];
 
 /** The schema version this code reads and writes. */
@@ -193,6 +216,14 @@ const SQL = {
     ON CONFLICT (run_id, member, idx) DO UPDATE SET value = excluded.value`,
   updateRun: `UPDATE toolwarden_runs
     SET status = ?, snapshot = ?, labels = coalesce(?, labels), version = version + 1,
+        updated_at = ?, touch_seq = ${NEXT_TOUCH}, event_seq = event_seq + ?
+    WHERE run_id = ? AND version = ?`,
+  /**
+   * `updateRun` for a save that keeps the status (most steps): without `status` in its SET list,
+   * whose index SQLite would otherwise rewrite; the same parameters but the status.
+   */
+  updateRunSameStatus: `UPDATE toolwarden_runs
+    SET snapshot = ?, labels = coalesce(?, labels), version = version + 1,
         updated_at = ?, touch_seq = ${NEXT_TOUCH}, event_seq = event_seq + ?
     WHERE run_id = ? AND version = ?`,
   runVersion: 'SELECT version FROM toolwarden_runs WHERE run_id = ?',
@@ -445,7 +476,11 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
           const args = [update.status, snapshot, labels, at, events.length, runId, version] as const;
           let saved: StoredRun | undefined;
           if (before?.version === version) {
-            if (db.run(SQL.updateRun, ...args) === 1) {
+            const updated =
+              before.status === update.status
+                ? db.run(SQL.updateRunSameStatus, ...args.slice(1))
+                : db.run(SQL.updateRun, ...args);
+            if (updated === 1) {
               saved = {
                 ...before,
                 status: update.status,
@@ -485,7 +520,7 @@ export function sqliteStore(options: SqliteStoreOptions): RunStore {
       if (limit !== undefined) args.push(limit);
       const sql = `SELECT ${RUN_COLUMNS} FROM toolwarden_runs
         ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
-        ORDER BY updated_at DESC, touch_seq DESC
+        ORDER BY touch_seq DESC
         ${limit === undefined ? '' : 'LIMIT ?'}`;
       return withDatabase('list', undefined, (db) => db.read(() => withRows(db, db.all(sql, ...args))));
     },
