@@ -57,6 +57,7 @@ export {
   askOnMissingFields,
 } from './policies/builtins/ask-on-missing-fields.ts';
 export { type CircuitBreakerOptions, circuitBreaker } from './policies/builtins/circuit-breaker.ts';
+export { type NoProgressOptions, noProgress } from './policies/builtins/no-progress.ts';
 export { type RateLimitBackoffOptions, rateLimitBackoff } from './policies/builtins/rate-limit-backoff.ts';
 export {
   type RepeatedInvalidCallOptions,
@@ -68,7 +69,12 @@ export {
 } from './policies/builtins/restrict-on-invalid-arguments.ts';
 export { type TimeBudgetOptions, timeBudget } from './policies/builtins/time-budget.ts';
 export { type ToolListOptions, toolAllowlist, toolDenylist } from './policies/builtins/tool-allowlist.ts';
-export { callFingerprint } from './policies/call-fingerprint.ts';
+export {
+  type CanonicalOptions,
+  callFingerprint,
+  canonicalJson,
+  valueFingerprint,
+} from './policies/call-fingerprint.ts';
 export { clarificationFromHint } from './policies/clarification-from-hint.ts';
 export { defaultPolicies } from './policies/default-policies.ts';
 export {

@@ -4,7 +4,7 @@ import { type AwaitClarification, AwaitClarificationSchema } from '../run/planne
 import type { PolicyEffects } from '../run/policy-effects.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import { clippedRefusedInput } from '../tools/preview-value.ts';
-import type { PolicyRetryHint } from '../tools/retry-hint.ts';
+import type { PolicyRetryHint, RetryHint } from '../tools/retry-hint.ts';
 import type { ToolErrorJSON } from '../tools/tool-error.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
 import {
@@ -326,13 +326,84 @@ export function reviewUpdate(
   context: RunContext,
   effects: PolicyEffects,
 ): { update: Partial<RunContext>; events: RunEvent[] } {
+  if (effects.resultHints === undefined) {
+    return {
+      update: {
+        batch: batchWith(context.batch, { newResults: NO_CALLS, newHints: NO_CALLS }),
+        ...applyEffects(context, effects),
+      },
+      events: decisionEvents(context, effects),
+    };
+  }
+  const hinted = withResultHints(context, effects.resultHints);
   return {
     update: {
-      batch: batchWith(context.batch, { newResults: NO_CALLS, newHints: NO_CALLS }),
+      messages: hinted.messages,
+      hints: [...context.hints, ...hinted.hints],
+      batch: batchWith(context.batch, {
+        newResults: NO_CALLS,
+        newHints: NO_CALLS,
+        lastResults: hinted.lastResults,
+      }),
       ...applyEffects(context, effects),
     },
-    events: decisionEvents(context, effects),
+    events: [...hintEvents(context, hinted.hints), ...decisionEvents(context, effects)],
   };
+}
+
+/**
+ * Hints policies gave results under review (`hint`, issue 35 item 1: `no_progress`): each is put
+ * on its result where the planner reads it, the tool message (a result becomes
+ * `{ result, retryHint }`, a failure's `{ error, retryHint }` gets it in place of its own) and
+ * `toolResults`, and becomes a `policy.RetryHint` of the run.
+ */
+function withResultHints(
+  context: RunContext,
+  added: NonNullable<PolicyEffects['resultHints']>,
+): { messages: Message[]; lastResults: ToolResultJSON[]; hints: PolicyRetryHint[] } {
+  const messages = context.messages.slice();
+  const at = now();
+  const byCall = new Map<string, PolicyRetryHint>();
+  for (const { toolCallId, tool, reason, message } of added) {
+    byCall.set(toolCallId, {
+      reason,
+      tool,
+      restrictToTool: false,
+      missingFields: [],
+      message,
+      runId: context.runId,
+      turnId: turnId(context),
+      toolCallId,
+      attempt: 1,
+      at,
+    });
+  }
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!;
+    if (message.role !== 'tool') continue;
+    const hint = byCall.get(message.toolCallId);
+    if (!hint) continue;
+    const retryHint = plannerHint(hint);
+    const content = message.content as { error?: unknown } | null;
+    messages[i] = {
+      ...message,
+      content:
+        content !== null && typeof content === 'object' && 'error' in content
+          ? { ...content, retryHint }
+          : { result: message.content, retryHint },
+    };
+  }
+  const lastResults = context.batch.lastResults.map((result) => {
+    const hint = byCall.get(result.toolCallId);
+    return hint ? { ...result, retryHint: plannerHint(hint) } : result;
+  });
+  return { messages, lastResults, hints: [...byCall.values()] };
+}
+
+/** The planner's part of a policy hint: without its provenance. */
+function plannerHint(hint: PolicyRetryHint): RetryHint {
+  const { runId: _run, turnId: _turn, toolCallId: _call, attempt: _attempt, at: _at, ...planner } = hint;
+  return planner;
 }
 
 /**

@@ -2,8 +2,9 @@ import { z } from 'zod';
 import type { Caps, CapsState } from '../run/caps.ts';
 import { CapsSchema } from '../run/caps.ts';
 import { type AwaitClarification, AwaitClarificationSchema } from '../run/planner.ts';
-import type { PolicyRetryHint } from '../tools/retry-hint.ts';
+import { type PolicyRetryHint, type RetryReason, RetryReasonSchema } from '../tools/retry-hint.ts';
 import type { ToolResult } from '../tools/tool-result.ts';
+import type { ProposedCall } from './call-history.ts';
 import type { JsonValue } from './policy-json.ts';
 import type { BatchCall } from './policy-runner.ts';
 
@@ -47,6 +48,20 @@ export interface PolicyDecision {
    * win; calls are unioned). E.g. approve refunds above 100 EUR (docs/policies.md §Conditional approval).
    */
   confirm?: { calls?: string[]; prompt?: string; details?: unknown };
+  /**
+   * `onToolBatch` only: these calls of the batch are not run (toolCallIds or tool ids; absent:
+   * every call). Each gets a result `executed: false` whose error says `message`, with a
+   * RetryHint of `reason` (default `no_progress`) the planner reads; the rest of the batch runs.
+   * Refusals of several policies add up. E.g. "not run: made 5 times with the same result"
+   * (docs/policies.md §No progress).
+   */
+  refuse?: { calls?: string[]; message: string; reason?: RetryReason };
+  /**
+   * `onToolResult` and `onRetryHint` only: a RetryHint the planner reads with the result being
+   * reviewed (added to its tool message, the planner's `toolResults`, `ctx.hints` and a
+   * `retry_hint` event). E.g. `{ reason: 'no_progress', message: 'called 3 times, same result' }`.
+   */
+  hint?: { reason: RetryReason; message: string };
   /** Finish: the planner is asked for a final answer with no tools (`finalizing`). */
   finalize?: { reason: string };
   /** Fail the run (`failed`, a `PolicyError` naming this policy). */
@@ -80,6 +95,14 @@ export const PolicyDecisionSchema = z
       .object({ calls: z.array(z.string().min(1)), prompt: z.string().min(1), details: z.unknown() })
       .partial()
       .strict(),
+    refuse: z
+      .object({
+        calls: z.array(z.string().min(1)).optional(),
+        message: z.string().min(1).max(4_096),
+        reason: RetryReasonSchema.optional(),
+      })
+      .strict(),
+    hint: z.object({ reason: RetryReasonSchema, message: z.string().min(1).max(4_096) }).strict(),
     finalize: z.object({ reason: z.string().min(1) }),
     fail: z.object({ reason: z.string().min(1) }),
     labels: z.record(z.string(), z.string()),
@@ -173,8 +196,26 @@ export interface PolicyDefinition {
   onRetryHint?(hint: PolicyRetryHint, ctx: PolicyContext): PolicyHookResult;
   /** Before a batch is admitted: may disable tools, tighten caps, finalize or fail. */
   onToolBatch?(batch: readonly BatchCall[], ctx: PolicyContext): PolicyHookResult;
-  /** After each result of a batch, in call order (rejected calls included). */
-  onToolResult?(result: ToolResult, ctx: PolicyContext): PolicyHookResult;
+  /**
+   * A cheap, synchronous gate on `onToolBatch`, given this policy's memory (`ctx.state`): `false`
+   * skips the hook for this batch, and when no policy needs the batch the run skips the step
+   * (its `steps` round trip and state) altogether. E.g. `noProgress` consults batches only once a
+   * call is due to be refused. A throw counts as `true`.
+   */
+  consultBatchWhen?(state: Readonly<JsonValue> | undefined): boolean;
+  /**
+   * After each result of a batch, in call order (rejected calls included). `call` is the call as
+   * the planner proposed it (its name and input, before validation), when the run still has it.
+   */
+  onToolResult?(result: ToolResult, ctx: PolicyContext, call?: ProposedCall): PolicyHookResult;
+  /**
+   * Makes `onToolResult` a hook for repeated calls only: it is consulted for the result of a call
+   * whose key (`repeatKey(tool, input)`, e.g. {@link callFingerprint}) equals an earlier call's in
+   * the transcript, and gets those earlier calls with their results (`call.earlier`). A run whose
+   * calls do not repeat then skips the review step for this policy (noProgress: on by default at no
+   * cost to such runs). Synchronous; a throw counts as "no repeat".
+   */
+  repeatKey?(tool: string, input: unknown): string;
 }
 
 /** A defined policy (a value of {@link definePolicy}). */
@@ -220,6 +261,12 @@ export function definePolicy(definition: PolicyDefinition): Policy {
   const hooks: PolicyHookName[] = ['onRunStart', 'onRetryHint', 'onToolBatch', 'onToolResult'];
   if (!hooks.some((hook) => typeof definition[hook] === 'function')) {
     throw new PolicyDefinitionError(`Policy "${name}" has no hooks (${hooks.join(', ')})`);
+  }
+  if (definition.repeatKey !== undefined && typeof definition.onToolResult !== 'function') {
+    throw new PolicyDefinitionError(`Policy "${name}": repeatKey gates onToolResult, which it lacks`);
+  }
+  if (definition.consultBatchWhen !== undefined && typeof definition.onToolBatch !== 'function') {
+    throw new PolicyDefinitionError(`Policy "${name}": consultBatchWhen gates onToolBatch, which it lacks`);
   }
   if (definition.timeoutMs !== undefined && !(definition.timeoutMs > 0)) {
     throw new PolicyDefinitionError(`Policy "${name}": timeoutMs must be a positive number of ms`);

@@ -6,6 +6,7 @@
 export * from '../run/policy-effects.ts';
 export * from './builtins/ask-on-missing-fields.ts';
 export * from './builtins/circuit-breaker.ts';
+export * from './builtins/no-progress.ts';
 export * from './builtins/rate-limit-backoff.ts';
 export * from './builtins/repeated-invalid-call.ts';
 export * from './builtins/restrict-on-invalid-arguments.ts';

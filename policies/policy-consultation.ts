@@ -68,6 +68,8 @@ const EFFECT_KINDS = [
   'backoffMs',
   'awaitClarification',
   'confirm',
+  'refuse',
+  'hint',
   'finalize',
   'fail',
   'labels',
@@ -101,6 +103,8 @@ export class Consultation {
   awaitClarification?: AwaitClarification & { missingFields: string[] };
   finalize?: { reason: string };
   confirm?: NonNullable<PolicyEffects['confirm']>;
+  readonly refuse: NonNullable<PolicyEffects['refuse']> = [];
+  readonly resultHints: NonNullable<PolicyEffects['resultHints']> = [];
   fail?: { reason: string };
   /** The error that failed the consultation, when a policy broke its contract or decided `fail`. */
   error?: PolicyError;
@@ -288,6 +292,31 @@ export class Consultation {
             };
       }
     }
+    if (decision.refuse) {
+      if (hook !== 'onToolBatch') ignored.push(`refuse ignored in ${hook} (onToolBatch only)`);
+      else {
+        const { calls, message, reason } = decision.refuse;
+        this.refuse.push({
+          calls: calls ? [...calls] : ['*'],
+          message,
+          reason: reason ?? 'no_progress',
+          policy: name,
+        });
+      }
+    }
+    if (decision.hint) {
+      if ((hook !== 'onToolResult' && hook !== 'onRetryHint') || subject.toolCallId === undefined)
+        ignored.push(`hint ignored in ${hook} (onToolResult and onRetryHint only)`);
+      else {
+        this.resultHints.push({
+          toolCallId: subject.toolCallId,
+          tool: subject.tool ?? '',
+          reason: decision.hint.reason,
+          message: decision.hint.message,
+          policy: name,
+        });
+      }
+    }
     if (decision.finalize && allowed('finalize')) this.finalize ??= { ...decision.finalize };
     if (decision.fail && allowed('fail')) {
       const reason = `${decision.fail.reason} (policy ${name})`;
@@ -397,6 +426,8 @@ export class Consultation {
     if (this.restrictTo && !sameJson(this.restrictTo, this.run.restrictTo))
       effects.restrictTo = [...this.restrictTo];
     if (this.confirm) effects.confirm = this.confirm;
+    if (this.refuse.length > 0) effects.refuse = this.refuse;
+    if (this.resultHints.length > 0) effects.resultHints = this.resultHints;
     if (this.fail) effects.fail = this.fail;
     else if (this.finalize) effects.finalize = this.finalize;
     else if (this.awaitClarification) effects.awaitClarification = this.awaitClarification;

@@ -1,8 +1,11 @@
+import type { RunContext } from '../machines/run-context.ts';
+import type { Message } from '../run/message.ts';
 import { NO_EFFECTS, type PolicyEffects } from '../run/policy-effects.ts';
 import type { Tool } from '../tools/define-tool.ts';
 import type { PolicyRetryHint } from '../tools/retry-hint.ts';
 import { ToolCatalog } from '../tools/tool-catalog.ts';
 import { type ToolResultJSON, toolResultFromJSON } from '../tools/tool-result.ts';
+import { earlierCalls, findCall, type ProposedCall, repeatsEarlier } from './call-history.ts';
 import {
   isPolicy,
   type Policy,
@@ -18,7 +21,7 @@ import {
   type ToolInfo,
 } from './policy-consultation.ts';
 import { PolicyError, PolicyTimeoutError } from './policy-error.ts';
-import { deepFreeze, frozenCopy } from './policy-json.ts';
+import { deepFreeze, frozenCopy, type JsonValue } from './policy-json.ts';
 import type { BatchCall, PolicyRunner, RunStartEffects, RunStartInput } from './policy-runner.ts';
 import { readEngineState } from './policy-state.ts';
 
@@ -43,6 +46,16 @@ export interface PolicyEngineOptions {
  */
 export interface PolicyEngine extends Required<PolicyRunner> {
   readonly policies: readonly Policy[];
+  /**
+   * Whether a policy wants the run's next batch (`onToolBatch`, its gate `consultBatchWhen` open):
+   * synchronous, read from the run's policy state, so a run skips the step when none does.
+   */
+  consultsBatch(context: Pick<PolicyRunContext, 'policyState'>): boolean;
+  /**
+   * Whether a policy wants to review the batch just folded (`onToolResult` for its results; a
+   * `repeatKey` policy only when a call repeats an earlier one; `onRetryHint` for its hints).
+   */
+  reviewsResults(context: RunContext): boolean;
   onToolBatch(context: PolicyRunContext, calls: BatchCall[]): Promise<PolicyEffects>;
   onResults(
     context: PolicyRunContext,
@@ -95,6 +108,9 @@ export function createPolicyEngine(options: PolicyEngineOptions): PolicyEngine {
   const defaultTimeoutMs = options.timeoutMs ?? DEFAULT_POLICY_TIMEOUT_MS;
   const now = options.now ?? Date.now;
   const having = (hook: PolicyHookName) => policies.filter((policy) => typeof policy[hook] === 'function');
+  /** The `onToolBatch` policies whose gate (`consultBatchWhen`) lets them see this run's next batch. */
+  const batchPolicies = (policyState: unknown) =>
+    having('onToolBatch').filter((policy) => batchGateOpen(policy, policyState));
   const consultation = (
     run: ConstructorParameters<typeof Consultation>[0],
     prior: readonly PolicyRetryHint[],
@@ -117,6 +133,24 @@ export function createPolicyEngine(options: PolicyEngineOptions): PolicyEngine {
 
   return {
     policies,
+    consultsBatch: (context: Pick<PolicyRunContext, 'policyState'>) =>
+      batchPolicies(context.policyState).length > 0,
+
+    reviewsResults(context: RunContext): boolean {
+      const { newResults, newHints } = context.batch;
+      if (newHints.length > 0 && having('onRetryHint').length > 0) return true;
+      if (newResults.length === 0) return false;
+      const messages = messagesOf(context);
+      for (const policy of having('onToolResult')) {
+        if (!policy.repeatKey) return true;
+        const key = repeatKeyOf(policy);
+        for (const result of newResults) {
+          const call = findCall(messages, result.toolCallId);
+          if (call && repeatsEarlier(messages, call, key)) return true;
+        }
+      }
+      return false;
+    },
 
     onRunStart(input: RunStartInput): RunStartEffects {
       const consulted = having('onRunStart');
@@ -172,7 +206,7 @@ export function createPolicyEngine(options: PolicyEngineOptions): PolicyEngine {
     },
 
     async onToolBatch(context: PolicyRunContext, calls: BatchCall[]): Promise<PolicyEffects> {
-      const consulted = having('onToolBatch');
+      const consulted = batchPolicies(context.policyState);
       if (consulted.length === 0) return NO_EFFECTS;
       const c = consultation(context, context.hints);
       const batch = frozenCopy(calls);
@@ -221,14 +255,18 @@ export function createPolicyEngine(options: PolicyEngineOptions): PolicyEngine {
         const own = hints.filter((hint) => hint.toolCallId === result.toolCallId);
         for (const hint of own) c.addHint(hint);
         const subject = { toolCallId: result.toolCallId, tool: result.name, hint: own.at(-1) };
+        const call = onResult.length > 0 ? findCall(messagesOf(context), result.toolCallId) : undefined;
         for (const policy of onResult) {
+          const proposed = call && proposedFor(policy, messagesOf(context), call);
+          // A policy for repeated calls only (`repeatKey`) is not asked about a first call.
+          if (policy.repeatKey && !proposed?.earlier?.length) continue;
           // A fresh copy per policy: a ToolResult holds a ToolError instance, which structuredClone would not keep.
           const copy = deepFreeze(toolResultFromJSON(structuredClone(result)));
           await ask(
             c,
             policy,
             'onToolResult',
-            () => policy.onToolResult!.call(policy, copy, c.contextFor(policy)),
+            () => policy.onToolResult!.call(policy, copy, c.contextFor(policy), proposed),
             subject,
           );
           if (c.fail) return c.effects();
@@ -246,6 +284,48 @@ export function createPolicyEngine(options: PolicyEngineOptions): PolicyEngine {
       return c.effects();
     },
   };
+}
+
+/** A policy's `consultBatchWhen` on its memory in `policyState`, read without copying; a throw opens it. */
+function batchGateOpen(policy: Policy, policyState: unknown): boolean {
+  if (policy.consultBatchWhen === undefined) return true;
+  const memory = (policyState as { memory?: Record<string, JsonValue> } | null | undefined)?.memory;
+  try {
+    return policy.consultBatchWhen(memory?.[policy.name]) !== false;
+  } catch {
+    return true;
+  }
+}
+
+/** The run's transcript (the policy harness's runs have none). */
+function messagesOf(context: PolicyRunContext): readonly Message[] {
+  return (context as { messages?: readonly Message[] }).messages ?? [];
+}
+
+/**
+ * The call a result answers, as the planner proposed it (from the transcript: the batch's pending
+ * calls are folded away by the time results are reviewed), frozen; with its earlier same-key calls
+ * for a policy with a `repeatKey`.
+ */
+function proposedFor(
+  policy: Policy,
+  messages: readonly Message[],
+  call: NonNullable<ReturnType<typeof findCall>>,
+): ProposedCall {
+  const proposed: ProposedCall = { name: call.toolName, input: structuredClone(call.input) };
+  if (policy.repeatKey) proposed.earlier = structuredClone(earlierCalls(messages, call, repeatKeyOf(policy)));
+  return deepFreeze(proposed);
+}
+
+/** The policy's `repeatKey`, bound (one function per policy, so transcript keys are cached per policy). */
+const boundKeys = new WeakMap<Policy, (tool: string, input: unknown) => string>();
+function repeatKeyOf(policy: Policy): (tool: string, input: unknown) => string {
+  let key = boundKeys.get(policy);
+  if (!key) {
+    key = (tool, input) => policy.repeatKey!.call(policy, tool, input);
+    boundKeys.set(policy, key);
+  }
+  return key;
 }
 
 /** The run's hints before this batch: `context.hints` ends with the batch's own (`newHints`). */

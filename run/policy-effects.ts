@@ -1,3 +1,4 @@
+import type { RetryReason } from '../tools/retry-hint.ts';
 import type { Caps } from './caps.ts';
 import type { AwaitClarification } from './planner.ts';
 import type { PolicyDecisionRecord } from './run-events.ts';
@@ -31,6 +32,13 @@ export interface PolicyEffects {
     /** Set when the policy named calls not in the batch: the whole batch waits (fail closed). */
     error?: string;
   };
+  /**
+   * From `onToolBatch`: calls not run, each with the message of its result and the reason of its
+   * hint, and the policy that refused it (`toolCallIds`; `['*']` every call; tool ids match too).
+   */
+  refuse?: { calls: string[]; message: string; reason: RetryReason; policy: string }[];
+  /** From the review of results: hints the planner reads with those results (`onToolResult`, `onRetryHint`). */
+  resultHints?: { toolCallId: string; tool: string; reason: RetryReason; message: string; policy: string }[];
   finalize?: { reason: string };
   fail?: { reason: string };
   labels?: Record<string, string>;

@@ -85,8 +85,8 @@ export function provideRunMachine(
     // run-ports.ts); a large batch is still validated by the port, in slices.
     guards: {
       consultsPolicies: ({ context }) =>
-        consults.batch || context.batch.pending.length > SYNC_VALIDATION_MAX_CALLS,
-      reviewsResults: ({ context }) => consults.review(context.batch),
+        consults.batch(context) || context.batch.pending.length > SYNC_VALIDATION_MAX_CALLS,
+      reviewsResults: ({ context }) => consults.review(context),
     },
   });
 }
@@ -131,24 +131,40 @@ function consultationsOf(
   runner: PolicyRunner,
   catalog: ToolCatalog,
 ): {
-  batch: boolean;
-  review: (batch: Pick<RunContext['batch'], 'newResults' | 'newHints'>) => boolean;
+  batch: (context: RunContext) => boolean;
+  review: (context: RunContext) => boolean;
 } {
   // A conditional requiresConfirmation is asked asynchronously, in the validateBatch port.
   const conditional = catalog.list().some((tool) => typeof tool.requiresConfirmation === 'function');
-  if (runner === noPolicies) return { batch: conditional, review: () => false };
-  const policies = (runner as Partial<PolicyEngine>).policies;
-  if (!Array.isArray(policies)) return { batch: true, review: () => true };
+  if (runner === noPolicies) return { batch: () => conditional, review: () => false };
+  const engine = runner as Partial<PolicyEngine>;
+  const policies = engine.policies;
+  if (!Array.isArray(policies)) return { batch: () => true, review: () => true };
   const has = (hook: 'onToolBatch' | 'onToolResult' | 'onRetryHint') =>
     policies.some((policy) => typeof policy[hook] === 'function');
   const onBatch = has('onToolBatch');
   const onResult = has('onToolResult');
   const onHint = has('onRetryHint');
+  // Policies whose every `onToolBatch` is gated (`consultBatchWhen`) are asked per batch, from the run's state.
+  const gated = onBatch && policies.every((policy) => !policy.onToolBatch || policy.consultBatchWhen);
+  const batch =
+    conditional || (onBatch && !gated)
+      ? () => true
+      : onBatch && engine.consultsBatch
+        ? (context: RunContext) => engine.consultsBatch!(context)
+        : () => false;
+  // Ungated `onToolBatch` policies may have deferred something to the review (a backoff, a
+  // question); a gated one that was asked says so in the run's policy state (`carry`).
+  const carries = onBatch && !gated;
+  const reviews = engine.reviewsResults;
   return {
-    batch: onBatch || conditional,
-    // With `onToolBatch` policies, what they deferred to the review (a backoff, a question) is carried.
-    review: ({ newResults, newHints }) =>
-      onBatch || (onResult && newResults.length > 0) || (onHint && newHints.length > 0),
+    batch,
+    review: (context) => {
+      if (carries || (context.policyState as { carry?: unknown } | null)?.carry !== undefined) return true;
+      if (reviews) return reviews(context);
+      const { newResults, newHints } = context.batch;
+      return (onResult && newResults.length > 0) || (onHint && newHints.length > 0);
+    },
   };
 }
 

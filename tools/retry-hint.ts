@@ -12,8 +12,16 @@ export const RetryReasonSchema = z.enum([
   'timeout',
   'rate_limited',
   'tool_unavailable',
+  // Policy reasons (issue 35): the call repeats itself with the same result (docs/policies.md
+  // §No progress); the run lacks a permission the tool needs (§Permissions and risk).
+  'no_progress',
+  'permission_denied',
 ]);
-/** Why a call failed, for a planner: `invalid_arguments`, `missing_fields`, `malformed_response`, `timeout`, `rate_limited`, `tool_unavailable`. */
+/**
+ * Why a call failed, for a planner: `invalid_arguments`, `missing_fields`, `malformed_response`,
+ * `timeout`, `rate_limited`, `tool_unavailable` (the tool boundary's), `no_progress`,
+ * `permission_denied` (policies').
+ */
 export type RetryReason = z.infer<typeof RetryReasonSchema>;
 
 /**

@@ -3,9 +3,10 @@ import type { RunPort, ValidateBatchInput, ValidateBatchOutput } from '../../mac
 import { deadlineAt } from '../../machines/run-updates.ts';
 import type { PolicyEffects } from '../../run/policy-effects.ts';
 import { type PreparedCall, prepareToolCall } from '../../tools/call-tool.ts';
+import { parseArguments } from '../../tools/parse-arguments.ts';
 import { type PolicyRetryHint, toPolicyRetryHint } from '../../tools/retry-hint.ts';
 import { ToolError } from '../../tools/tool-error.ts';
-import { type ToolResultJSON, toolResultToJSON } from '../../tools/tool-result.ts';
+import { type ToolResult, type ToolResultJSON, toolResultToJSON } from '../../tools/tool-result.ts';
 import type { RunDeps } from './run-deps.ts';
 import { OUT_OF_BUDGET_EFFECTS, withinBudget } from './within-budget.ts';
 
@@ -94,6 +95,9 @@ function policyConfirms(effects: PolicyEffects, call: Pick<PendingCall, 'toolCal
  * 3. the input must pass the tool's schema (`missing_fields` / `invalid_arguments`);
  * 4. a tool declared `requiresConfirmation`, or a call a policy's `confirm` names, waits for approval.
  *
+ * Before all of these, a call a policy's `refuse` names is not run: its result carries the
+ * policy's message and a hint of its reason (`no_progress`, docs/policies.md §No progress).
+ *
  * Rejected calls get their ToolResult (with hint) here; admitted calls carry the validated input.
  * `effects` are the batch policies' (`NO_EFFECTS` with none); the returned effects carry the full
  * map of disabled tools when this check disabled one. Synchronous, so a runtime without policies
@@ -170,6 +174,13 @@ class BatchCheck {
   /** Checks the next call of the batch (in order): the call with its status. */
   call(call: PendingCall): PendingCall {
     const { deps, context, effects, disabled, offered } = this;
+    const refusal = effects.refuse === undefined ? undefined : refusalOf(effects.refuse, call);
+    if (refusal) {
+      const result = refusedResult(call, refusal);
+      this.results.push(toolResultToJSON(result));
+      this.hints.push(toPolicyRetryHint(result.retryHint!, metaFor(context, call)));
+      return { ...call, status: 'rejected' };
+    }
     const capped = exceedsRetryCap(context, call);
     if (capped) {
       disabled[call.name] = 'retry_cap';
@@ -212,6 +223,42 @@ class BatchCheck {
       effects: this.retryCapped || effects.disabledTools ? { ...effects, disabledTools: disabled } : effects,
     };
   }
+}
+
+type Refusal = NonNullable<PolicyEffects['refuse']>[number];
+
+/** The first policy refusal (`refuse`, from `onToolBatch`) naming this call: its toolCallId, its tool, or `*`. */
+function refusalOf(
+  refusals: readonly Refusal[],
+  call: Pick<PendingCall, 'toolCallId' | 'name'>,
+): Refusal | undefined {
+  return refusals.find(
+    ({ calls }) => calls.includes('*') || calls.includes(call.toolCallId) || calls.includes(call.name),
+  );
+}
+
+/** A call a policy refused: not run, its error the policy's message, a hint of the policy's reason. */
+function refusedResult(call: PendingCall, refusal: Refusal): ToolResult {
+  const parsed = parseArguments(call.input);
+  const priorInput =
+    parsed.ok && typeof parsed.value === 'object' && parsed.value !== null && !Array.isArray(parsed.value)
+      ? (parsed.value as Record<string, unknown>)
+      : undefined;
+  const message = `${refusal.message} (policy ${refusal.policy})`;
+  return {
+    name: String(call.name),
+    toolCallId: call.toolCallId,
+    executed: false,
+    error: new ToolError(message, { recoverable: true }),
+    retryHint: {
+      reason: refusal.reason,
+      tool: String(call.name),
+      restrictToTool: false,
+      missingFields: [],
+      message,
+      ...(priorInput === undefined ? {} : { priorInput }),
+    },
+  };
 }
 
 /** The tool boundary's check of one call; a throw (a bug) becomes a result, never a crashed run. */
