@@ -9,6 +9,7 @@ import { toolFromJsonSchema } from '../tools/json-schema-tool.ts';
 import { withLinearPatterns } from '../tools/linear-pattern.ts';
 import type { ToolCallMeta } from '../tools/tool-call-meta.ts';
 import { ToolUnavailableError } from '../tools/tool-error.ts';
+import { fromToolSource, type ToolSource } from '../tools/tool-source.ts';
 import { clientCapabilities, type McpClientFeatures, serveClientFeatures } from './client-features.ts';
 import { McpConnection, type McpTransport, TOOL_CALL_META_KEY } from './mcp-connection.ts';
 import { cleanDescription, printable, toolSegment } from './mcp-names.ts';
@@ -141,6 +142,16 @@ export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset
   const tools: Tool[] = [];
   let listing: Promise<void> | undefined;
 
+  /** Runtimes following this server's list (tools/tool-source.ts). */
+  const followers = new Set<() => void>();
+  const source: ToolSource = {
+    name: options.name,
+    tools,
+    subscribe: (listener) => {
+      followers.add(listener);
+      return () => followers.delete(listener);
+    },
+  };
   const toolset: McpToolset = {
     name: options.name,
     tools,
@@ -151,7 +162,10 @@ export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset
       });
       return listing;
     },
-    close: () => connection.close(),
+    close: () => {
+      followers.clear();
+      return connection.close();
+    },
   };
 
   connection.onConnect = (client) => {
@@ -211,13 +225,15 @@ export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset
     offered = next;
     tools.splice(0, tools.length, ...next.values());
     toolset.onToolsChanged?.(tools);
+    for (const follower of [...followers]) follower();
   }
 
   /** The tool for one listed definition, or undefined (skipped, with a warning naming why). Never throws. */
   function toTool(definition: McpToolDefinition, segment: string): Tool | undefined {
     const id = `${options.name}.${segment}`;
     try {
-      return buildTool(definition, segment, id);
+      const tool = buildTool(definition, segment, id);
+      return tool === undefined ? undefined : fromToolSource(tool, source);
     } catch (error) {
       warning(`tool ${id} skipped: ${(error as Error).message}`);
       return undefined;

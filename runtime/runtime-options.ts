@@ -25,6 +25,7 @@ import {
 import type { Tool } from '../tools/define-tool.ts';
 import type { ParseLimits } from '../tools/parse-arguments.ts';
 import { ToolCatalog } from '../tools/tool-catalog.ts';
+import { type ToolSource, toolSourceOf } from '../tools/tool-source.ts';
 import type { DurableOptions } from './durable/durable-runs.ts';
 import type { RunStore } from './stores/run-store.ts';
 
@@ -139,6 +140,7 @@ export function resolveRuntimeOptions(options: RuntimeOptions): RuntimeSettings 
   const catalog = new ToolCatalog(
     withoutServerCollisions([...(options.tools ?? []), ...plugins.flatMap((plugin) => plugin.tools ?? [])]),
   );
+  followToolSources(catalog);
   return {
     agent: { id: options.agent.id, name: options.agent.name ?? options.agent.id },
     plugins,
@@ -167,6 +169,39 @@ function withoutServerCollisions(tools: Tool[]): Tool[] {
     console.warn(`[toolwarden] MCP tool ${tool.id} skipped: another tool of this runtime has that id`);
     return false;
   });
+}
+
+/**
+ * Keeps the catalog's tools from each {@link ToolSource} (an MCP server's list, which
+ * `notifications/tools/list_changed` renews) as the source lists them now: its old tools are
+ * removed and its new ones added, a new one whose id another tool has skipped with a warning.
+ * The next planner turn is offered the new list. The source holds the catalog weakly: a runtime
+ * dropped without `close()` is not kept alive by a long-lived toolset.
+ */
+function followToolSources(catalog: ToolCatalog): void {
+  const sources = new Set<ToolSource>();
+  for (const tool of catalog.list()) {
+    const source = toolSourceOf(tool);
+    if (source !== undefined) sources.add(source);
+  }
+  const held = new WeakRef(catalog);
+  for (const source of sources) {
+    let current = catalog.list().filter((tool) => toolSourceOf(tool) === source);
+    const unsubscribe = source.subscribe(() => {
+      const live = held.deref();
+      if (live === undefined) return unsubscribe();
+      for (const tool of current) live.remove(tool);
+      current = [];
+      for (const tool of source.tools) {
+        if (live.has(tool.id)) {
+          console.warn(`[toolwarden] MCP tool ${tool.id} skipped: another tool of this runtime has that id`);
+          continue;
+        }
+        live.add(tool);
+        current.push(tool);
+      }
+    });
+  }
 }
 
 /** The app's plugins, after the telemetry plugin unless telemetry is off or the app placed one itself. */

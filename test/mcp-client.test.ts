@@ -602,6 +602,67 @@ describe('client features against server-everything (issue 39 item 4): roots, el
 });
 
 describe('a server tool beside the app’s own (issue 39 item 4)', () => {
+  it('notifications/tools/list_changed reaches the runtime: the next turn is offered the new tool and can call it; a removed one is unavailable', async () => {
+    const server = await startTestMcpServer([]);
+    server.tools.push({
+      name: 'grow',
+      call: async () => {
+        // The server gains a tool and loses this one, and says so, while the run goes on.
+        server.tools.splice(0, server.tools.length, { name: 'fresh' });
+        await server.listChanged();
+        return { content: [{ type: 'text', text: 'grown' }] };
+      },
+    });
+    try {
+      const toolset = await connect({ name: 'kb', transport: { url: server.url } });
+      const relisted = new Promise<void>((resolve) => {
+        toolset.onToolsChanged = () => resolve();
+      });
+      const offered: string[][] = [];
+      const seen = (input: { tools: { name: string }[] }) =>
+        offered.push(input.tools.map((tool) => tool.name));
+      const runtime = createRuntime({
+        agent: { id: 'relist' },
+        tools: toolset.tools,
+        planner: {
+          planStart: async (input) => {
+            seen(input);
+            return { toolCalls: [{ name: 'kb.grow', input: {} }] };
+          },
+          planResume: async (input) => {
+            seen(input);
+            if (offered.length === 2) {
+              await relisted;
+              return {
+                toolCalls: [
+                  { name: 'kb.fresh', input: {} },
+                  { name: 'kb.grow', input: {} },
+                ],
+              };
+            }
+            return { finalResponse: { text: 'done' } };
+          },
+        },
+      });
+      try {
+        const outcome = await runtime.start({ messages: [{ role: 'user', content: 'go' }] }).result();
+        expect(outcome.status).toBe('completed');
+        expect(offered[0]).toEqual(['kb.grow']);
+        expect(offered[2]).toEqual(['kb.fresh']);
+        const second = outcome.toolResults.filter((result) => result.toolCallId.includes(':t2:'));
+        const fresh = second.find((result) => result.name === 'kb.fresh');
+        const gone = second.find((result) => result.name === 'kb.grow');
+        expect(fresh?.result).toBe('{}');
+        expect(gone?.retryHint?.reason).toBe('tool_unavailable');
+        expect(runtime.listTools().map((tool) => tool.id)).toEqual(['kb.fresh']);
+      } finally {
+        await runtime.close();
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
   it('one whose id collides with a local tool is skipped with a warning; createRuntime does not throw', async () => {
     const server = await startTestMcpServer([{ name: 'lookup' }, { name: 'other' }]);
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});

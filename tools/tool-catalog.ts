@@ -27,6 +27,11 @@ export class ToolCatalog {
     this.byId.set(tool.id, tool);
   }
 
+  /** Removes `tool` if it is the one held under its id (a later tool with that id is kept). */
+  remove(tool: Tool): void {
+    if (this.byId.get(tool.id) === tool) this.byId.delete(tool.id);
+  }
+
   get(id: string): Tool | undefined {
     return this.byId.get(id);
   }
