@@ -4,6 +4,7 @@
  * - {@link scriptedPlanner}: a planner that returns scripted steps in order (docs/planners.md).
  * - {@link policyHarness}: drives policies without a runtime (docs/policies.md §Testing a policy).
  * - {@link compareRuns}: two runs step by step, each field `same | changed` (docs/replay.md §Compare runs).
+ * - {@link replayRuns}: stored runs replayed with a new planner or policy set, compared (`npm run eval -- --against`).
  * - {@link matchesTrajectory}: a run's tool calls against an expected trajectory, in four modes (docs/replay.md §Trajectories).
  *
  * @packageDocumentation
@@ -38,6 +39,14 @@ export {
   type TrajectoryMismatch,
   type TrajectoryMode,
 } from './testing/match-trajectory.ts';
+export {
+  ReplayDivergedError,
+  type ReplayedRun,
+  type ReplayOptions,
+  type ReplayReport,
+  replayRuns,
+  replayStoredRun,
+} from './testing/replay-runs.ts';
 export {
   type CallRecord,
   type RecordedRun,

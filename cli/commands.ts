@@ -13,6 +13,7 @@ function positiveNumber(value: string): number {
 }
 
 import type { McpServeOptions } from '../mcp/mcp-command.ts';
+import type { EvalAgainstOptions } from './eval-against.ts';
 import type { EvalBfclOptions } from './eval-bfcl.ts';
 
 /** Parses a non-negative integer option (ports, counts, milliseconds). */
@@ -70,9 +71,35 @@ export function registerCommands(program: Command): void {
       process.once('SIGTERM', stop);
     });
 
-  program
+  const evaluate = program
     .command('eval')
-    .description('Evaluate agent runs on real input')
+    .description('Evaluate agent runs on real input, or replay stored runs with a new planner or policy set')
+    .option(
+      '--against <store>',
+      'replay the finished runs of this store (a SQLite file or a postgres:// URL)',
+    )
+    .option('--config <module>', 'with --against: default export { tools, planner?, policies? }')
+    .option('--runs <ids>', 'with --against: only these run ids, comma-separated')
+    .option('--json <file>', 'with --against: write the comparisons here')
+    .addHelpText(
+      'after',
+      `
+With --against, each stored run starts again from its first messages under the config's planner
+and policies; calls identical to the record get its results (nothing runs twice) and the replay is
+compared with the original step by step. Exit code 1 when a run changed.
+
+  npm run eval -- --against runs.db --config replay.config.ts`,
+    )
+    .action(async (options: EvalAgainstOptions & { against?: string }) => {
+      if (options.against === undefined) {
+        evaluate.help();
+        return;
+      }
+      const { evalAgainstCommand } = await import('./eval-against.ts');
+      const { exitCode } = await evalAgainstCommand({ ...options, against: options.against });
+      process.exitCode = exitCode;
+    });
+  evaluate
     .command('bfcl')
     .description(
       'Run BFCL entries through the runtime with injected mistakes; print a table, write a JSON report',

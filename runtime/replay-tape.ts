@@ -43,6 +43,10 @@ export interface RecordedCall {
   result?: ToolResultJSON;
 }
 
+function turnKey(turn: number, kind: PlannerTurnEvent['kind']): string {
+  return kind === 'finalize' ? `${turn}f` : String(turn);
+}
+
 /** A position in a run: turn number and index in its batch (0-based). */
 function position(turn: number, index: number): string {
   return `${turn}:${index}`;
@@ -72,7 +76,8 @@ export function inputValue(input: unknown): unknown {
 }
 
 export class ReplayTape {
-  private readonly turns = new Map<number, RecordedTurn>();
+  /** By turn number and whether it finalized: a finalizing turn keeps the number of the turn before it. */
+  private readonly turns = new Map<string, RecordedTurn>();
   private readonly calls = new Map<string, RecordedCall>();
 
   /**
@@ -94,7 +99,7 @@ export class ReplayTape {
       if (event.type === 'planner_turn' && event.error === undefined && !event.timedOut) {
         const at = positionOf(event.turnId);
         if (!at) continue;
-        this.turns.set(at.turn, {
+        this.turns.set(turnKey(at.turn, event.kind), {
           turnId: event.turnId,
           kind: event.kind,
           messages: withoutRunId(transcript.slice(0, event.messages), runId),
@@ -130,7 +135,7 @@ export class ReplayTape {
     kind: PlanActorInput['kind'],
     tools: string[] | undefined,
   ): RecordedTurn | undefined {
-    const recorded = this.turns.get(context.turn);
+    const recorded = this.turns.get(turnKey(context.turn, kind));
     if (!recorded || recorded.kind !== kind) return undefined;
     if (tools !== undefined && recorded.tools !== undefined && recorded.tools !== JSON.stringify(tools))
       return undefined;

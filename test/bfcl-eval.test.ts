@@ -27,6 +27,8 @@ describe.skipIf(!dataDir)(SUITE, () => {
       if (record.quirks.length > 0) continue;
       expect(record.outcome, `${record.id}: ${record.notes.join(' | ')}`).toBe('completed');
       expect(record.correct, `${record.id}: ${record.mismatch}`).toBe(true);
+      // The per-case trajectory (matchesTrajectory, superset): every ground-truth call was proposed.
+      expect(record.trajectory, record.id).toEqual({ pass: true });
       if (record.hintAccurate !== undefined) expect(record.hintAccurate, record.id).toBe(true);
     }
     const { total } = report.summary;

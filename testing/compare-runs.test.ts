@@ -101,7 +101,7 @@ describe('compareRuns (issue 38 item 3)', () => {
         policies: policies ? [restrictOnInvalidArguments({ maxRetries: 2 })] : [],
       });
       const handle = runtime.start({ runId, messages: [{ role: 'user', content: 'add' }] });
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      while (handle.status !== 'awaiting') await new Promise((resolve) => setTimeout(resolve, 5));
       await handle.provideClarification({ id: 'q', answer: '3' });
       await handle.result();
       return { runtime, record: await recordedRun(runtime, runId) };

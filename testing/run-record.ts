@@ -192,7 +192,12 @@ function addEvents(record: RunRecord, events: readonly RunEvent[]): void {
         turn = positionOf(event.turnId)?.turn ?? turn;
         const step = stepAt(record.steps, turn);
         step.logged = true;
-        if (event.usage) step.tokens = { ...event.usage };
+        // A finalizing turn keeps the number of the turn before it: their tokens add up.
+        if (event.usage)
+          step.tokens = {
+            inputTokens: (step.tokens?.inputTokens ?? 0) + event.usage.inputTokens,
+            outputTokens: (step.tokens?.outputTokens ?? 0) + event.usage.outputTokens,
+          };
         step.durationMs = (step.durationMs ?? 0) + (event.durationMs ?? 0);
         break;
       }

@@ -18,6 +18,7 @@ function record(overrides: Partial<EvalRecord>): EvalRecord {
     toolCalls: 1,
     failedCalls: 0,
     correct: true,
+    trajectory: { pass: true },
     durationMs: 10,
     executed: [],
     policyDecisions: [],

@@ -10,11 +10,12 @@ import type { Caps } from '../../run/caps.ts';
 import type { RunEvent } from '../../run/run-events.ts';
 import { createRuntime } from '../../runtime/create-runtime.ts';
 import { hintRepairPlanner } from '../../runtime/planners/hint-repair-planner.ts';
+import { matchesTrajectory } from '../../testing/match-trajectory.ts';
 import type { RetryHint, RetryReason } from '../../tools/index.ts';
 import { answerClarification } from './answer-clarification.ts';
 import { echoOf } from './echo-tool.ts';
 import type { CaseKind, EvalCase } from './eval-case.ts';
-import { callsMismatch, type ExecutedCall } from './match-ground-truth.ts';
+import { mismatch as callMismatch, callsMismatch, type ExecutedCall } from './match-ground-truth.ts';
 
 /**
  * Runs one eval case through the runtime, as an app would: `createRuntime` with the case's tools,
@@ -84,6 +85,11 @@ export interface EvalRecord {
   /** The calls that ran match the ground truth (`callsMismatch`). */
   correct: boolean;
   mismatch?: string;
+  /**
+   * The case's trajectory (`matchesTrajectory`, mode `superset`): every ground-truth call was
+   * proposed with an acceptable input, whatever repairs came between; else the first that was not.
+   */
+  trajectory: { pass: boolean; firstMismatch?: string };
   durationMs: number;
   executed: ExecutedCall[];
   policyDecisions: string[];
@@ -177,6 +183,7 @@ export async function runCase(
   const kind: RunOutcomeKind =
     outcome.status !== 'completed' ? 'failed' : outcome.finalizeReason ? 'capped' : 'completed';
   const mismatch = callsMismatch(executed, evalCase.expected);
+  const trajectory = caseTrajectory(outcome, evalCase);
   const record: EvalRecord = {
     id: evalCase.id,
     category: evalCase.category,
@@ -196,6 +203,7 @@ export async function runCase(
     failedCalls,
     correct: mismatch === undefined,
     mismatch,
+    trajectory,
     durationMs: Math.round(durationMs * 10) / 10,
     executed,
     policyDecisions,
@@ -208,4 +216,22 @@ export async function runCase(
       failedCalls === 1 && kind === 'completed' && executed.length === evalCase.expected.length;
   }
   return record;
+}
+
+/** The case's ground truth as an expected trajectory, each input matched as BFCL's checker would (`mismatch`). */
+function caseTrajectory(
+  outcome: Parameters<typeof matchesTrajectory>[0],
+  evalCase: EvalCase,
+): EvalRecord['trajectory'] {
+  const expected = evalCase.expected.map((want) => ({
+    name: want.tool,
+    input: (input: unknown) =>
+      input !== null &&
+      typeof input === 'object' &&
+      callMismatch({ tool: want.tool, input: input as Record<string, unknown> }, want) === undefined,
+  }));
+  const match = matchesTrajectory(outcome, expected, { mode: 'superset' });
+  if (match.pass) return { pass: true };
+  const miss = match.firstMismatch!;
+  return { pass: false, firstMismatch: `${miss.expected?.name ?? miss.actual?.name}: ${miss.reason}` };
 }

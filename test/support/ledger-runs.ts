@@ -34,7 +34,7 @@ export function ledgerPlanner(
   const next = async (input: { turnId: string } & Partial<PlanResumeInput>): Promise<PlanResult> => {
     const turn = turnOf(input);
     asked.push(turn);
-    if (turn <= 20)
+    if (turn <= 20 && !input.finalize)
       return {
         toolCalls: [{ name: 'ledger.add', input: { amount: amountAt(turn) } }],
         usage: { inputTokens: 100 + turn, outputTokens: 10 },
