@@ -160,6 +160,7 @@ export { SessionBusyError } from './runtime/continue-session.ts';
 export {
   createRuntime,
   type Runtime,
+  type RuntimeListFilter,
   type RuntimeOptions,
   type StartOptions,
 } from './runtime/create-runtime.ts';

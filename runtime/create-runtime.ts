@@ -31,7 +31,7 @@ import { connectAnswerers, pluginHooks } from './runtime-plugins.ts';
 import type { RunDeps } from './steps/run-deps.ts';
 import { memoryStore } from './stores/memory-store.ts';
 
-export type { Runtime } from './runtime-api.ts';
+export type { Runtime, RuntimeListFilter } from './runtime-api.ts';
 export type { InspectObserver, RuntimeOptions, StartOptions } from './runtime-options.ts';
 /** Thrown by `runtime.resume` (and the by-id answers) for a run the store does not hold. */
 export { RunNotFoundError } from './stores/run-store-errors.ts';

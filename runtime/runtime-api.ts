@@ -23,7 +23,7 @@ import type { DurableRuns, RunEventsOptions } from './durable/durable-runs.ts';
 import type { RecoveredRuns, RecoverOptions, Recovery } from './durable/recover-runs.ts';
 import { readableContext } from './durable/snapshot-migration.ts';
 import type { HostRun } from './host-run.ts';
-import { runAwaitingOf } from './run-awaiting.ts';
+import { type RunAwaiting, runAwaitingOf } from './run-awaiting.ts';
 import {
   ForkError,
   type ForkOptions,
@@ -171,8 +171,14 @@ export interface Runtime {
   close(): Promise<void>;
   /** The live handle of a run in this process, if any. */
   get(runId: string): RunHandle | undefined;
-  /** Runs in the store, most recently updated first, each with what it waits for (`awaiting`). */
-  list(filter?: RunListFilter): Promise<StoredRun[]>;
+  /**
+   * Runs in the store, most recently updated first, each with what it waits for (`awaiting`),
+   * read from its snapshot: no run is restored, so a desk of approvals across runs, evictions and
+   * restarts lists every waiting run of the store (issue 35 item 6). `awaiting` keeps the runs that
+   * wait for that kind (`'confirmation'`, `'clarification'`, `'external_tools'`, `'backoff'`, several
+   * in an array, or `true` for any); answering one (`runtime.confirm(runId, …)`) restores it as needed.
+   */
+  list(filter?: RuntimeListFilter): Promise<StoredRun[]>;
   /** One run from the store with what it waits for (`awaiting`), or `undefined`; it is not restored. */
   load(runId: string): Promise<StoredRun | undefined>;
   /**
@@ -282,8 +288,21 @@ export function runtimeApi(parts: RuntimeParts): Runtime {
       return live.get(runId);
     },
 
-    async list(filter?: RunListFilter): Promise<StoredRun[]> {
-      return (await store.list(filter)).map(withAwaiting);
+    async list(filter?: RuntimeListFilter): Promise<StoredRun[]> {
+      if (filter?.awaiting === undefined) return (await store.list(filter)).map(withAwaiting);
+      const { awaiting, limit, ...rest } = filter;
+      const kinds = awaitingKinds(awaiting);
+      // Only runs the store has as awaiting can wait for something; the kind is in the snapshot.
+      const status =
+        rest.status === undefined ? 'awaiting' : [rest.status].flat().filter((s) => s === 'awaiting');
+      if (Array.isArray(status) && status.length === 0) return [];
+      const out: StoredRun[] = [];
+      for (const stored of await store.list({ ...rest, status })) {
+        const run = withAwaiting(stored);
+        if (run.awaiting && (kinds === undefined || kinds.has(run.awaiting.kind))) out.push(run);
+        if (limit !== undefined && out.length >= limit) break;
+      }
+      return out;
     },
 
     async load(runId: string): Promise<StoredRun | undefined> {
@@ -310,6 +329,33 @@ export function runtimeApi(parts: RuntimeParts): Runtime {
     },
   };
   return runtime;
+}
+
+/** What `runtime.list` takes: the store's filter, and what the runs wait for. */
+export interface RuntimeListFilter extends RunListFilter {
+  /** Only runs waiting for this (one kind, several, or `true`: anything); implies `status: 'awaiting'`. */
+  awaiting?: RunAwaiting['kind'] | RunAwaiting['kind'][] | true;
+}
+
+const AWAITING_KINDS: readonly RunAwaiting['kind'][] = [
+  'clarification',
+  'external_tools',
+  'confirmation',
+  'backoff',
+];
+
+/** The kinds an `awaiting` filter keeps (`undefined`: any). @throws TypeError for an unknown kind. */
+function awaitingKinds(awaiting: NonNullable<RuntimeListFilter['awaiting']>): Set<string> | undefined {
+  if (awaiting === true) return undefined;
+  const kinds = [awaiting].flat();
+  for (const kind of kinds) {
+    if (!AWAITING_KINDS.includes(kind)) {
+      throw new TypeError(
+        `runtime.list: awaiting "${String(kind)}" is not one of ${AWAITING_KINDS.join(', ')} (or true)`,
+      );
+    }
+  }
+  return new Set(kinds);
 }
 
 /** A stored run with what it waits for, read from its snapshot. */
