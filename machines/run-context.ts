@@ -96,7 +96,10 @@ export interface RunContext {
   disabledTools: Record<string, string>;
   /** When set, the next planner turn sees only these tools. */
   restrictTo: string[] | null;
-  /** Every hint of the run, in order. */
+  /**
+   * The run's most recent hints, in order: a bounded window (hint-window.ts, at most 64), not
+   * every hint of the run; `toolStats` sums up the earlier ones per tool.
+   */
   hints: PolicyRetryHint[];
   /** The policy engine's own JSON state. */
   policyState: unknown;

@@ -10,6 +10,7 @@
 import type { RunEvent } from '../run/run-events.ts';
 import { type RetryHint, toPolicyRetryHint } from '../tools/retry-hint.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
+import { appendHints } from './hint-window.ts';
 import { doneOutput, parsedPlan } from './plan-output.ts';
 import {
   type FlowState,
@@ -136,7 +137,7 @@ export function refuseLargeBatchOutcome(context: RunContext, event: RunMachineEv
       messages: [...context.messages, { role: 'user' as const, content: message }],
       ...turn,
       consecutiveFailures: context.consecutiveFailures + 1,
-      hints: [...context.hints, hint],
+      hints: appendHints(context.hints, [hint]),
       batch: batchWith(turn.batch, { newHints: [hint] }),
     },
     events: hintEvents(context, [hint]),
@@ -218,7 +219,7 @@ export function toolResultOutcome(context: RunContext, event: RunMachineEvent): 
   const hints = output.hint ? [output.hint] : [];
   return {
     update: {
-      hints: hints.length > 0 ? [...context.hints, ...hints] : context.hints,
+      hints: appendHints(context.hints, hints),
       batch: batchWith(context.batch, {
         results,
         newHints: hints.length > 0 ? [...context.batch.newHints, ...hints] : context.batch.newHints,

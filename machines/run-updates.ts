@@ -7,6 +7,7 @@ import { clippedRefusedInput } from '../tools/preview-value.ts';
 import type { PolicyRetryHint, RetryHint } from '../tools/retry-hint.ts';
 import type { ToolErrorJSON } from '../tools/tool-error.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
+import { appendHints } from './hint-window.ts';
 import {
   type BatchState,
   type FlowState,
@@ -462,7 +463,7 @@ export function validationUpdate(
     update: {
       ...(refused.messages === undefined ? {} : { messages: refused.messages }),
       toolCalls: context.toolCalls + output.pending.length,
-      hints: hinted ? [...context.hints, ...output.hints] : context.hints,
+      hints: appendHints(context.hints, output.hints),
       batch: batchWith(context.batch, {
         pending: refused.pending,
         results,

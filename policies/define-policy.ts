@@ -163,7 +163,10 @@ export interface PolicyContext {
     /** Epoch ms. */
     startedAt: number;
   }>;
-  /** Every hint of the run so far, the one being considered included, oldest first. */
+  /**
+   * The run's recent hints, the one being considered included, oldest first: a bounded window
+   * (the newest 32 to 64, machines/hint-window.ts); `tools` counts every failure per tool.
+   */
   readonly hints: readonly PolicyRetryHint[];
   /** This policy's memory: the last `state` it decided, or undefined. */
   readonly state: Readonly<JsonValue> | undefined;

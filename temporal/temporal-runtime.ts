@@ -272,6 +272,7 @@ export function temporalRuntime(options: TemporalRuntimeOptions) {
       const traceContext = traceContextCarrier(span.spanContext());
       if (traceContext) run.traceContext = traceContext;
       try {
+        const summary = startSummary(options.agent, start.messages);
         const workflow = await options.client.workflow.start(RUN_WORKFLOW, {
           taskQueue: options.taskQueue,
           workflowId: runId,
@@ -280,7 +281,7 @@ export function temporalRuntime(options: TemporalRuntimeOptions) {
           workflowIdConflictPolicy: 'FAIL',
           // What the Web UI shows: the agent and the request, the status in the memo and, with
           // `searchAttributes`, as search attributes the workflow keeps up to date (§Visibility).
-          staticSummary: startSummary(options.agent, start.messages),
+          staticSummary: summary,
           memo: { [RUN_MEMO]: { status: 'running', state: 'planning', awaiting: null } satisfies RunMemo },
           ...(searchAttributes
             ? {
@@ -294,6 +295,7 @@ export function temporalRuntime(options: TemporalRuntimeOptions) {
               run,
               toolTimeoutsMs,
               visibility: { searchAttributes },
+              summary,
               ...(options.history === undefined ? {} : { history: options.history }),
               ...(options.resultToolResults === undefined
                 ? {}

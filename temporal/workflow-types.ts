@@ -57,6 +57,12 @@ export interface RunWorkflowInput {
   resultToolResults?: number;
   /** …and at most this much of their JSON, characters (the newest that fit). Default 512 KiB (`DEFAULT_RESULT_BYTES`). */
   resultBytes?: number;
+  /**
+   * What the Web UI lists the run with (the start's `staticSummary`: the agent and the request).
+   * A continue-as-new cannot carry a static summary, so later executions begin their current
+   * details with it. Absent in inputs of earlier releases.
+   */
+  summary?: string;
   /** Set by the workflow when it continues as new: where the previous execution stopped. */
   continued?: ContinuedRun;
 }

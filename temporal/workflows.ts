@@ -29,12 +29,13 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { createActor } from 'xstate';
+import { persistedSnapshotOf } from '../machines/persisted-snapshot.ts';
 import type { RunContext } from '../machines/run-context.ts';
 import { runMachine } from '../machines/run-machine.ts';
 import type { ExecuteToolInput, PlanActorInput } from '../machines/run-ports.ts';
 import { runSteps } from '../machines/run-steps.ts';
 import type { RunEvent } from '../run/run-events.ts';
-import { withStepsActor } from '../runtime/durable/snapshot-codec.ts';
+import { migrateSnapshot, SnapshotMigrationError } from '../runtime/durable/snapshot-migration.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
 import type { ToolwardenActivities } from './activities.ts';
 import { awaitedQuestion, currentDetails, RUN_MEMO, type RunMemo } from './run-visibility.ts';
@@ -207,7 +208,9 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
     sentMark = length;
     return {
       ...step,
-      context: { ...step.context, messages: [] },
+      // Planners never read the context's hints (each failed call's tool message carries its
+      // own): out of the turn's input, whose history copy they made grow with the run (issue 36 item 7).
+      context: { ...step.context, messages: [], hints: [] },
       transcript: {
         length,
         digest: digests.extend(messages),
@@ -241,8 +244,8 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
   const actor = createActor(
     machine,
     continued
-      ? // Handed on by a worker of any release: one from before the `steps` actor gets one.
-        { snapshot: withStepsActor(withContext(continued.snapshot)) as never, input: input.run }
+      ? // Handed on by a worker of any release, migrated to this one's snapshot format.
+        { snapshot: continuedSnapshot(continued.snapshot) as never, input: input.run }
       : { input: input.run },
   );
   const push = (event: RunEvent) => {
@@ -333,7 +336,10 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
   const publish = () => {
     const now = status();
     const context = actor.getSnapshot().context;
-    setCurrentDetails(currentDetails(context, now));
+    // After continue-as-new the execution has no start summary (the command carries none):
+    // the details begin with it instead (issue 36 item 7).
+    const details = currentDetails(context, now);
+    setCurrentDetails(continued && input.summary ? `${input.summary}\n\n${details}` : details);
     if (!visible) return;
     const key = `${now.status}|${now.awaiting?.kind ?? ''}|${now.awaiting?.id ?? ''}`;
     if (key === shown) return;
@@ -434,7 +440,7 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
     );
   }
   if (actor.getSnapshot().status === 'active') {
-    const persisted = actor.getPersistedSnapshot() as unknown as { context: RunContext };
+    const persisted = persistedSnapshotOf(actor) as { context: RunContext };
     const carried = newestWithin(events.slice(-EVENTS_CARRIED), EVENTS_CARRIED_BYTES);
     const next: ContinuedRun = {
       // Without the archived messages: what crosses is one turn's messages, not the run's.
@@ -490,6 +496,22 @@ function newestWithin<T>(items: readonly T[], chars: number): T[] {
     from--;
   }
   return items.slice(from);
+}
+
+/**
+ * The snapshot an earlier execution handed on, in this release's format (docs/durability.md
+ * §Upgrades): its `$context` references put back, then migrated. One this worker cannot migrate
+ * fails the run (a non-retryable SnapshotMigrationError); one from a newer release fails the
+ * workflow task, which Temporal retries until a worker of that release takes it.
+ */
+function continuedSnapshot(persisted: unknown): unknown {
+  try {
+    return migrateSnapshot(withContext(persisted));
+  } catch (error) {
+    if (error instanceof SnapshotMigrationError)
+      throw ApplicationFailure.nonRetryable(error.message, error.name);
+    throw error;
+  }
 }
 
 type PersistedChildren = Record<string, { snapshot?: { input?: { context?: unknown } } }>;
