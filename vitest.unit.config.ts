@@ -26,6 +26,7 @@ export const SLOW_OR_OUTSIDE = [
   'test/mcp-gateway.test.ts',
   'test/package-install.test.ts',
   'test/package-ai-sdk.test.ts',
+  'test/mcp-inspector-cli.test.ts',
   'test/telemetry-jaeger-script.test.ts',
   'test/package-lock.test.ts',
   'test/dts-size.test.ts',

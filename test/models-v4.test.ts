@@ -260,6 +260,42 @@ describe('modelPlanner with an AI SDK 7 (LanguageModelV4) model', () => {
     expect(signal?.aborted).toBe(true);
   });
 
+  it('abort: a canceled run stops reading a V4 stream that ignores the abort, through the V3 conversion', async () => {
+    const source = { pulls: 0, canceled: false };
+    const model = new MockLanguageModelV4({
+      doStream: async () => ({
+        stream: new ReadableStream<LanguageModelV4StreamPart>(
+          {
+            start(controller) {
+              controller.enqueue({ type: 'text-start', id: 't' });
+            },
+            async pull(controller) {
+              await new Promise((resolve) => setImmediate(resolve));
+              controller.enqueue(
+                source.pulls++ % 2 === 0 ? { type: 'ping' } : { type: 'text-delta', id: 't', delta: 'word ' },
+              );
+            },
+            cancel() {
+              source.canceled = true;
+            },
+          },
+          { highWaterMark: 0 },
+        ),
+      }),
+    });
+    const run = testRuntime({ planner: modelPlanner({ model, stream: true }) }).start({
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(source.pulls).toBeGreaterThan(0);
+    run.cancel('user left');
+    expect((await run.result()).status).toBe('canceled');
+    const atCancel = source.pulls;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(source.canceled).toBe(true);
+    expect(source.pulls - atCancel).toBeLessThanOrEqual(2);
+  });
+
   for (const [major, ErrorClass] of [
     ['@ai-sdk/provider 4 (AI SDK 7)', APICallError],
     ['@ai-sdk/provider 3 (AI SDK 6)', APICallErrorV3],
