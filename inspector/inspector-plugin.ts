@@ -26,7 +26,13 @@ export interface InspectorPluginOptions
   machine?: AnyStateMachine;
   /** Applied to contexts and event payloads before they are shown. Default: `defaultSanitize`. */
   sanitize?: Sanitize;
-  /** Runs kept (live and recent). Default 100. */
+  /**
+   * Runs kept (live and recent). Default 100. A kept run costs its log and snapshots: ~130 KB of
+   * heap for a run of 30 tool calls with the default `maxLog` (Node 24, heap after GC over 300 such
+   * runs, 2026-12-01; issue 38 saw ~87 KB a run at 10,000 runs in Chromium's session), so
+   * `maxRuns: 10_000` holds about 0.9–1.3 GB. The runtime's `forks` (on with the inspector) keep
+   * ~80 KB more for each of their own `maxRuns` (100 by default).
+   */
   maxRuns?: number;
   /** Log entries kept per run. Default 1000. */
   maxLog?: number;
