@@ -55,6 +55,14 @@ export interface RunSummary {
   dropped: number;
   /** Why a run ended other than completing as planned: failed, canceled, or finalized by a cap. */
   outcome?: RunOutcome;
+  /** The session (thread) the run belongs to (`run_started.sessionId`). */
+  sessionId?: string;
+  /** When it completed, failed or was canceled, ms since the epoch (its duration: `endedAt - startedAt`). */
+  endedAt?: number;
+  /** Tokens its planner turns reported (`planner_turn.usage`), summed. */
+  tokens?: { input: number; output: number };
+  /** What its planner turns cost (`planner_turn.cost`, when a cost policy reports it), summed. */
+  cost?: { amount: number; currency: string };
   /** Forks (`runtime.fork`): the run this one was forked from, at which of its events; the runs forked from this one. */
   fork?: { parent?: { runId: string; atEvent: number }; children?: string[] };
 }
@@ -227,10 +235,12 @@ export class InspectionStore {
       record.view.agentId = event.agentId;
       // Events read back from a store or another process may predate labels.
       if (event.labels && Object.keys(event.labels).length > 0) record.view.labels = event.labels;
+      if (event.sessionId) record.view.sessionId = event.sessionId;
       record.view.startedAt = Math.min(record.view.startedAt, event.at);
     } else if (agentId && !record.view.agentId) {
       record.view.agentId = agentId;
     }
+    if (event.type === 'planner_turn') this.countTurn(record, event);
     if (event.type === 'run_forked') {
       const fork = { ...record.view.fork };
       if (event.childRunId === event.runId)
@@ -263,9 +273,29 @@ export class InspectionStore {
       record.view.status = 'canceled';
       record.ending = { kind: 'canceled', message: event.reason ?? 'canceled' };
     }
+    if (FINAL_STATUSES.has(record.view.status)) record.view.endedAt ??= event.at;
     // The run is listed (and its status settled) before its entry arrives.
     if (event.type === 'run_started' || FINAL_STATUSES.has(record.view.status)) this.publishRun(record);
     this.append(record, { at: event.at, kind: 'run_event', type: event.type, raw: event });
+  }
+
+  /** A planner turn's tokens and cost, added to the run's (shown in the list). */
+  private countTurn(record: RunRecord, event: Extract<RunEvent, { type: 'planner_turn' }>): void {
+    const view = record.view;
+    const usage = event.usage;
+    if (usage) {
+      view.tokens = {
+        input: (view.tokens?.input ?? 0) + (Number(usage.inputTokens) || 0),
+        output: (view.tokens?.output ?? 0) + (Number(usage.outputTokens) || 0),
+      };
+    }
+    // A cost policy's spend for the turn, when the event carries one (issue 35 item 2).
+    const cost = (event as { cost?: { amount?: unknown; currency?: unknown } }).cost;
+    if (cost && typeof cost.amount === 'number' && typeof cost.currency === 'string') {
+      const same = view.cost?.currency === cost.currency;
+      view.cost = { amount: (same ? view.cost!.amount : 0) + cost.amount, currency: cost.currency };
+    }
+    if (usage || cost) this.publishRun(record);
   }
 
   /**
@@ -658,7 +688,8 @@ function cursorOf(record: RunRecord): string {
 
 function searchText(view: RunRecord['view']): string {
   const labels = view.labels ? Object.entries(view.labels).map(([k, v]) => `${k}=${v}`) : [];
-  return [view.runId, view.agentId ?? '', ...labels].join(' ').toLowerCase();
+  const session = view.sessionId ? [`session=${view.sessionId}`] : [];
+  return [view.runId, view.agentId ?? '', ...session, ...labels].join(' ').toLowerCase();
 }
 
 /** Equality for summary fields: primitives, arrays of strings, small JSON objects. */

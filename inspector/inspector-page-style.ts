@@ -42,6 +42,10 @@ button[aria-pressed="true"] { background: var(--sel); border-color: var(--accent
 #run-list li { padding: 6px 8px; border-radius: 6px; cursor: pointer; display: grid; grid-template-columns: auto 1fr; gap: 2px 8px; align-items: center; }
 #run-list li:hover { background: var(--hover); }
 #run-list li.selected { background: var(--sel); }
+#run-list .run-facts { grid-column: 1 / -1; color: var(--muted); font-size: 11px; font-variant-numeric: tabular-nums; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+#timeline li.turn.model-turn { cursor: pointer; text-transform: none; letter-spacing: 0; }
+#timeline li.model-turn.open, #timeline li.model-turn:hover { color: var(--ink); }
+#timeline li.model-turn[data-status="failed"] { color: #b91c1c; }
 #run-list li.empty, #run-list li.more { color: var(--muted); cursor: default; display: block; }
 #run-list .run-id { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 12px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 #run-list .run-meta { grid-column: 1 / -1; color: var(--muted); font-size: 11px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }

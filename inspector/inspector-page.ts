@@ -87,7 +87,7 @@ export function inspectorPage(options: InspectorPageOptions): string {
   <aside id="runs-panel" aria-label="Runs">
     <h2>Runs <span id="run-count" class="count"></span></h2>
     <div class="filters">
-      <input id="run-filter" type="search" placeholder="run id, agent, label…" aria-label="Filter runs">
+      <input id="run-filter" type="search" placeholder="run id, agent, label, session=…" aria-label="Filter runs">
       <select id="status-filter" aria-label="Status">
         <option value="">all</option><option>running</option><option>awaiting</option><option>completed</option><option>failed</option><option>canceled</option>
       </select>
@@ -100,6 +100,7 @@ export function inspectorPage(options: InspectorPageOptions): string {
     <div class="toolbar">
       <span id="run-title">no run selected</span>
       <button type="button" id="copy-id" class="copy" aria-label="Copy the run id" title="Copy the run id" hidden>copy id</button>
+      <button type="button" id="run-session" class="copy" title="List the runs of this session" hidden></button>
       <span id="run-status" class="badge" data-status="none">–</span>
       <span id="run-state" class="state-name"></span>
       <span class="spacer"></span>

@@ -4,6 +4,7 @@ import { readEdits, refusedEditText } from '../inspector/page/edit-form.ts';
 import { fitZoom, READABLE_PX, zoomAbout } from '../inspector/page/fit.ts';
 import { entryOffset, entrySummary } from '../inspector/page/log-summary.ts';
 import { outcomeBadge, outcomeMessage, outcomeWhere } from '../inspector/page/outcome-text.ts';
+import { costText, durationText, runFacts, startText, tokensText } from '../inspector/page/run-facts.ts';
 import {
   countText,
   emptyText,
@@ -16,10 +17,18 @@ import {
 import { leafStates } from '../inspector/page/states.ts';
 import {
   callOutcome,
+  type TimelineItem,
   timelineCountText,
   timelineItems,
   travelledLog,
 } from '../inspector/page/timeline-model.ts';
+import {
+  answerLines,
+  messageLines,
+  newMessages,
+  type PlannerTurn,
+  turnHeader,
+} from '../inspector/page/turn-model.ts';
 
 /**
  * The inspector page's pure modules (inspector/page/, issue 37 item 1), without a browser: the
@@ -164,7 +173,13 @@ describe('timeline from a log', () => {
       entry('await_clarification', { clarification: { id: 'q1', question: 'Which plan?' } }, 170),
     ];
     const items = timelineItems(log);
-    expect(items.map((item) => (item.kind === 'call' ? `${item.turn} ${item.tool}` : item.note))).toEqual([
+    const name = (item: TimelineItem) =>
+      item.kind === 'call'
+        ? `${item.turn} ${item.tool}`
+        : item.kind === 'note'
+          ? item.note
+          : item.turn.turnId;
+    expect(items.map(name)).toEqual([
       'r:t1 crm.lookup',
       'r:t2 crm.upsert',
       'policy repeats: hint',
@@ -270,5 +285,85 @@ describe('outcome box', () => {
     );
     expect(outcomeBadge({ kind: 'capped', message: '' })).toBe('hint');
     expect(outcomeWhere({ kind: 'canceled', message: 'user' })).toBe('');
+  });
+});
+
+describe('the model side of a run', () => {
+  const turn = (over: Partial<PlannerTurn>): PlannerTurn => ({
+    turnId: 'r:t2',
+    kind: 'resume',
+    messages: 4,
+    ...over,
+  });
+
+  it('heads a turn with its latency and tokens, and lists what it answered', () => {
+    expect(turnHeader(turn({ durationMs: 1234, usage: { inputTokens: 340, outputTokens: 25 } }))).toBe(
+      'turn 2 · 1.2 s · 340 in / 25 out tok',
+    );
+    expect(turnHeader(turn({ durationMs: 42 }))).toBe('turn 2 · 42 ms');
+    expect(
+      answerLines(
+        turn({
+          result: {
+            finalResponse: { text: 'Ada is on pro.' },
+            toolCalls: [{ name: 'crm.lookup', input: { email: 'ada@example.com' } }],
+          },
+        }),
+      ),
+    ).toEqual(['text: Ada is on pro.', '→ crm.lookup({"email":"ada@example.com"})']);
+  });
+
+  it('shows a failed turn with its cause chain (a provider error keeps its network reason)', () => {
+    const failed = turn({
+      error: {
+        name: 'ModelUnavailableError',
+        message: 'Planner failed: 503 from the provider',
+        cause: { name: 'Error', message: 'connect ECONNREFUSED 127.0.0.1:9', cause: undefined },
+      },
+    });
+    expect(turnHeader(failed)).toBe('turn 2 · failed');
+    expect(answerLines(failed)).toEqual([
+      'ModelUnavailableError: Planner failed: 503 from the provider',
+      'caused by Error: connect ECONNREFUSED 127.0.0.1:9',
+    ]);
+  });
+
+  it('lists the messages a turn was sent that the turn before was not', () => {
+    const transcript = [
+      { role: 'user' as const, content: 'Ada?' },
+      {
+        role: 'assistant' as const,
+        toolCalls: [{ toolCallId: 'r:t1:c1', toolName: 'crm.lookup', input: { email: 'ada@example.com' } }],
+      },
+      { role: 'tool' as const, toolCallId: 'r:t1:c1', toolName: 'crm.lookup', content: { plan: 'pro' } },
+    ];
+    const sent = newMessages(transcript, 1, turn({ messages: 3 }));
+    expect(messageLines(sent)).toEqual([
+      'assistant: → crm.lookup({"email":"ada@example.com"})',
+      'tool crm.lookup: {"plan":"pro"}',
+    ]);
+    expect(messageLines(newMessages(transcript, 0, turn({ messages: 1 })))).toEqual(['user: Ada?']);
+  });
+});
+
+describe('run facts in the list', () => {
+  it('says when a run started, how long it took, its tokens and cost', () => {
+    const now = new Date(2026, 11, 1, 21, 30).getTime();
+    expect(startText(new Date(2026, 11, 1, 9, 5, 7).getTime(), now)).toBe('09:05:07');
+    expect(startText(new Date(2026, 10, 28, 14, 3).getTime(), now)).toBe('Nov 28 14:03');
+    expect([850, 3_240, 252_000, 3_780_000].map(durationText)).toEqual([
+      '850 ms',
+      '3.2 s',
+      '4 min 12 s',
+      '1 h 3 min',
+    ]);
+    expect(tokensText({ input: 1200, output: 34 })).toBe('1,234 tok');
+    expect(costText({ amount: 0.0123, currency: 'USD' })).toBe('$0.0123');
+    expect(costText({ amount: 2, currency: 'credits' })).toBe('2 credits');
+    const startedAt = new Date(2026, 11, 1, 21, 0, 0).getTime();
+    expect(
+      runFacts(run({ startedAt, endedAt: startedAt + 3_240, tokens: { input: 700, output: 30 } }), now),
+    ).toBe('21:00:00 · 3.2 s · 730 tok');
+    expect(runFacts(run({ startedAt }), now)).toBe('21:00:00');
   });
 });

@@ -268,3 +268,43 @@ describe('InspectionStore outcomes (issue 27 item 2)', () => {
     expect(await outcomeOf([{ finalResponse: { text: 'fine' } }])).toBeUndefined();
   });
 });
+
+describe('what the runs list shows of a run: session, tokens, when it ended', () => {
+  it('sums the tokens its planner turns report, keeps its session and the time it ended', async () => {
+    const inspector = inspectorPlugin({ serve: false });
+    const runtime = createRuntime({
+      agent: { id: 'support' },
+      planner: scriptedPlanner([
+        {
+          toolCalls: [{ name: 'crm.lookup', input: { email: 'ada@example.com' } }],
+          usage: { inputTokens: 320, outputTokens: 18 },
+        },
+        { finalResponse: { text: 'Ada is on pro.' }, usage: { inputTokens: 410, outputTokens: 9 } },
+      ]),
+      tools: [
+        defineTool({
+          id: 'crm.lookup',
+          description: 'Looks a customer up',
+          input: z.object({ email: z.string() }),
+          execute: async () => ({ plan: 'pro' }),
+        }),
+      ],
+      plugins: [inspector],
+      telemetry: false,
+    });
+    const outcome = await runtime
+      .start({ runId: 'counted', sessionId: 'thread-7', messages: [{ role: 'user', content: 'Ada?' }] })
+      .result();
+    expect(outcome.status).toBe('completed');
+    const summary = inspector.store.summary('counted')!;
+    expect(summary.tokens).toEqual({ input: 730, output: 27 });
+    expect(summary.sessionId).toBe('thread-7');
+    expect(summary.endedAt).toBeGreaterThanOrEqual(summary.startedAt);
+    // The session is searchable as the page's box spells it.
+    expect(inspector.store.page({ text: 'session=thread-7' }).runs.map((run) => run.runId)).toEqual([
+      'counted',
+    ]);
+    expect(inspector.store.page({ text: 'session=thread-8' }).runs).toEqual([]);
+    await runtime.close();
+  });
+});

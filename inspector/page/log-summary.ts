@@ -1,5 +1,6 @@
 import type { LogEntry } from '../inspection-store.ts';
 import { dataOf } from './event-data.ts';
+import { plannerTurnOf, turnHeader } from './turn-model.ts';
 
 /** Longest payload shown on an event log row of a type the page does not summarise, characters. */
 const RAW_SUMMARY_CHARS = 140;
@@ -24,6 +25,8 @@ export function entrySummary(entry: LogEntry): string {
       return d.hint ? `${d.hint.reason} ${d.hint.tool}` : '';
     case 'policy_decision':
       return d.decision ? `${d.decision.policy}: ${(d.decision.kinds ?? []).join(', ')}` : '';
+    case 'planner_turn':
+      return turnHeader(plannerTurnOf(entry));
     case 'planner_note':
       return d.note || '';
     case 'run_completed':

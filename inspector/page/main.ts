@@ -11,7 +11,7 @@ import { setUpEventLog } from './event-log.ts';
 import { setOpener } from './navigate.ts';
 import { following, select } from './open-run.ts';
 import { renderRuns, setUpRunList, takePage } from './run-list.ts';
-import { setUpCopyId } from './run-view.ts';
+import { setUpCopyId, setUpSessionFilter } from './run-view.ts';
 import { newestRun } from './state.ts';
 import { connect } from './stream.ts';
 
@@ -23,6 +23,7 @@ if (firstPage) {
 }
 setUpChart();
 setUpCopyId();
+setUpSessionFilter();
 setUpRunList();
 setUpEventLog();
 $('dropped-reconnect').addEventListener('click', connect);

@@ -32,7 +32,8 @@ export function runMatches(run: RunSummary, filter: RunFilter): boolean {
         .map(([key, value]) => `${key}=${value}`)
         .join(' ')
     : '';
-  return `${run.runId} ${run.agentId ?? ''} ${labels}`.toLowerCase().includes(text);
+  const session = run.sessionId ? ` session=${run.sessionId}` : '';
+  return `${run.runId} ${run.agentId ?? ''}${session} ${labels}`.toLowerCase().includes(text);
 }
 
 /** The runs `filter` keeps, newest first. */

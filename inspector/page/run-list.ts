@@ -9,6 +9,7 @@ import { apiUrl, getJson } from './api.ts';
 import { machineId } from './config.ts';
 import { $, button, el } from './dom.ts';
 import { openRun } from './navigate.ts';
+import { runFacts } from './run-facts.ts';
 import {
   countText,
   emptyText,
@@ -48,7 +49,8 @@ function runRow(run: RunSummary): HTMLLIElement {
   const metaText = [run.agentId, leafStates(run.activeStates ?? [], machineId()), why]
     .filter(Boolean)
     .join(' · ');
-  const shows = [run.status, run.runId, run.source, metaText, run.key === state.selected].join('\n');
+  const facts = runFacts(run, Date.now());
+  const shows = [run.status, run.runId, run.source, metaText, facts, run.key === state.selected].join('\n');
   let row = rows.get(run.key);
   if (row && row.shows === shows) return row.item;
   if (!row) {
@@ -76,7 +78,10 @@ function runRow(run: RunSummary): HTMLLIElement {
   id.title = run.runId;
   const meta = el('span', 'run-meta', metaText);
   if (run.source !== 'native') meta.append(' ', el('span', 'source', `via ${run.source}`));
-  item.replaceChildren(badge, id, meta);
+  const session = run.sessionId ? ` · session ${run.sessionId}` : '';
+  const factsLine = el('span', 'run-facts', `${facts}${session}`);
+  factsLine.title = factsLine.textContent ?? '';
+  item.replaceChildren(badge, id, meta, factsLine);
   item.title = `${run.runId} (${run.source})`;
   return item;
 }

@@ -9,6 +9,7 @@ import { $, button, el } from './dom.ts';
 import { renderAwait } from './forms.ts';
 import { openRun } from './navigate.ts';
 import { outcomeBadge, outcomeMessage, outcomeWhere } from './outcome-text.ts';
+import { loadPage } from './run-list.ts';
 import { selectedRun, state } from './state.ts';
 import { leafStates } from './states.ts';
 
@@ -21,6 +22,9 @@ export function renderChart(): void {
   $('run-title').textContent = run ? run.runId : 'no run selected';
   $('run-title').title = run ? run.runId : '';
   $('copy-id').hidden = !run;
+  const session = $('run-session');
+  session.hidden = !run?.sessionId;
+  session.textContent = run?.sessionId ? `session ${run.sessionId}` : '';
   const status = $('run-status');
   status.textContent = run ? run.status : '–';
   status.dataset.status = run ? run.status : 'none';
@@ -82,6 +86,16 @@ function renderOutcome(run: RunSummary | undefined): void {
   $('outcome-causes').replaceChildren(
     ...(outcome.causes ?? []).map((cause) => el('li', '', `caused by ${cause}`)),
   );
+}
+
+/** The session button lists the runs of the open run's session (`session=<id>` in the search box). */
+export function setUpSessionFilter(): void {
+  $('run-session').addEventListener('click', () => {
+    const sessionId = selectedRun()?.sessionId;
+    if (!sessionId) return;
+    $<HTMLInputElement>('run-filter').value = `session=${sessionId}`;
+    void loadPage(null);
+  });
 }
 
 /** The whole run id, however the list cuts it: copied, or selected for Ctrl+C without a clipboard. */

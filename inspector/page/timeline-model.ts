@@ -4,6 +4,7 @@
  */
 import type { LogEntry } from '../inspection-store.ts';
 import { type ClarificationData, dataOf, type ToolResultData } from './event-data.ts';
+import { type PlannerTurn, plannerTurnOf } from './turn-model.ts';
 
 /** A tool call: scheduled at `seq`, its result at `endSeq` (absent while it runs). */
 export interface TimelineCall {
@@ -30,15 +31,29 @@ export interface TimelineNote {
   clarification: ClarificationData | null;
 }
 
-export type TimelineItem = TimelineCall | TimelineNote;
+/** A planner turn (`planner_turn`): what the model was sent and answered, its tokens and latency. */
+export interface TimelineTurn {
+  kind: 'turn';
+  turn: PlannerTurn;
+  seq: number;
+  /** Transcript messages the turn before it was sent (0: none loaded here). */
+  from: number;
+}
 
-/** The calls, awaits and policy decisions of `entries`, in the order they happened. */
+export type TimelineItem = TimelineCall | TimelineNote | TimelineTurn;
+
+/** The planner turns, calls, awaits and policy decisions of `entries`, in the order they happened. */
 export function timelineItems(entries: LogEntry[]): TimelineItem[] {
   const calls = new Map<string, TimelineCall>();
   const order: TimelineItem[] = [];
+  let sent = 0;
   for (const entry of entries) {
     const d = dataOf(entry);
-    if (entry.type === 'tool_call_scheduled') {
+    if (entry.type === 'planner_turn') {
+      const turn = plannerTurnOf(entry);
+      order.push({ kind: 'turn', turn, seq: entry.seq, from: sent });
+      sent = turn.messages;
+    } else if (entry.type === 'tool_call_scheduled') {
       const call: TimelineCall = {
         kind: 'call',
         id: String(d.toolCallId),

@@ -1,4 +1,8 @@
-/** The timeline: the open run's tool calls by turn (duration, outcome, hint), each openable, with a fork button. */
+/**
+ * The timeline: the open run's planner turns (what the model was sent and answered, tokens,
+ * latency) and tool calls by turn (duration, outcome, hint), each openable, with a fork button.
+ */
+import type { Message } from '../../run/message.ts';
 import type { RunSummary } from '../inspection-store.ts';
 import { pageConfig } from './config.ts';
 import { $, el } from './dom.ts';
@@ -9,10 +13,12 @@ import { selectedLog, selectedRun, state } from './state.ts';
 import {
   callOutcome,
   type TimelineCall,
+  type TimelineTurn,
   timelineCountText,
   timelineItems,
   travelledLog,
 } from './timeline-model.ts';
+import { answerLines, messageLines, newMessages, turnHeader } from './turn-model.ts';
 
 /** The run's trace in Jaeger: its own when its context carries one, else a search by its run id. */
 function traceLink(run: RunSummary): string | null {
@@ -44,6 +50,37 @@ function openCall(list: HTMLElement, row: HTMLElement, run: RunSummary, call: Ti
   detail.hidden = false;
 }
 
+/** A planner turn's row: its header; opened, what the model was sent (new since the turn before) and answered. */
+function turnRow(list: HTMLElement, item: TimelineTurn): HTMLLIElement {
+  const row = el('li', 'turn model-turn', turnHeader(item.turn));
+  row.tabIndex = 0;
+  row.dataset.turnId = item.turn.turnId;
+  if (item.turn.error) row.dataset.status = 'failed';
+  const open = () => {
+    for (const other of list.querySelectorAll('li.open')) other.classList.remove('open');
+    row.classList.add('open');
+    const transcript = contextOf(state.openContext).messages as Message[] | undefined;
+    const sent = newMessages(transcript ?? [], item.from, item.turn);
+    const detail = $('timeline-detail');
+    detail.replaceChildren(
+      el('strong', '', `sent ${item.turn.messages} message${item.turn.messages === 1 ? '' : 's'}`),
+      item.from ? ` (${sent.length} new)` : '',
+      '\n',
+      messageLines(sent).join('\n'),
+      '\n',
+      el('strong', '', item.turn.error ? 'failed' : 'answered'),
+      '\n',
+      answerLines(item.turn).join('\n'),
+    );
+    detail.hidden = false;
+  };
+  row.addEventListener('click', open);
+  row.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter') open();
+  });
+  return row;
+}
+
 /** Draws the open run's timeline from its log loaded here. */
 export function renderTimeline(): void {
   const list = $('timeline');
@@ -55,6 +92,11 @@ export function renderTimeline(): void {
   let turn: string | null = null;
   let count = 0;
   for (const item of timelineItems(entries)) {
+    if (item.kind === 'turn') {
+      turn = item.turn.turnId;
+      list.append(turnRow(list, item));
+      continue;
+    }
     if (item.kind === 'note') {
       const note = el('li', 'note', item.note);
       const { clarification, seq } = item;
