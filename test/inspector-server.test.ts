@@ -157,7 +157,13 @@ describe('inspector server data', () => {
       key: 'r1',
       changes: { status: 'canceled', outcome: { kind: 'canceled', message: 'enough' } },
     });
-    expect(Object.keys(update.changes).sort()).toEqual(['endedAt', 'logSize', 'outcome', 'status', 'updatedAt']);
+    expect(Object.keys(update.changes).sort()).toEqual([
+      'endedAt',
+      'logSize',
+      'outcome',
+      'status',
+      'updatedAt',
+    ]);
     await reader.cancel();
   });
 
