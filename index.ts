@@ -10,7 +10,7 @@
  * @packageDocumentation
  */
 
-export type { RunContext } from './machines/run-context.ts';
+export type { InDoubtCall, InDoubtResolution, RunContext } from './machines/run-context.ts';
 // --- The run machine (docs/architecture.md): for diagrams, inspectors and durable engines -----
 export { PARENT_RUN_LABEL, PARENT_TOOL_CALL_LABEL } from './machines/run-context.ts';
 export {
@@ -221,6 +221,7 @@ export {
 export {
   defineTool,
   type JSONSchema,
+  type ReconcileOutcome,
   TOOL_ID_PATTERN,
   type Tool,
   type ToolContext,
@@ -229,6 +230,7 @@ export {
   type ToolOutput,
   toolOutput,
 } from './tools/define-tool.ts';
+export { idempotencyKey } from './tools/idempotency-key.ts';
 export {
   type JsonSchemaFunction,
   type JsonSchemaToolOptions,

@@ -4,7 +4,7 @@ import type { AwaitClarification, AwaitConfirmation, AwaitExternalTools } from '
 import type { PolicyRetryHint } from '../tools/retry-hint.ts';
 import type { ToolCallMeta } from '../tools/tool-call-meta.ts';
 import type { ToolErrorJSON } from '../tools/tool-error.ts';
-import type { ToolResultJSON } from '../tools/tool-result.ts';
+import type { InDoubtCause, ToolResultJSON } from '../tools/tool-result.ts';
 
 /** Per-tool usage, as policies read it (`PolicyContext.tools`, docs/policies.md). */
 export interface ToolStats {
@@ -61,7 +61,33 @@ export type AwaitState =
   | { kind: 'clarification'; clarification: AwaitClarification & { missingFields: string[] } }
   | { kind: 'external_tools'; externalTools: AwaitExternalTools }
   | { kind: 'confirmation'; confirmation: AwaitConfirmation; toolCallIds?: string[] }
-  | { kind: 'backoff'; until: number };
+  | { kind: 'backoff'; until: number }
+  | { kind: 'in_doubt'; calls: InDoubtCall[] };
+
+/**
+ * A call whose outcome is unknown (docs/durability.md §Effects): started, its end never recorded,
+ * and its tool neither re-runnable nor able to reconcile it. The run waits in `awaiting.inDoubt`
+ * until each is resolved (`runtime.resolveInDoubt`).
+ */
+export interface InDoubtCall {
+  toolCallId: string;
+  name: string;
+  /** The validated input the call was started with. */
+  input: Record<string, unknown>;
+  /** When it was started, epoch ms, when the run recorded it. */
+  startedAt?: number;
+  cause: InDoubtCause;
+}
+
+/**
+ * How a call in doubt was settled (`runtime.resolveInDoubt`): its effect happened (`done`, with
+ * the output to record), did not (`not_done`: it runs now, under the same idempotency key), or
+ * it failed (`failed`, with the error the planner sees).
+ */
+export type InDoubtResolution =
+  | { status: 'done'; output: unknown }
+  | { status: 'not_done' }
+  | { status: 'failed'; error: { message: string } };
 
 /**
  * The run actor's context. JSON only (no class instances, no functions), so a persisted
@@ -172,6 +198,12 @@ export interface FlowState {
    * `caps.maxAwaits`. Absent in snapshots written before it existed: 0.
    */
   awaits?: number;
+  /**
+   * When the batch's calls were last started (entering `executing`), epoch ms: a call left in
+   * doubt by a crash says when it began (docs/durability.md §Effects). Absent in snapshots
+   * stored before it existed.
+   */
+  callsStartedAt?: number;
 }
 
 /**

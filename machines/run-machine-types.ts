@@ -8,7 +8,7 @@ import type {
 import type { SameType } from '../run/exact-type.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
-import type { ApprovalEdit, RunContext, RunInput } from './run-context.ts';
+import type { ApprovalEdit, InDoubtResolution, RunContext, RunInput } from './run-context.ts';
 import type { StepEvent, StepRequest, StepsInput } from './run-steps.ts';
 
 // The run machine's type, written out (issue 28 item 4). XState infers a type from `setup()` and
@@ -25,6 +25,8 @@ export type RunMachineEvent =
   | { type: 'provide.toolResults'; id: string; results: ToolResultJSON[] }
   | { type: 'confirm'; id: string; approved: boolean; by?: string; reason?: string; edits?: ApprovalEdit[] }
   | { type: 'cancel'; reason?: string }
+  // `runtime.resolveInDoubt`: toolCallId → how each call in doubt was settled (checked by the handle).
+  | { type: 'resolve.inDoubt'; resolutions: Record<string, InDoubtResolution> }
   // The host: the run's trace context a plugin set (the telemetry plugin's latest segment).
   | { type: 'trace.context'; traceContext: Record<string, string> }
   // Answers of the run's `steps` actor (run-steps.ts).
@@ -43,6 +45,7 @@ export type RunMachineChildren = { steps?: ActorRefFromLogic<RunStepsLogic> | un
 export type RunMachineActionName =
   | 'applyReview'
   | 'applyToolApproval'
+  | 'applyInDoubtResolution'
   | 'applyValidation'
   | 'clearEffects'
   | 'emitAwait'
@@ -63,6 +66,7 @@ export type RunMachineActionName =
   | 'finalizeWith'
   | 'foldBatch'
   | 'recordActorError'
+  | 'recordCallsInDoubt'
   | 'recordCancel'
   | 'recordClarificationAnswer'
   | 'recordClarificationRequest'
@@ -80,6 +84,7 @@ export type RunMachineActionName =
   | 'refuseLargeBatch'
   | 'requestExternalCalls'
   | 'requestFinalPlan'
+  | 'requestInDoubt'
   | 'requestPlan'
   | 'requestReview'
   | 'requestSleep'
@@ -109,11 +114,13 @@ export type RunMachineGuardName =
   | 'batchComplete'
   | 'batchExceedsToolCap'
   | 'batchTooLarge'
+  | 'callsInDoubt'
   | 'consultsPolicies'
   | 'failureCapReached'
   | 'hasAdmittedCalls'
   | 'isClarificationAnswer'
   | 'isExternalResults'
+  | 'isInDoubtResolution'
   | 'isPlannerConfirmation'
   | 'isToolApproval'
   | 'needsConfirmation'
@@ -149,7 +156,7 @@ export type RunStateValue =
   | 'finalizing'
   | 'planning'
   | 'routing'
-  | { awaiting: 'approved' | 'backoff' | 'clarification' | 'confirmation' | 'externalTools' }
+  | { awaiting: 'approved' | 'backoff' | 'clarification' | 'confirmation' | 'externalTools' | 'inDoubt' }
   | { resuming: 'checking' | 'policies' }
   | { validating: 'checking' | 'policies' };
 
@@ -168,6 +175,7 @@ export type RunStateSchema = {
         readonly confirmation: {};
         readonly approved: {};
         readonly backoff: {};
+        readonly inDoubt: {};
       };
     };
     readonly resuming: { states: { readonly checking: {}; readonly policies: {} } };

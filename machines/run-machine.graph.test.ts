@@ -171,6 +171,15 @@ function toolOutcomes(context: RunContext): RunMachineEvent[] {
       result: { ...base, error: { name: 'ToolError', message: 'failed', recoverable: false } },
     }),
     { type: 'tool.error', index, toolCallId: call.toolCallId, error: 'wrapper threw' },
+    // A restored call of a tool that may not run twice comes back in doubt (awaiting.inDoubt).
+    done('tool', {
+      index,
+      result: {
+        ...base,
+        error: { name: 'ToolError', message: 'outcome unknown', recoverable: false },
+        inDoubt: { cause: 'restored' },
+      },
+    }),
   ];
 }
 
@@ -203,6 +212,13 @@ function answers(context: RunContext): RunMachineEvent[] {
   }
   if (awaiting?.kind === 'confirmation') {
     return [true, false].map((approved) => ({ type: 'confirm', id: awaiting.confirmation.id, approved }));
+  }
+  if (awaiting?.kind === 'in_doubt') {
+    const resolve = (resolution: { status: 'done'; output: unknown } | { status: 'not_done' }) => ({
+      type: 'resolve.inDoubt' as const,
+      resolutions: Object.fromEntries(awaiting.calls.map((call) => [call.toolCallId, resolution])),
+    });
+    return [resolve({ status: 'done', output: { ok: true } }), resolve({ status: 'not_done' })];
   }
   return [];
 }
@@ -242,7 +258,7 @@ function serializeState(snapshot: Snapshot): string {
     Object.values(c.toolStats).map((s) => s.consecutiveFailures),
     Object.keys(c.disabledTools).sort(),
     c.batch.pending.map((p) => p.status),
-    c.batch.results.map((r) => (r === null ? '-' : r.error ? 'e' : 'o')),
+    c.batch.results.map((r) => (r === null ? '-' : r.inDoubt ? 'd' : r.error ? 'e' : 'o')),
     c.flow.awaiting?.kind ?? null,
     c.flow.awaiting?.kind === 'confirmation' ? Boolean(c.flow.awaiting.toolCallIds) : null,
     c.flow.usage.inputTokens + c.flow.usage.outputTokens >=

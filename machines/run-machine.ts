@@ -10,6 +10,13 @@ import {
 } from 'xstate';
 import type { PolicyEffects } from '../run/policy-effects.ts';
 import type { RunEvent } from '../run/run-events.ts';
+import {
+  callsInDoubt,
+  canceledCallsOutcome,
+  enterInDoubtUpdate,
+  inDoubtResolutionOutcome,
+  isInDoubtResolution,
+} from './in-doubt-outcomes.ts';
 import { doneOutput, parsedPlan, planOutput, planParse } from './plan-output.ts';
 import { plannerTurnEvent } from './planner-turn.ts';
 import {
@@ -99,6 +106,8 @@ const machine = setup({
       context.batch.results.length > 0 &&
       firstOpenResult(context.batch.results) === context.batch.results.length,
     awaitsExternalCalls: ({ context }) => awaitsExternalCalls(context.batch),
+    callsInDoubt: ({ context }) => callsInDoubt(context.batch),
+    isInDoubtResolution: ({ context, event }) => isInDoubtResolution(context, event),
     failureCapReached: ({ context }) =>
       context.consecutiveFailures >= context.caps.maxConsecutiveFailedToolCalls,
     toolCapReached: ({ context }) => context.toolCalls >= context.caps.maxToolCalls,
@@ -248,11 +257,28 @@ const machine = setup({
       apply(enqueue, scheduledOutcome(context, calls));
       enqueue.sendTo(STEPS_ACTOR_ID, { type: 'tools', calls } satisfies StepRequest);
     }),
-    /** After a restore: the calls that had no result run again, under the same `toolCallId`s (announced before). */
+    /**
+     * After a restore: the calls that had no result are asked for again, under the same
+     * `toolCallId`s (announced before), marked `restored`: a tool that may not run twice is
+     * reconciled or comes back in doubt (tools/call-in-doubt.ts), never run again blindly.
+     */
     resumeToolCalls: enqueueActions(({ context, enqueue }) => {
-      const calls = callsToRun(context);
+      const restored = {
+        cause: 'restored' as const,
+        ...(context.flow.callsStartedAt === undefined ? {} : { startedAt: context.flow.callsStartedAt }),
+      };
+      const calls = callsToRun(context).map((call) => ({ ...call, restored }));
       if (calls.length > 0) enqueue.sendTo(STEPS_ACTOR_ID, { type: 'tools', calls } satisfies StepRequest);
     }),
+    /** Every call is settled, some in doubt: the run waits for them to be resolved. */
+    requestInDoubt: assign(({ context }) => enterInDoubtUpdate(context)),
+    applyInDoubtResolution: enqueueActions(({ context, event, enqueue }) =>
+      apply(enqueue, inDoubtResolutionOutcome(context, event)),
+    ),
+    /** A cancel while calls run: each unfinished one is recorded in doubt, never as nothing. */
+    recordCallsInDoubt: enqueueActions(({ context, enqueue }) =>
+      apply(enqueue, canceledCallsOutcome(context)),
+    ),
     requestPlan: sendTo(
       STEPS_ACTOR_ID,
       ({ context }): StepRequest => ({
@@ -500,11 +526,14 @@ const machine = setup({
     executing: {
       entry: 'startToolCalls',
       always: [
+        // First: a call in doubt is never folded into the transcript as if it were a result.
+        { guard: 'callsInDoubt', target: 'awaiting.inDoubt', actions: 'requestInDoubt' },
         { guard: 'batchComplete', target: 'resuming' },
         // Calls of tools without `execute` are the app's: awaited once the others are done.
         { guard: 'awaitsExternalCalls', target: 'awaiting.externalTools', actions: 'requestExternalCalls' },
       ],
       on: {
+        cancel: { target: 'canceled', actions: ['recordCancel', 'recordCallsInDoubt'] },
         'steps.restored': { actions: 'resumeToolCalls' },
         'tool.done': { actions: 'recordToolResult' },
         'tool.error': { actions: 'recordToolCrash' },
@@ -549,6 +578,21 @@ const machine = setup({
                 actions: 'recordPlannerConfirmation',
               },
             ],
+          },
+        },
+        /**
+         * Calls whose outcome is unknown after a restore (docs/durability.md §Effects): resolved
+         * together; `not_done` ones run again in `executing`, the rest are their results.
+         */
+        inDoubt: {
+          entry: ['emitAwait', 'startAwaitClock'],
+          exit: 'stopAwaitClock',
+          on: {
+            'resolve.inDoubt': {
+              guard: 'isInDoubtResolution',
+              target: '#run.executing',
+              actions: 'applyInDoubtResolution',
+            },
           },
         },
         /** Transient: after approval or denial, run what is admitted. */

@@ -196,6 +196,8 @@ export function scheduledOutcome(context: RunContext, calls: readonly ExecuteToo
   const at = now();
   const turn = turnId(context);
   return {
+    // When they started: a call left in doubt by a crash says so (docs/durability.md §Effects).
+    update: withFlow(context, { callsStartedAt: at }),
     events: calls.map(({ call }) => ({
       type: 'tool_call_scheduled',
       runId: context.runId,
@@ -287,6 +289,9 @@ export function awaitOutcome(context: RunContext): RunOutcome {
       toolCallIds: awaiting.toolCallIds,
     };
     return { events: [{ type: 'await_confirmation', ...base, confirmation }] };
+  }
+  if (awaiting?.kind === 'in_doubt') {
+    return { events: [{ type: 'await_in_doubt', ...base, inDoubt: { calls: awaiting.calls } }] };
   }
   return NOTHING;
 }

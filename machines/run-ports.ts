@@ -1,6 +1,7 @@
 import type { PlanResult } from '../run/planner.ts';
 import type { PolicyEffects } from '../run/policy-effects.ts';
 import { waitUntil } from '../run/wait-until.ts';
+import type { RestoredCall } from '../tools/call-in-doubt.ts';
 import type { PolicyRetryHint } from '../tools/retry-hint.ts';
 import type { ToolCallMeta } from '../tools/tool-call-meta.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
@@ -70,6 +71,12 @@ export interface ExecuteToolInput {
    * stopped then, whatever its own timeout. Absent in requests built before it existed: no bound.
    */
   deadlineAt?: number;
+  /**
+   * The call was started before and its end never recorded: asked again after a restore (the
+   * machine's `resumeToolCalls`) or in a retried Temporal activity. A tool that may not run twice
+   * is reconciled or left in doubt (tools/call-in-doubt.ts).
+   */
+  restored?: RestoredCall;
 }
 export interface ExecuteToolOutput {
   index: number;

@@ -283,6 +283,10 @@ export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset
         // The SDK enforces `timeoutMs` between progress notifications; the boundary the total.
         timeoutMs: totalMs,
         ...(options.confirmDestructive && destructive ? { requiresConfirmation: true } : {}),
+        // What re-running a call means after a crash (docs/durability.md §Effects). A server's
+        // hints are hints: a policy or the app may distrust them (wrap the tool without them).
+        ...(readOnly ? { readOnly: true } : {}),
+        ...(!readOnly && annotations.idempotentHint === true ? { idempotent: true } : {}),
         execute: (input, ctx) => call(definition, id, input, ctx),
       },
     );

@@ -120,6 +120,22 @@ export interface AwaitConfirmationEvent extends RunEventBase {
     question?: string | undefined;
   };
 }
+/**
+ * The run waits for calls whose outcome is unknown to be resolved (`await_in_doubt`,
+ * docs/durability.md §Effects): each call, its validated input, when it was started, and why.
+ */
+export interface AwaitInDoubtEvent extends RunEventBase {
+  type: 'await_in_doubt';
+  inDoubt: {
+    calls: {
+      toolCallId: string;
+      name: string;
+      input: Record<string, unknown>;
+      startedAt?: number | undefined;
+      cause: 'restored' | 'retried' | 'canceled';
+    }[];
+  };
+}
 /** A note from the planner (`planner_note`). */
 export interface PlannerNoteEvent extends RunEventBase {
   type: 'planner_note';
@@ -209,6 +225,7 @@ export type RunEvent =
   | AwaitClarificationEvent
   | AwaitExternalToolsEvent
   | AwaitConfirmationEvent
+  | AwaitInDoubtEvent
   | PlannerNoteEvent
   | PlannerTurnEvent
   | TextDeltaEvent
@@ -269,6 +286,21 @@ const runEventSchema = z.discriminatedUnion('type', [
        * absent in events stored before it was added.
        */
       question: z.string().optional(),
+    }),
+  }),
+  z.object({
+    type: z.literal('await_in_doubt'),
+    ...base,
+    inDoubt: z.object({
+      calls: z.array(
+        z.object({
+          toolCallId: z.string(),
+          name: z.string(),
+          input: z.record(z.string(), z.unknown()),
+          startedAt: z.number().optional(),
+          cause: z.enum(['restored', 'retried', 'canceled']),
+        }),
+      ),
     }),
   }),
   z.object({ type: z.literal('planner_note'), ...base, turnId: z.string(), note: z.string() }),

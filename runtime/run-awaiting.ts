@@ -1,4 +1,6 @@
 import type { AwaitState, RunContext } from '../machines/run-context.ts';
+import { idempotencyKey } from '../tools/idempotency-key.ts';
+import type { InDoubtCause } from '../tools/tool-result.ts';
 
 /**
  * What a run waits for, in the form an app answers it (docs/architecture.md §Awaiting): read it
@@ -11,6 +13,7 @@ import type { AwaitState, RunContext } from '../machines/run-context.ts';
  * | `external_tools` | `provideToolResults(runId, [{ toolCallId, result }])` per call |
  * | `confirmation`   | `confirm(runId, { id, approved })`                           |
  * | `backoff`        | nothing: the run wakes by itself at `until` (epoch ms)       |
+ * | `in_doubt`       | `resolveInDoubt(runId, { [toolCallId]: { status: 'done', output } \| { status: 'not_done' } \| { status: 'failed', error } })`, every call |
  *
  * Answers are checked where they enter (`run-answers.ts`): strings where strings are due, a
  * clarification answer or confirmation reason of at most 65,536 characters, results JSON of at
@@ -43,10 +46,29 @@ export type RunAwaiting =
       /** The tool calls held until the answer, when a policy asked for the confirmation. */
       toolCallIds?: string[];
     }
-  | { kind: 'backoff'; until: number };
+  | { kind: 'backoff'; until: number }
+  | {
+      kind: 'in_doubt';
+      /**
+       * The calls whose outcome is unknown (docs/durability.md §Effects): started, their end
+       * never recorded. `idempotencyKey` is the key the call ran under (`ctx.idempotencyKey`),
+       * to look the effect up in the system the tool changes.
+       */
+      calls: {
+        toolCallId: string;
+        name: string;
+        input: Record<string, unknown>;
+        /** Epoch ms, when the run recorded it. */
+        startedAt?: number;
+        cause: InDoubtCause;
+        idempotencyKey: string;
+      }[];
+    };
 
 /** The public form of a run context's `flow.awaiting`; `null` when the run waits for nothing. */
-export function runAwaitingOf(context: Pick<RunContext, 'flow'> | undefined): RunAwaiting | null {
+export function runAwaitingOf(
+  context: (Pick<RunContext, 'flow'> & { runId?: string }) | undefined,
+): RunAwaiting | null {
   const awaiting: AwaitState | null | undefined = context?.flow?.awaiting;
   if (!awaiting) return null;
   switch (awaiting.kind) {
@@ -79,5 +101,15 @@ export function runAwaitingOf(context: Pick<RunContext, 'flow'> | undefined): Ru
     }
     case 'backoff':
       return { kind: 'backoff', until: awaiting.until };
+    case 'in_doubt': {
+      const runId = context?.runId ?? '';
+      return {
+        kind: 'in_doubt',
+        calls: awaiting.calls.map((call) => ({
+          ...call,
+          idempotencyKey: idempotencyKey(runId, call.toolCallId, call.input),
+        })),
+      };
+    }
   }
 }

@@ -6,7 +6,7 @@ import { Observable as RxObservable } from 'rxjs/internal/Observable';
 import { Subject } from 'rxjs/internal/Subject';
 import type { SnapshotFrom } from 'xstate';
 import { persistedSnapshotOf } from '../machines/persisted-snapshot.ts';
-import type { RunContext } from '../machines/run-context.ts';
+import type { InDoubtResolution, RunContext } from '../machines/run-context.ts';
 import type { RunActorRef, RunMachine } from '../machines/run-machine.ts';
 import { deepFreeze } from '../policies/policy-json.ts';
 import type { CapsState } from '../run/caps.ts';
@@ -18,6 +18,7 @@ import type { ToolErrorJSON } from '../tools/tool-error.ts';
 import { type ToolResult, type ToolResultJSON, toolResultFromJSON } from '../tools/tool-result.ts';
 import { checkApprovalEdits } from './approval-edits.ts';
 import type { PersistenceStatus } from './durable/run-persister.ts';
+import { checkedInDoubtResolutions } from './in-doubt-resolutions.ts';
 import {
   AnswerProblem,
   type CheckedToolResult,
@@ -365,6 +366,48 @@ export class RunHandle {
     this.actor.send({ type: 'confirm', ...rest, ...(edits ? { edits } : {}) });
   }
 
+  /**
+   * Resolves the calls the run holds in doubt (`awaiting.kind === 'in_doubt'`, docs/durability.md
+   * §Effects), every one of them, by `toolCallId`: `{ status: 'done', output }` (the effect
+   * happened: `output` is recorded as the call's result, passing the tool's output schema when it
+   * has one), `{ status: 'not_done' }` (it runs now, under the same idempotency key), or
+   * `{ status: 'failed', error: { message } }` (its result is that error). Only `status`,
+   * `output` and `error.message` are read.
+   *
+   * @throws RunAnswerError when the run is not in doubt, for an unknown or missing `toolCallId`,
+   *   an unknown `status`, an output JSON cannot carry (or over 16 MiB) or that fails the output
+   *   schema, an error message that is not a string; nothing is sent then.
+   */
+  async resolveInDoubt(resolutions: Record<string, InDoubtResolution>): Promise<void> {
+    const given = this.checked(() => checkedInDoubtResolutions(resolutions));
+    await this.revive?.();
+    const awaiting = this.awaitingFor('in_doubt');
+    if (awaiting.kind !== 'in_doubt') {
+      throw new RunAnswerError(this.runId, `has no call in doubt (awaiting ${describeAwait(this.context)})`);
+    }
+    const calls = new Map(awaiting.calls.map((call) => [call.toolCallId, call]));
+    const checked: Record<string, InDoubtResolution> = {};
+    for (const [toolCallId, resolution] of given) {
+      const call = calls.get(toolCallId);
+      if (!call) throw new RunAnswerError(this.runId, `no call "${clipText(toolCallId, 100)}" is in doubt`);
+      if (resolution.status !== 'done') {
+        checked[toolCallId] = resolution;
+        continue;
+      }
+      // The output passes the tool's output schema, as a provided external result does.
+      const { result } = this.convertProvided(call.name, { toolCallId, result: resolution.output });
+      checked[toolCallId] = { status: 'done', output: result };
+    }
+    const missing = awaiting.calls.filter((call) => !Object.hasOwn(checked, call.toolCallId));
+    if (missing.length > 0) {
+      throw new RunAnswerError(
+        this.runId,
+        `resolve every call in doubt at once; missing: ${missing.map((call) => call.toolCallId).join(', ')}`,
+      );
+    }
+    this.actor.send({ type: 'resolve.inDoubt', resolutions: checked });
+  }
+
   /** The persisted snapshot (JSON), as stores save it. */
   getPersistedSnapshot(): unknown {
     return persistedSnapshotOf(this.actor);
@@ -528,9 +571,7 @@ export class RunHandle {
       // The app's own copies: its outcome, which it may change, and the stored run's objects.
       finalResponse: ownCopy(context.flow.finalResponse),
       finalizeReason: context.flow.finalize?.reason,
-      toolResults: this.replay.flatMap((event) =>
-        event.type === 'tool_result' ? [toolResultFromJSON(event.result)] : [],
-      ),
+      toolResults: settledResults(this.replay),
       transcript: frozenTranscript(context.messages),
       caps: capsState(context),
       usage: usageOf(context),
@@ -564,6 +605,31 @@ function plainCopy(value: unknown): unknown {
 }
 
 /**
+ * The results of the run's `tool_result` events, in order, a call's in-doubt record replaced by
+ * its resolution when one came (docs/durability.md §Effects): a canceled run keeps it.
+ */
+function settledResults(events: readonly RunEvent[]): ToolResult[] {
+  const results: ToolResult[] = [];
+  let inDoubt: Map<string, number> | undefined;
+  for (const event of events) {
+    if (event.type !== 'tool_result') continue;
+    const { result } = event;
+    const earlier = inDoubt?.get(result.toolCallId);
+    if (earlier !== undefined) {
+      inDoubt!.delete(result.toolCallId);
+      results[earlier] = toolResultFromJSON(result);
+      continue;
+    }
+    if (result.inDoubt) {
+      inDoubt ??= new Map();
+      inDoubt.set(result.toolCallId, results.length);
+    }
+    results.push(toolResultFromJSON(result));
+  }
+  return results;
+}
+
+/**
  * The run's messages in a new array, each deep-frozen: the outcome hands out the run's own
  * messages (a copy of the transcript is O(run)), which stay the stored run's on a memory store.
  */
@@ -583,5 +649,6 @@ function describeAwait(context: RunContext): string {
   if (awaiting.kind === 'clarification') return `clarification "${awaiting.clarification.id}"`;
   if (awaiting.kind === 'confirmation') return `confirmation "${awaiting.confirmation.id}"`;
   if (awaiting.kind === 'external_tools') return `external tools "${awaiting.externalTools.id}"`;
+  if (awaiting.kind === 'in_doubt') return `${awaiting.calls.length} call(s) in doubt`;
   return 'a backoff';
 }

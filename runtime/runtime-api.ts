@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { createActor, type InspectionEvent } from 'xstate';
 import type { InspectorPlugin } from '../inspector/inspector-plugin.ts';
-import type { RunContext } from '../machines/run-context.ts';
+import type { InDoubtResolution, RunContext } from '../machines/run-context.ts';
 import type { RunMachine } from '../machines/run-machine.ts';
 import type { RunPorts } from '../machines/run-ports.ts';
 import type { Policy } from '../policies/define-policy.ts';
@@ -148,6 +148,14 @@ export interface Runtime {
    * `edits` (toolCallId → input) approves with edits (docs/policies.md §Approve with edits).
    */
   confirm(runId: string, answer: Parameters<RunHandle['confirm']>[0]): Promise<RunHandle>;
+  /**
+   * Resolves the calls a run holds in doubt (`awaiting.kind === 'in_doubt'`: started, their end
+   * never recorded, their tool neither re-runnable nor reconciled; docs/durability.md §Effects), by
+   * run id, restoring the run first when it is not live here. See `RunHandle.resolveInDoubt`.
+   *
+   * @throws RunNotFoundError, RunConflictError (another owner holds it), RunAnswerError.
+   */
+  resolveInDoubt(runId: string, resolutions: Record<string, InDoubtResolution>): Promise<RunHandle>;
   /** Cancels a run by id, restoring it first when it is not live here. */
   cancel(runId: string, reason?: string): Promise<RunHandle>;
   /**
@@ -256,6 +264,12 @@ export function runtimeApi(parts: RuntimeParts): Runtime {
     async confirm(runId: string, answer: Parameters<RunHandle['confirm']>[0]): Promise<RunHandle> {
       const run = await resume(runId);
       await run.confirm(answer);
+      return run;
+    },
+
+    async resolveInDoubt(runId: string, resolutions: Record<string, InDoubtResolution>): Promise<RunHandle> {
+      const run = await resume(runId);
+      await run.resolveInDoubt(resolutions);
       return run;
     },
 

@@ -233,7 +233,8 @@ export const ATTR_TOOLWARDEN_POLICY_DECISION_DETAIL = 'toolwarden.policy.decisio
 /** Values of {@link ATTR_TOOLWARDEN_PLAN_KIND} (docs/telemetry.md). */
 export type PlanKind = 'start' | 'resume' | 'finalize';
 /** Values of {@link ATTR_TOOLWARDEN_TOOL_CALL_OUTCOME}: ran and succeeded, ran and failed, stopped before running. */
-export type ToolCallOutcome = 'success' | 'error' | 'rejected';
+/** `in_doubt`: the call was started and its end never recorded (a crash, a lost worker, a cancel; docs/durability.md §Effects). */
+export type ToolCallOutcome = 'success' | 'error' | 'rejected' | 'in_doubt';
 /** Values of {@link ATTR_TOOLWARDEN_PLAN_RESULT_KIND}; `none` is a plan with nothing in it (the run fails). */
 export type PlanResultKind = 'tool_calls' | 'await' | 'final_response' | 'none';
 /** Values of {@link ATTR_TOOLWARDEN_RUN_STATUS} on a segment's root span. */

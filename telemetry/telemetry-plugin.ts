@@ -199,7 +199,14 @@ export interface TelemetryPluginOptions {
 }
 
 /** `toolwarden.tool_call.outcome` of a result. */
-export function toolCallOutcome(result: { executed: boolean; error?: unknown }): ToolCallOutcome {
+export function toolCallOutcome(result: {
+  executed: boolean;
+  error?: unknown;
+  inDoubt?: unknown;
+  retryHint?: { reason: string };
+}): ToolCallOutcome {
+  // Started, its end never recorded (docs/durability.md §Effects): neither a success nor an error.
+  if (result.inDoubt !== undefined || result.retryHint?.reason === 'outcome_unknown') return 'in_doubt';
   if (!result.executed) return 'rejected';
   return result.error ? 'error' : 'success';
 }

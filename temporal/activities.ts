@@ -138,6 +138,9 @@ export function createActivities(
         const { traceContext: _trace, ...machineInput } = input;
         // A retried call gets its deadline moved by the time lost, as a retried turn does.
         if (lostMs > 0 && machineInput.deadlineAt !== undefined) machineInput.deadlineAt += lostMs;
+        // A retried call was started by an attempt whose end Temporal never heard (a lost
+        // worker, a timeout): a tool that may not run twice is reconciled or left in doubt.
+        if (lostMs > 0) machineInput.restored = { cause: 'retried' };
         const output = await tracedToolCall(tracerProvider, input, () => step(executeTool, machineInput));
         // A large result leaves by reference (payload-store.ts): history holds the reference.
         const result = await payloads.outgoing(output.result);

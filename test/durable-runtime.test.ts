@@ -31,6 +31,8 @@ function crm() {
     description: 'Create or update a customer profile',
     input: z.object({ email: z.string(), plan: z.enum(['free', 'pro']) }),
     output: z.object({ id: z.string() }),
+    // Re-run after a crash under the same key: it applies nothing twice (docs/durability.md §Effects).
+    idempotent: true,
     execute: async (input, { meta }) => {
       calls.push(meta.toolCallId);
       await gate;

@@ -201,7 +201,7 @@ describe("a tool call's signal", () => {
       .start({ messages: prompt })
       .result();
     expect(copied.signal).toBeInstanceOf(AbortSignal);
-    expect(keys.sort()).toEqual(['labels', 'meta', 'signal']);
+    expect(keys.sort()).toEqual(['idempotencyKey', 'labels', 'meta', 'signal']);
   });
 });
 

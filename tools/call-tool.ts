@@ -1,6 +1,8 @@
 import { isRecord, validationHint } from './build-retry-hint.ts';
+import { inDoubtResult, type RestoredCall, rerunnable } from './call-in-doubt.ts';
 import { closestIds } from './closest-ids.ts';
 import { MAX_TIMEOUT_MS, type Tool, type ToolContext, ToolOutput } from './define-tool.ts';
+import { idempotencyKey } from './idempotency-key.ts';
 import { type ParseLimits, parseArguments, toJsonValue } from './parse-arguments.ts';
 import { clipText, PREVIEW_CHARS, previewValue } from './preview-value.ts';
 import type { RetryHint } from './retry-hint.ts';
@@ -160,6 +162,18 @@ export interface ExecuteOptions {
    * {@link MAX_TIMEOUT_MS} are clamped to it, and a value that is not positive means the default.
    */
   defaultTimeoutMs?: number;
+  /**
+   * What `ctx.idempotencyKey` digests: the call's validated input as the run recorded it (never
+   * changed in place; without injected fields). Default: the input given, as it is when the call
+   * starts.
+   */
+  keyInput?: unknown;
+  /**
+   * The call was started before and its end never recorded (a restored run, a retried Temporal
+   * activity): a tool that is neither `readOnly` nor `idempotent` is reconciled or left in doubt,
+   * never run again blindly (tools/call-in-doubt.ts).
+   */
+  restored?: RestoredCall;
 }
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 60_000;
@@ -221,13 +235,22 @@ export async function executeToolCall(
     timer = setTimeout(() => callAbort.abort(new ToolTimeoutError(tool.id, timeoutMs)), timeoutMs);
   }
   const ended = abort;
+  const restored = options.restored !== undefined && !rerunnable(tool) ? options.restored : undefined;
+  const settling = { reconciling: false };
   try {
     const output = await Promise.race([
-      Promise.resolve().then(() => tool.execute!(input, toolContext(options, ended))),
+      Promise.resolve().then(() => {
+        const ctx = toolContext(options, ended, input);
+        return restored ? reconcileOrRun(tool, input, ctx, settling) : tool.execute!(input, ctx);
+      }),
       new Promise<never>((_, reject) => ended.whenAborted(reject)),
     ]);
     return timed(decodeOutput(tool, call, output), started);
   } catch (err) {
+    // No reconcile, or it could not tell (it threw, timed out, said `unknown`): in doubt.
+    if (restored && (err === IN_DOUBT || settling.reconciling)) {
+      return timed(inDoubtResult(tool, call, restored.cause, restored.startedAt), started);
+    }
     return timed(executionFailure(tool, call, err, ended.reason), started);
   } finally {
     clearTimeout(timer);
@@ -236,10 +259,59 @@ export async function executeToolCall(
 }
 
 /** What `execute` is given: its `signal` is made when the tool first reads it (spreads read it too). */
-function toolContext(options: ExecuteOptions, abort: CallAbort): ToolContext {
-  const ctx = { meta: options.meta, labels: options.labels ?? {}, [CALL_ABORT]: abort };
+export function toolContext(options: ExecuteOptions, abort: CallAbort, input?: unknown): ToolContext {
+  const ctx = {
+    meta: options.meta,
+    labels: options.labels ?? {},
+    [CALL_ABORT]: abort,
+    // The key's input, kept (not the key): most tools never read it, and a digest is a few µs.
+    // Without `keyInput`, the key is made now, before `execute` may change its input.
+    [KEY_INPUT]:
+      options.keyInput === undefined
+        ? { key: idempotencyKey(options.meta.runId, options.meta.toolCallId, input) }
+        : { input: options.keyInput },
+  };
   Object.defineProperty(ctx, 'signal', LAZY_SIGNAL);
+  Object.defineProperty(ctx, 'idempotencyKey', LAZY_KEY);
   return ctx as typeof ctx & ToolContext;
+}
+
+/** Where a ToolContext keeps what its idempotency key is made from (or the key, once made). */
+const KEY_INPUT = Symbol('toolwarden.keyInput');
+
+/** `ctx.idempotencyKey`: made on first read from the call's meta and recorded input, then kept. */
+const LAZY_KEY: PropertyDescriptor = {
+  enumerable: true,
+  configurable: true,
+  get(this: { meta: ToolCallMeta; [KEY_INPUT]: { key?: string; input?: unknown } }): string {
+    const source = this[KEY_INPUT];
+    source.key ??= idempotencyKey(this.meta.runId, this.meta.toolCallId, source.input);
+    return source.key;
+  },
+};
+
+/** Thrown by {@link reconcileOrRun} when the call stays in doubt. */
+const IN_DOUBT = Symbol('toolwarden.inDoubt');
+
+/**
+ * A restored call of a tool that may not run twice: its `reconcile` says whether the effect
+ * happened (`done`: its output, nothing runs), did not (`not_done`: run it now), or cannot tell;
+ * without `reconcile` the call stays in doubt. `settling.reconciling` is true while `reconcile`
+ * runs, so its throw or timeout counts as "cannot tell".
+ */
+async function reconcileOrRun(
+  tool: Tool,
+  input: unknown,
+  ctx: ToolContext,
+  settling: { reconciling: boolean },
+): Promise<unknown> {
+  if (tool.reconcile === undefined) throw IN_DOUBT;
+  settling.reconciling = true;
+  const outcome = await tool.reconcile(input as never, ctx);
+  settling.reconciling = false;
+  if (outcome?.status === 'done') return outcome.output;
+  if (outcome?.status === 'not_done') return tool.execute!(input, ctx);
+  throw IN_DOUBT;
 }
 
 /** Where an object handed out for a call (its ToolContext, its ToolInvocation) keeps the call's {@link CallAbort}. */

@@ -15,10 +15,28 @@ export interface ToolContext {
    * effect happens once (docs/durability.md).
    */
   meta: ToolCallMeta;
+  /**
+   * The call's idempotency key (tools/idempotency-key.ts, docs/durability.md §Effects): from the
+   * run id, the call id and a digest of the validated input, so it is the same whenever this
+   * call runs again (a retry, a resume, a recovery on another process) and different once an
+   * approver edits the input. Hand it to the system the tool changes. Made when first read.
+   */
+  readonly idempotencyKey: string;
   /** Aborted when the call times out or the run is canceled. */
   signal: AbortSignal;
   labels: Record<string, string>;
 }
+
+/**
+ * What a tool's `reconcile` says of a call whose outcome is unknown (docs/durability.md §Effects):
+ * it happened (`done`, with the output `execute` would have returned: recorded, not run again),
+ * it did not (`not_done`: run it now, under the same idempotency key), or it cannot tell
+ * (`unknown`: the run waits in `awaiting.inDoubt` for a person or code to resolve the call).
+ */
+export type ReconcileOutcome =
+  | { status: 'done'; output: unknown }
+  | { status: 'not_done' }
+  | { status: 'unknown' };
 
 /**
  * A result with the extras that never go to the model: {@link Bounds} for bounded tools and
@@ -69,6 +87,34 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.Zod
   tags?: string[];
   /** Absent for external tools, whose results the app provides while the run awaits. */
   execute?: (input: z.output<I>, ctx: ToolContext) => Promise<unknown> | unknown;
+  /**
+   * Running the tool changes nothing (MCP's `readOnlyHint`): a call whose outcome is unknown
+   * after a crash simply runs again (docs/durability.md §Effects). Default false.
+   */
+  readOnly?: boolean;
+  /**
+   * Running the call again with the same `ctx.idempotencyKey` has no further effect (MCP's
+   * `idempotentHint`: the tool hands the key to the system it changes): a call whose outcome is
+   * unknown after a crash runs again under that key. Default false: the tool's effect must not
+   * happen twice, and such a call is reconciled or waits in `awaiting.inDoubt`.
+   */
+  idempotent?: boolean;
+  /**
+   * Asked, instead of running the call again, when a call of this (neither read-only nor
+   * idempotent) tool was started and not recorded finished (a crash, a takeover, a lost Temporal
+   * worker): did its effect happen? It gets the validated input and a context with the same
+   * `idempotencyKey` and `meta` the call had. A throw, or a run past the tool's timeout, counts as
+   * `unknown`. docs/durability.md §Effects.
+   */
+  // A method, not a property: its parameter is then bivariant, so a tool of a narrower input is still a `Tool`.
+  reconcile?(input: z.output<I>, ctx: ToolContext): Promise<ReconcileOutcome> | ReconcileOutcome;
+  /**
+   * What a call in doubt that `reconcile` could not settle becomes: `'await'` (default) the run
+   * waits in `awaiting.inDoubt` for `runtime.resolveInDoubt`; `'tell_model'` the call's result is
+   * an error with a RetryHint of reason `outcome_unknown` and the planner decides (it may look
+   * the effect up with another tool before calling again).
+   */
+  whenInDoubt?: 'await' | 'tell_model';
   /**
    * The run asks for approval (`awaiting.confirmation`) before each call (`true`), or before the
    * calls this function says (AI SDK 6's `needsApproval` shape): it gets the validated input and

@@ -16,11 +16,14 @@ export const RetryReasonSchema = z.enum([
   // §No progress); the run lacks a permission the tool needs (§Permissions and risk).
   'no_progress',
   'permission_denied',
+  // The call was started and its outcome never recorded (issue 34, docs/durability.md §Effects).
+  'outcome_unknown',
 ]);
 /**
  * Why a call failed, for a planner: `invalid_arguments`, `missing_fields`, `malformed_response`,
  * `timeout`, `rate_limited`, `tool_unavailable` (the tool boundary's), `no_progress`,
- * `permission_denied` (policies').
+ * `permission_denied` (policies'), `outcome_unknown` (a crash left the call's outcome unknown;
+ * told only for tools declared `whenInDoubt: 'tell_model'`, docs/durability.md §Effects).
  */
 export type RetryReason = z.infer<typeof RetryReasonSchema>;
 

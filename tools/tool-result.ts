@@ -44,7 +44,27 @@ export interface ToolResult {
   telemetry?: { durationMs: number; [k: string]: unknown };
   bounds?: z.infer<typeof BoundsSchema>;
   artifacts?: Artifact[];
+  /**
+   * Set when the call's outcome is unknown (tools/call-in-doubt.ts, docs/durability.md §Effects):
+   * it was started and its end never recorded. Such a result is not the call's: the run waits
+   * in `awaiting.inDoubt` until it is resolved (a canceled run keeps it as its record).
+   */
+  inDoubt?: InDoubt;
 }
+
+/**
+ * Why a call is in doubt: its process stopped (`restored`), its Temporal worker was lost
+ * (`retried`), or the run was canceled while it ran (`canceled`).
+ */
+export type InDoubtCause = 'restored' | 'retried' | 'canceled';
+
+export const InDoubtSchema = z.object({
+  cause: z.enum(['restored', 'retried', 'canceled']),
+  /** When the call was started, epoch ms, when the run recorded it. */
+  startedAt: z.number().optional(),
+});
+/** {@link ToolResult.inDoubt}: why the call is in doubt, and when it was started. */
+export type InDoubt = z.infer<typeof InDoubtSchema>;
 
 /** The JSON form of a {@link ToolResult} (its `error` as {@link ToolError.toJSON} gives it). */
 export const ToolResultJSONSchema = z.object({
@@ -58,6 +78,7 @@ export const ToolResultJSONSchema = z.object({
   telemetry: ToolTelemetrySchema.optional(),
   bounds: BoundsSchema.optional(),
   artifacts: z.array(ArtifactSchema).optional(),
+  inDoubt: InDoubtSchema.optional(),
 });
 /** A ToolResult in its JSON form, as stored and sent on `tool_result` events. */
 export type ToolResultJSON = z.infer<typeof ToolResultJSONSchema>;

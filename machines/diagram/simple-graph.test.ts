@@ -17,6 +17,7 @@ describe('toSimpleGraph (the inspector’s simple view, issue 15)', () => {
       'run.awaiting.clarification',
       'run.awaiting.externalTools',
       'run.awaiting.confirmation',
+      'run.awaiting.inDoubt',
       'run.awaiting.backoff',
       'run.resuming',
       'run.finalizing',

@@ -80,7 +80,12 @@ export interface RunEventsOptions extends Pick<ReadEventsOptions, 'afterSeq'> {
 }
 
 /** Waiting states an answer ends: only these are evicted. */
-const ANSWER_WAITS = new Set(['awaiting.clarification', 'awaiting.externalTools', 'awaiting.confirmation']);
+const ANSWER_WAITS = new Set([
+  'awaiting.clarification',
+  'awaiting.externalTools',
+  'awaiting.confirmation',
+  'awaiting.inDoubt',
+]);
 const FINAL_EVENTS = new Set(['run_completed', 'run_failed', 'run_canceled']);
 const PAGE = 500;
 

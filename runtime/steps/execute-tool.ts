@@ -71,7 +71,7 @@ export function createExecuteToolPort(
       }
       const invocation = toolInvocation(input, tool, ownCopy(call.preparedInput ?? {}), abort, runInfoFor);
       const once = { started: false };
-      const execute = executeOnce(call.name, once, invocation, abort, deps.defaultToolTimeoutMs);
+      const execute = executeOnce(input, once, invocation, abort, deps.defaultToolTimeoutMs);
       const invoke = wrappers.length === 0 ? execute : composeWrappers(wrappers, execute);
       const timeoutMs = toolTimeoutMs(tool.timeoutMs, deps.defaultToolTimeoutMs);
       const timer = new CallTimer(abort, tool.id, timeoutMs, budgetMs, input.deadlineAt);
@@ -155,16 +155,17 @@ export function callAbortOf(invocation: ToolInvocation): CallAbort | undefined {
  * names an inline closure, an `Object.defineProperty` a call.
  */
 function executeOnce(
-  name: string,
+  request: ExecuteToolInput,
   once: { started: boolean },
   original: ToolInvocation,
   abort: CallAbort,
   defaultTimeoutMs: number | undefined,
 ): (invocation: ToolInvocation) => Promise<ToolResult> {
+  const { call } = request;
   return (invocation) => {
     if (once.started) {
       return Promise.reject(
-        new ToolError(`A wrapToolCall hook called next() twice for ${name}; execute ran once`),
+        new ToolError(`A wrapToolCall hook called next() twice for ${call.name}; execute ran once`),
       );
     }
     once.started = true;
@@ -172,7 +173,14 @@ function executeOnce(
       invocation === original
         ? !abort.substituted
         : abort.signalMade && !abort.substituted && invocation.signal === abort.signal;
-    const options: ExecuteOptions = { meta: invocation.meta, labels: invocation.labels, defaultTimeoutMs };
+    // The key digests the input the run recorded, not the copy hooks fill and the tool may change.
+    const options: ExecuteOptions = {
+      meta: invocation.meta,
+      labels: invocation.labels,
+      defaultTimeoutMs,
+      keyInput: call.preparedInput ?? {},
+    };
+    if (request.restored) options.restored = request.restored;
     if (own) options.abort = abort;
     else options.signal = invocation.signal;
     return executeToolCall(invocation.tool, invocation.input, options);

@@ -30,6 +30,7 @@ function countingTool() {
     id: 'math.square',
     description: 'Squares a number',
     input: z.object({ n: z.number() }),
+    readOnly: true, // run again after a restore (docs/durability.md §Effects)
     execute: async ({ n }, { meta }) => {
       seen.calls.push(meta.toolCallId);
       running++;

@@ -79,6 +79,8 @@ function ledgerKeys(): Set<string> {
 
 const ledgerAppend = defineTool({
   id: 'ledger.append',
+  // Safe to run again after a crash under the same key (docs/durability.md §Effects).
+  idempotent: true,
   description: 'Books an amount on the ledger (idempotent by toolCallId)',
   input: z.object({ amount: z.number().int() }),
   output: z.object({ booked: z.number().int() }),

@@ -46,6 +46,8 @@ const STEPS = 4;
 
 const work = defineTool({
   id: 'work.step',
+  // Safe to run again after a crash under the same key (docs/durability.md §Effects).
+  idempotent: true,
   description: 'One slow step of work',
   input: z.object({ step: z.number().int() }),
   output: z.object({ done: z.number().int() }),

@@ -59,6 +59,8 @@ const hang = () => new Promise<never>(() => {});
 
 const book = defineTool({
   id: 'ledger.book',
+  // Safe to run again after a crash under the same key (docs/durability.md §Effects).
+  idempotent: true,
   description: 'Books an amount (idempotent by toolCallId)',
   input: z.object({ amount: z.number().int() }),
   // With `freezeIn`, long enough that the test's kill always comes before the call's own timeout

@@ -60,6 +60,8 @@ const inTool = new Promise<void>((resolve) => {
 });
 const work = defineTool({
   id: 'work.step',
+  // Safe to run again after a crash under the same key (docs/durability.md §Effects).
+  idempotent: true,
   description: 'One step of work',
   input: z.object({ step: z.number().int() }),
   output: z.object({ done: z.number().int() }),

@@ -1,0 +1,129 @@
+/**
+ * The run machine's in-doubt calls (issue 34 item 3, docs/durability.md §Effects): what the
+ * actions around `awaiting.inDoubt` do, pure, as run-outcomes.ts does for the rest.
+ *
+ * | moment                                              | outcome                                                        |
+ * |-----------------------------------------------------|----------------------------------------------------------------|
+ * | a restored call comes back in doubt (`tool.done` with `result.inDoubt`) | kept as the call's result, a `tool_result` event with `inDoubt` |
+ * | every call of the batch is settled, some in doubt   | `awaiting.inDoubt`: `flow.awaiting = { kind: 'in_doubt', calls }`, `await_in_doubt` |
+ * | `resolve.inDoubt`                                   | `done` / `failed`: the call's result, a `tool_result`; `not_done`: no result, so `executing` runs it |
+ * | `cancel` while calls run                            | each unfinished call's result is an in-doubt one (`cause: 'canceled'`), with its `tool_result` |
+ *
+ * @module
+ */
+
+import type { RunEvent } from '../run/run-events.ts';
+import { inDoubtResult } from '../tools/call-in-doubt.ts';
+import { type ToolResultJSON, toolResultToJSON } from '../tools/tool-result.ts';
+import { callsToStart } from './run-actions.ts';
+import type { BatchState, InDoubtCall, RunContext } from './run-context.ts';
+import type { RunMachineEvent } from './run-machine-types.ts';
+import { batchWith, pairedResult, toolResultEvent, withFlow } from './run-updates.ts';
+
+/** What an in-doubt action changes and emits (as run-outcomes.ts's RunOutcome). */
+export interface InDoubtOutcome {
+  update?: Partial<RunContext>;
+  events: RunEvent[];
+}
+
+/** The calls of the batch whose result is an in-doubt one, in call order. */
+export function inDoubtCallsOf(batch: Pick<BatchState, 'pending' | 'results'>): InDoubtCall[] {
+  const calls: InDoubtCall[] = [];
+  batch.results.forEach((result, index) => {
+    if (!result?.inDoubt) return;
+    const call = batch.pending[index]!;
+    calls.push({
+      toolCallId: call.toolCallId,
+      name: call.name,
+      input: call.preparedInput ?? {},
+      ...(result.inDoubt.startedAt === undefined ? {} : { startedAt: result.inDoubt.startedAt }),
+      cause: result.inDoubt.cause,
+    });
+  });
+  return calls;
+}
+
+/**
+ * Guard `callsInDoubt`: no call of the batch is left to run here (each has a result, or is the
+ * app's, an external one) and some result is in doubt. Checked before the batch moves on, so an
+ * in-doubt result is never folded into the transcript.
+ */
+export function callsInDoubt(batch: Pick<BatchState, 'pending' | 'results'>): boolean {
+  let inDoubt = false;
+  for (let index = 0; index < batch.results.length; index++) {
+    const result = batch.results[index];
+    if (result === null) {
+      if (!batch.pending[index]?.external) return false;
+    } else if (result?.inDoubt) inDoubt = true;
+  }
+  return inDoubt;
+}
+
+/** `requestInDoubt`: the run waits for the calls in doubt to be resolved. */
+export function enterInDoubtUpdate(context: RunContext): Partial<RunContext> {
+  return withFlow(context, { awaiting: { kind: 'in_doubt', calls: inDoubtCallsOf(context.batch) } });
+}
+
+/** Guard `isInDoubtResolution`: the event resolves every call the run holds in doubt. */
+export function isInDoubtResolution(context: RunContext, event: RunMachineEvent): boolean {
+  const awaiting = context.flow.awaiting;
+  if (event.type !== 'resolve.inDoubt' || awaiting?.kind !== 'in_doubt') return false;
+  return awaiting.calls.every((call) => Object.hasOwn(event.resolutions, call.toolCallId));
+}
+
+/**
+ * `applyInDoubtResolution`: `done` and `failed` become the calls' results (`executed: true`: the
+ * effect happened, or was tried), `not_done` clears the result so `executing` runs the call
+ * again, under the same idempotency key.
+ */
+export function inDoubtResolutionOutcome(context: RunContext, event: RunMachineEvent): InDoubtOutcome {
+  if (event.type !== 'resolve.inDoubt') return { events: [] };
+  const results = context.batch.results.slice();
+  const events: RunEvent[] = [];
+  results.forEach((result, index) => {
+    if (!result?.inDoubt) return;
+    const call = context.batch.pending[index]!;
+    const resolution = event.resolutions[call.toolCallId];
+    if (resolution === undefined) return;
+    if (resolution.status === 'not_done') {
+      results[index] = null;
+      return;
+    }
+    const base = { name: call.name, toolCallId: call.toolCallId, executed: true };
+    const settled: ToolResultJSON = pairedResult(
+      call,
+      resolution.status === 'done'
+        ? { ...base, result: resolution.output }
+        : { ...base, error: { name: 'ToolError', message: resolution.error.message, recoverable: false } },
+    );
+    results[index] = settled;
+    events.push(toolResultEvent(context, settled));
+  });
+  return {
+    update: {
+      batch: batchWith(context.batch, { results }),
+      flow: withFlow(context, { awaiting: null }).flow,
+    },
+    events,
+  };
+}
+
+/**
+ * `recordCallsInDoubt` (a cancel in `executing`): the calls started and not finished may have
+ * had their effect; their record says so (`inDoubt`, cause `canceled`) instead of nothing.
+ */
+export function canceledCallsOutcome(context: RunContext): InDoubtOutcome {
+  const unfinished = callsToStart(context.batch);
+  if (unfinished.length === 0) return { events: [] };
+  const results = context.batch.results.slice();
+  const events: RunEvent[] = [];
+  for (const { call, index } of unfinished) {
+    const result = pairedResult(
+      call,
+      toolResultToJSON(inDoubtResult({ id: call.name }, call, 'canceled', context.flow.callsStartedAt)),
+    );
+    results[index] = result;
+    events.push(toolResultEvent(context, result));
+  }
+  return { update: { batch: batchWith(context.batch, { results }) }, events };
+}
