@@ -54,6 +54,12 @@ export interface PendingCall {
    * result in `awaiting.externalTools` once the rest of the batch is done.
    */
   external?: true;
+  /**
+   * Started by a release before calls in doubt (snapshot format 1, `V1_TO_V2`), whose contract
+   * was to run a call in flight again under its `toolCallId`: restored, it is run again as that
+   * release would have, not held in doubt.
+   */
+  restoreAs?: 'rerun';
 }
 
 /** What the run waits for in `awaiting` (docs/architecture.md); deadlines are epoch-ms timestamps. */

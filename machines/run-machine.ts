@@ -267,7 +267,9 @@ const machine = setup({
         cause: 'restored' as const,
         ...(context.flow.callsStartedAt === undefined ? {} : { startedAt: context.flow.callsStartedAt }),
       };
-      const calls = callsToRun(context).map((call) => ({ ...call, restored }));
+      const calls = callsToRun(context).map((call) =>
+        call.call.restoreAs === 'rerun' ? call : { ...call, restored },
+      );
       if (calls.length > 0) enqueue.sendTo(STEPS_ACTOR_ID, { type: 'tools', calls } satisfies StepRequest);
     }),
     /** Every call is settled, some in doubt: the run waits for them to be resolved. */

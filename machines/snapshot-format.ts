@@ -11,7 +11,8 @@
  *
  * | format | written by           | migrator to the next                 |
  * |--------|----------------------|--------------------------------------|
- * | 1      | 0.1.0 (no member) and after | (none yet: 1 is current)      |
+ * | 1      | 0.1.0 (no member)    | `V1_TO_V2`: calls in flight marked to run again (`restoreAs: 'rerun'`) |
+ * | 2      | calls in doubt, `awaiting.inDoubt` (issue 34) | (none yet: 2 is current) |
  *
  * Adding a migrator (the whole procedure):
  * 1. `machines/snapshot-migrators/v<N>-to-v<N+1>.ts` exporting a `SnapshotMigrator` with
@@ -24,6 +25,8 @@
  *
  * @module
  */
+
+import { V1_TO_V2 } from './snapshot-migrators/v1-to-v2.ts';
 
 /** The member of a persisted snapshot that holds its format version. */
 export const SNAPSHOT_FORMAT_KEY = '$toolwarden.format';
@@ -50,7 +53,7 @@ export interface SnapshotMigrator {
  * Every migrator, in format order: entry `i` reads format `i + 1` (checked when this module
  * loads). Empty while format 1 is current; a release that changes the format appends here.
  */
-export const SNAPSHOT_MIGRATORS: readonly SnapshotMigrator[] = [];
+export const SNAPSHOT_MIGRATORS: readonly SnapshotMigrator[] = [V1_TO_V2];
 
 for (const [index, migrator] of SNAPSHOT_MIGRATORS.entries()) {
   if (migrator.from !== index + 1) {

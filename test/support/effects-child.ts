@@ -80,7 +80,8 @@ const ledger = (): LedgerEntry[] =>
         .map((line) => JSON.parse(line) as LedgerEntry)
     : [];
 
-const effectOf = (idempotencyKey: string) => ledger().find((entry) => entry.idempotencyKey === idempotencyKey);
+const effectOf = (idempotencyKey: string) =>
+  ledger().find((entry) => entry.idempotencyKey === idempotencyKey);
 
 const step = defineTool({
   id: 'work.book',
@@ -147,7 +148,8 @@ const runtime = createRuntime({
       ? { recover: { onRecovered: (run) => void (recovered.includes(run) || recovered.push(run)) } }
       : {}),
   },
-  onError: (error, where) => errors.push(`${where}: ${error instanceof Error ? error.message : String(error)}`),
+  onError: (error, where) =>
+    errors.push(`${where}: ${error instanceof Error ? error.message : String(error)}`),
 });
 const keepAlive = setInterval(() => {}, 60_000);
 
@@ -169,7 +171,11 @@ if (config.mode === 'start') {
       const resolutions = Object.fromEntries(
         run.awaiting.calls.map((call) => {
           const found = effectOf(call.idempotencyKey);
-          inDoubt.push({ runId: run.runId, toolCallId: call.toolCallId, settled: found ? 'done' : 'not_done' });
+          inDoubt.push({
+            runId: run.runId,
+            toolCallId: call.toolCallId,
+            settled: found ? 'done' : 'not_done',
+          });
           return [
             call.toolCallId,
             found

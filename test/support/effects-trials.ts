@@ -122,7 +122,8 @@ async function outcomeOf(trial: TrialSpace, reports: EffectsReport[]): Promise<T
     await store.close();
   }
   const hosts = new Map<string, number>();
-  for (const report of reports) for (const runId of report.recovered) hosts.set(runId, (hosts.get(runId) ?? 0) + 1);
+  for (const report of reports)
+    for (const runId of report.recovered) hosts.set(runId, (hosts.get(runId) ?? 0) + 1);
   const inDoubt = reports.flatMap((report) => report.inDoubt);
   return {
     doubled: [...perKey.values()].filter((n) => n > 1).length,
