@@ -34,7 +34,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export type IdleVariant = 'live' | 'memory' | 'sqlite';
 
-const collectGarbage = (() => {
+export const collectGarbage = (() => {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as () => void;
   return () => {

@@ -720,6 +720,11 @@ function statusOf(view: RunRecord['view'], status: string | undefined): string {
     return final ?? 'done';
   }
   if (status === 'error') return 'failed';
-  if (status === 'stopped') return FINAL_STATUSES.has(view.status) ? view.status : 'stopped';
+  if (status === 'stopped') {
+    if (FINAL_STATUSES.has(view.status)) return view.status;
+    // Stopped while waiting for an answer: hibernated (durable.hibernateAfterMs) or the runtime
+    // closed; it is still waiting in the store, and an answer restores it.
+    return view.activeStates.includes(`${root}.awaiting`) ? 'awaiting' : 'stopped';
+  }
   return view.activeStates.includes(`${root}.awaiting`) ? 'awaiting' : 'running';
 }

@@ -11,10 +11,11 @@
  * | `runtime.flush()` / `close()`      | `flush()` / `close()` | waits for writes; stops, releases and ends the lease     |
  * | `runtime.events(runId)`            | `events(...)`         | the stored event log, then each new write as it lands    |
  *
- * Eviction: a run waiting for an answer (`awaiting.clarification`, `.externalTools`,
- * `.confirmation`; not a backoff, which wakes by itself) for `evictAfterMs` with everything
- * written is stopped and dropped from memory, and its claim released. An answer by id
- * (`runtime.provideClarification(runId, ...)`) or through a handle the app kept restores it.
+ * Hibernation (eviction): a run waiting for an answer (`awaiting.clarification`, `.externalTools`,
+ * `.confirmation`; not a backoff, which wakes by itself) for `hibernateAfterMs` (default 60 s on
+ * a durable store) with everything written is stopped and dropped from memory, and its claim
+ * released. An answer by id (`runtime.provideClarification(runId, ...)`) or through a handle the
+ * app kept restores it.
  *
  * @module
  */
@@ -33,9 +34,18 @@ import { type PersistedWrite, RunPersister } from './run-persister.ts';
 /** `createRuntime({ durable })`: how runs are kept in the store (docs/durability.md). */
 export interface DurableOptions {
   /**
-   * Evict a run from memory once it has waited this long for an answer (clarification, external
-   * tool results, confirmation), ms. It is restored from the store when the answer comes.
-   * Default: never.
+   * Hibernation (issue 36 item 3; docs/durability.md §Hibernation): a run that has waited this
+   * long for an answer (a clarification, external tool results, a confirmation; not a backoff,
+   * which wakes by itself), ms, with everything written, leaves memory: its actor is stopped and
+   * its claim released, and what stays is the store's copy (under 1 KB of heap a run on SQLite).
+   * An answer by id, or through a handle the app kept (it stays valid: `status`, `awaiting`,
+   * `result()`, `events$`), restores it transparently. Default 60,000 on a durable store; off on
+   * a volatile one (the memory store: its copy of the run is in memory anyway). `false`: never.
+   */
+  hibernateAfterMs?: number | false;
+  /**
+   * The older name of {@link hibernateAfterMs}, for any store (the memory store included); used
+   * when `hibernateAfterMs` is not given. Default: none.
    */
   evictAfterMs?: number;
   /**
@@ -79,6 +89,30 @@ export interface RunEventsOptions extends Pick<ReadEventsOptions, 'afterSeq'> {
   pollMs?: number;
 }
 
+/** What {@link DurableOptions.hibernateAfterMs} is by default on a durable store, ms. */
+export const DEFAULT_HIBERNATE_AFTER_MS = 60_000;
+
+/** How long a run waits for an answer before it hibernates, ms; `undefined`: never. */
+export function hibernateAfter(
+  options: DurableOptions,
+  store: Pick<RunStore, 'volatile'>,
+): number | undefined {
+  const { hibernateAfterMs } = options;
+  if (hibernateAfterMs === false) return undefined;
+  if (hibernateAfterMs !== undefined) return checkDelay(hibernateAfterMs, 'hibernateAfterMs');
+  if (options.evictAfterMs !== undefined) return checkDelay(options.evictAfterMs, 'evictAfterMs');
+  return store.volatile ? undefined : DEFAULT_HIBERNATE_AFTER_MS;
+}
+
+function checkDelay(ms: number, name: string): number {
+  if (typeof ms !== 'number' || !(ms >= 0) || ms > 2_147_483_647) {
+    throw new RangeError(
+      `durable.${name} must be a number of ms from 0 to 2147483647 (or false), got ${String(ms)}`,
+    );
+  }
+  return ms;
+}
+
 /** Waiting states an answer ends: only these are evicted. */
 const ANSWER_WAITS = new Set([
   'awaiting.clarification',
@@ -110,6 +144,7 @@ export function createDurableRuns(config: DurableRunsConfig) {
   const lease = new OwnerLease(store, holder, options.leaseMs ?? 30_000, (error) =>
     onError(error, `lease heartbeat of ${holder}`),
   );
+  const evictAfterMs = hibernateAfter(options, store);
   const persisters = new Map<string, RunPersister>();
   const evictions = new Map<string, NodeJS.Timeout>();
   /** Evicted runs whose handle the app may still hold; an entry goes when its handle is collected. */
@@ -166,7 +201,6 @@ export function createDurableRuns(config: DurableRunsConfig) {
   }
 
   function arm(handle: RunHandle): void {
-    const evictAfterMs = options.evictAfterMs;
     if (evictAfterMs === undefined || closed) return;
     const seen = handle.actor.getSnapshot();
     const timer = setTimeout(() => void evict(handle, seen), evictAfterMs);
