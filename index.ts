@@ -147,6 +147,7 @@ export {
   type TextDeltaEvent,
   type ToolCallDeltaEvent,
   type ToolCallScheduledEvent,
+  type ToolProgressEvent,
   type ToolResultEvent,
 } from './run/run-events.ts';
 // --- Runtime: create one, start runs, answer them, read them back (docs/architecture.md) --------
@@ -216,7 +217,9 @@ export {
   callTool,
   type ExecuteOptions,
   type PrepareOptions,
+  reportToolProgress,
   type ToolCallRequest,
+  type ToolProgress,
 } from './tools/call-tool.ts';
 export {
   defineTool,

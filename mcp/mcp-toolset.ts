@@ -2,6 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { context, trace } from '@opentelemetry/api';
 import { z } from 'zod';
 import { noteToolErrorType } from '../telemetry/span-notes.ts';
+import { reportToolProgress } from '../tools/call-tool.ts';
 import { closestIds } from '../tools/closest-ids.ts';
 import type { Tool, ToolContext } from '../tools/define-tool.ts';
 import { measureSchema } from '../tools/json-schema-budget.ts';
@@ -325,6 +326,7 @@ export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset
             : { 'mcp.progress.message': progress.message.slice(0, 500) }),
         });
         options.onProgress?.(progress, ctx.meta);
+        reportToolProgress(ctx, progress);
       },
     };
     inFlight.set(ctx.meta.toolCallId, ctx.meta);
@@ -333,7 +335,7 @@ export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset
       const { CallToolResultSchema } = await sdkTypes();
       result = (
         definition.taskSupport === 'required'
-          ? await callAsTask(client, params, requestOptions, ctx.signal, span)
+          ? await callAsTask(client, params, requestOptions, ctx, span)
           : await client.request({ method: 'tools/call', params }, CallToolResultSchema, requestOptions)
       ) as McpCallResult;
     } catch (error) {
@@ -383,10 +385,11 @@ async function callAsTask(
   client: Client,
   params: Record<string, unknown>,
   requestOptions: Record<string, unknown>,
-  signal: AbortSignal,
+  ctx: ToolContext,
   span: ReturnType<typeof trace.getSpan>,
 ): Promise<unknown> {
   const { CallToolResultSchema } = await sdkTypes();
+  const { signal } = ctx;
   let taskId: string | undefined;
   const cancel = () => {
     if (taskId !== undefined) void client.experimental.tasks.cancelTask(taskId).catch(() => {});
@@ -403,6 +406,10 @@ async function callAsTask(
       if (message.type === 'error') throw message.error;
       taskId = message.task.taskId;
       span?.setAttributes({ 'mcp.task.id': taskId, 'mcp.task.status': message.task.status });
+      // The run shows it waits on the task: a live tool_progress event per status.
+      reportToolProgress(ctx, {
+        message: `MCP task ${message.task.status}${message.task.statusMessage ? `: ${message.task.statusMessage.slice(0, 300)}` : ''}`,
+      });
       span?.addEvent('mcp.task', {
         'mcp.task.id': taskId,
         'mcp.task.status': message.task.status,

@@ -178,6 +178,16 @@ export interface ToolCallDeltaEvent extends RunEventBase {
   tool: string;
   delta: string;
 }
+/** Ephemeral: how far a running tool call got, as the tool reports it (`reportToolProgress`; on `run.events$` only). */
+export interface ToolProgressEvent extends RunEventBase {
+  type: 'tool_progress';
+  turnId: string;
+  toolCallId: string;
+  tool: string;
+  progress?: number | undefined;
+  total?: number | undefined;
+  message?: string | undefined;
+}
 /** The run completed (`run_completed`). */
 export interface RunCompletedEvent extends RunEventBase {
   type: 'run_completed';
@@ -212,7 +222,8 @@ export interface RunForkedEvent extends RunEventBase {
  * Everything a run reports, a discriminated union on `type` (docs/architecture.md). Each event carries
  * `runId` and `at` (epoch ms). Streamed on `run.events$`, written to the store's event log,
  * turned into span events by telemetry and shown by the inspector; except the deltas of a
- * streaming planner (`text_delta`, `tool_call_delta`), which only `run.events$` carries (for UIs).
+ * streaming planner (`text_delta`, `tool_call_delta`) and a running tool's `tool_progress`, which
+ * only `run.events$` carries (for UIs).
  */
 export type RunEvent =
   | RunStartedEvent
@@ -230,6 +241,7 @@ export type RunEvent =
   | PlannerTurnEvent
   | TextDeltaEvent
   | ToolCallDeltaEvent
+  | ToolProgressEvent
   | RunCompletedEvent
   | RunFailedEvent
   | RunCanceledEvent
@@ -321,6 +333,17 @@ const runEventSchema = z.discriminatedUnion('type', [
   }),
   /** Ephemeral: text a streaming planner's model is writing (on `run.events$` only, never stored). */
   z.object({ type: z.literal('text_delta'), ...base, turnId: z.string(), delta: z.string() }),
+  /** Ephemeral: how far a running tool call got, as the tool reports it (`reportToolProgress`; on `run.events$` only). */
+  z.object({
+    type: z.literal('tool_progress'),
+    ...base,
+    turnId: z.string(),
+    toolCallId: z.string(),
+    tool: z.string(),
+    progress: z.number().optional(),
+    total: z.number().optional(),
+    message: z.string().optional(),
+  }),
   /** Ephemeral: a fragment of a tool call's JSON input as the model writes it (on `run.events$` only). */
   z.object({
     type: z.literal('tool_call_delta'),

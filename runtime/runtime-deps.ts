@@ -45,6 +45,17 @@ export function createRunDeps(options: RuntimeOptions, settings: RuntimeSettings
     // Deltas go to the run's events$ only, live: they are many, and only a UI watching wants them.
     publishDelta: (runId, turnId, delta) =>
       live.get(runId)?.publishLive({ ...delta, runId, turnId, at: Date.now() }),
+    // Progress of a running tool (an MCP server's notifications/progress, a task's status): live only too.
+    publishProgress: (runId, call, progress) =>
+      live.get(runId)?.publishLive({
+        type: 'tool_progress',
+        ...call,
+        ...(typeof progress.progress === 'number' ? { progress: progress.progress } : {}),
+        ...(typeof progress.total === 'number' ? { total: progress.total } : {}),
+        ...(typeof progress.message === 'string' ? { message: progress.message.slice(0, 1_000) } : {}),
+        runId,
+        at: Date.now(),
+      }),
   };
 }
 

@@ -476,8 +476,12 @@ describe('client features against server-everything (issue 39 item 4): roots, el
   const { exporter, provider } = inMemoryTracing();
   const stdio = { command: process.execPath, args: [EVERYTHING, 'stdio'] };
 
+  /** The live `tool_progress` events of the last {@link runCalls}. */
+  let progressEvents: { toolCallId: string; progress?: number; message?: string }[] = [];
+
   /** One run of `calls`, one per turn, then a final answer; the results in call order. */
   async function runCalls(toolset: McpToolset, calls: { name: string; input: unknown }[]) {
+    progressEvents = [];
     const runtime = createRuntime({
       agent: { id: 'features' },
       tools: toolset.tools,
@@ -488,7 +492,11 @@ describe('client features against server-everything (issue 39 item 4): roots, el
       telemetry: { tracerProvider: provider },
     });
     try {
-      const outcome = await runtime.start({ messages: [{ role: 'user', content: 'go' }] }).result();
+      const run = runtime.start({ messages: [{ role: 'user', content: 'go' }] });
+      run.events$.subscribe((event) => {
+        if (event.type === 'tool_progress') progressEvents.push(event);
+      });
+      const outcome = await run.result();
       expect(outcome.status).toBe('completed');
       return outcome.toolResults;
     } finally {
@@ -550,6 +558,9 @@ describe('client features against server-everything (issue 39 item 4): roots, el
       .getFinishedSpans()
       .find((candidate) => candidate.name === 'execute_tool everything.trigger-long-running-operation');
     expect(span?.events.filter((event) => event.name === 'mcp.progress').length).toBeGreaterThanOrEqual(5);
+    // ... and a live tool_progress RunEvent of the run, for UIs.
+    expect(progressEvents.length).toBeGreaterThanOrEqual(5);
+    expect(progressEvents[0]).toMatchObject({ toolCallId: result?.toolCallId, progress: expect.any(Number) });
     // Without progress the same limit still holds: a silent call is cut at timeoutMs.
     const [silent] = await runCalls(toolset, [
       { name: 'everything.trigger-long-running-operation', input: { duration: 2, steps: 1 } },
@@ -576,6 +587,13 @@ describe('client features against server-everything (issue 39 item 4): roots, el
       .find((candidate) => candidate.name === 'execute_tool everything.simulate-research-query');
     expect(span?.attributes['mcp.task.status']).toBe('completed');
     expect(span?.events.map((event) => event.attributes?.['mcp.task.status'])).toContain('working');
+    // The run shows it waits on the task (live tool_progress events), and that the task needed input.
+    expect(progressEvents.map((event) => event.message)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^MCP task working/),
+        expect.stringMatching(/^MCP task input_required/),
+      ]),
+    );
   }, 60_000);
 
   it('a task call cut by its limit sends tasks/cancel', async () => {

@@ -314,6 +314,27 @@ async function reconcileOrRun(
   throw IN_DOUBT;
 }
 
+/** How far a running call got, as its tool reports it (MCP's `notifications/progress`, a task's status). */
+export interface ToolProgress {
+  /** Grows as the work goes on; with `total`, `progress / total` is the share done. */
+  progress?: number;
+  total?: number;
+  /** What it is doing now, e.g. `MCP task working: Gathering sources...`. */
+  message?: string;
+}
+
+/**
+ * Reports progress of the call `ctx` belongs to: in a run it is published live on `run.events$`
+ * as a `tool_progress` RunEvent (not stored: there may be many), nowhere otherwise. Never throws.
+ */
+export function reportToolProgress(ctx: ToolContext, update: ToolProgress): void {
+  try {
+    (ctx as { [CALL_ABORT]?: CallAbort })[CALL_ABORT]?.progress?.(update);
+  } catch {
+    // A listener's failure is not the tool's.
+  }
+}
+
 /** Where an object handed out for a call (its ToolContext, its ToolInvocation) keeps the call's {@link CallAbort}. */
 export const CALL_ABORT = Symbol('toolwarden.callAbort');
 
@@ -348,6 +369,8 @@ export class CallAbort {
   substituted = false;
   /** The invocation the run's port made for the call, if any. */
   invocation: object | undefined = undefined;
+  /** Where the call's {@link reportToolProgress} goes (the run's live `tool_progress` events), if anywhere. */
+  progress: ((update: ToolProgress) => void) | undefined = undefined;
   private controller: AbortController | undefined;
   private listeners: ((reason: unknown) => void) | ((reason: unknown) => void)[] | undefined;
 

@@ -63,6 +63,11 @@ export function createExecuteToolPort(
       // The call's cancellation, its signal the task controller's when read (the tool's, and the
       // hooks' `call.signal`): the run stopping, the tool's timeout and the budget abort it.
       const abort = new CallAbort(task);
+      const publishProgress = deps.publishProgress;
+      if (publishProgress !== undefined) {
+        const where = { turnId: meta.turnId, toolCallId: call.toolCallId, tool: tool.id };
+        abort.progress = (update) => publishProgress(meta.runId, where, update);
+      }
       if (task.onStop) task.onStop(() => abort.abort(stopped()));
       else {
         const { signal } = task.controller;

@@ -2,6 +2,7 @@ import type { RunContext } from '../../machines/run-context.ts';
 import type { Plugin, RunInfo } from '../../plugins/define-plugin.ts';
 import type { PolicyRunner } from '../../policies/policy-runner.ts';
 import type { PlanDelta, Planner } from '../../run/planner.ts';
+import type { ToolProgress } from '../../tools/call-tool.ts';
 import type { ParseLimits } from '../../tools/parse-arguments.ts';
 import type { ToolCatalog } from '../../tools/tool-catalog.ts';
 
@@ -21,6 +22,12 @@ export interface RunDeps {
   finalizeGraceMs?: number | undefined;
   /** Where a streaming planner's deltas go (`PlanInput.onDelta`); absent: planners get none. */
   publishDelta?: (runId: string, turnId: string, delta: PlanDelta) => void;
+  /** Where a running tool's progress goes (`reportToolProgress`); absent: nowhere. */
+  publishProgress?: (
+    runId: string,
+    call: { turnId: string; toolCallId: string; tool: string },
+    progress: ToolProgress,
+  ) => void;
 }
 
 export function runInfo(context: RunContext): RunInfo {
