@@ -573,14 +573,15 @@ describe('the MCP gateway: approve with edits by elicitation', () => {
     const ping = defineTool({
       id: 'svc.ping',
       description: 'Ping',
-      input: z.object({}),
-      execute: () => 'pong',
+      input: z.object({ n: z.number() }),
+      execute: ({ n }) => `pong ${n}`,
     });
     const gateway = await serveMcp({ tools: [ping], telemetry: false }, { transport: { port: 0 } });
     opened.push(gateway);
     const client = await httpClient(gateway);
+    // Each call different: the same call with the same result 5 times is refused by noProgress (on by default).
     for (let i = 0; i < 55; i++) {
-      expect(text(await client.callTool({ name: 'svc.ping', arguments: {} }))).toBe('pong');
+      expect(text(await client.callTool({ name: 'svc.ping', arguments: { n: i } }))).toBe(`pong ${i}`);
     }
   }, 60_000);
 });
