@@ -9,7 +9,7 @@
  * |---|---|---|
  * | AI SDK 6 | `MockLanguageModelV3` (`ai/test`) | `generateText` with `stopWhen: stepCountIs(steps + 1)` |
  * | OpenAI Agents JS 0.20 | a `Model` whose `getResponse` answers from a counter | `Runner.run` with `maxTurns` |
- * | LangGraph.js 1 | a graph node answering `AIMessage`s with `tool_calls` | `StateGraph(MessagesAnnotation)` + `ToolNode`, with and without `MemorySaver` |
+ * | LangGraph.js 1 | a graph node answering `AIMessage`s with `tool_calls` | `StateGraph(MessagesAnnotation)` + `ToolNode`, with and without `MemorySaver`, and with `PostgresSaver` (@langchain/langgraph-checkpoint-postgres 1.0.5, own schema; only when the database of `TOOLWARDEN_PG_URL` or scripts/postgres.sh answers) |
  *
  * Lives in `bench/peers/` with its own package.json: the peers are development dependencies of
  * this bench only (`npm ci --prefix bench/peers`), never of toolwarden.
@@ -19,8 +19,16 @@
 
 import { AIMessage } from '@langchain/core/messages';
 import { tool as langchainTool } from '@langchain/core/tools';
-import { END, MemorySaver, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
+import {
+  type BaseCheckpointSaver,
+  END,
+  MemorySaver,
+  MessagesAnnotation,
+  START,
+  StateGraph,
+} from '@langchain/langgraph';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
+import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import {
   Agent,
   tool as agentsTool,
@@ -139,7 +147,7 @@ export function openAiAgentsLoop(steps: number): Loop {
  * the agent node scripted. With `checkpointer`, every super-step is checkpointed into a
  * `MemorySaver` under the run's own thread.
  */
-export function langGraphLoop(steps: number, checkpointer = false): Loop {
+export function langGraphLoop(steps: number, checkpointer: boolean | 'postgres' = false): Loop {
   const addTool = langchainTool(async (input) => JSON.stringify(await add(input)), {
     name: 'add',
     description: 'Adds two numbers',
@@ -167,12 +175,19 @@ export function langGraphLoop(steps: number, checkpointer = false): Loop {
       const last = state.messages.at(-1) as AIMessage | undefined;
       return last?.tool_calls?.length ? 'tools' : END;
     })
-    .addEdge('tools', 'agent')
-    .compile(checkpointer ? { checkpointer: new MemorySaver() } : {});
+    .addEdge('tools', 'agent');
+  let saver: Promise<BaseCheckpointSaver> | undefined;
+  let compiled: ReturnType<typeof graph.compile> | undefined;
   let thread = 0;
   return async () => {
+    if (compiled === undefined) {
+      if (checkpointer === 'postgres') {
+        saver ??= postgresSaver();
+        compiled = graph.compile({ checkpointer: await saver });
+      } else compiled = graph.compile(checkpointer ? { checkpointer: new MemorySaver() } : {});
+    }
     turn = 0;
-    const state = await graph.invoke(
+    const state = await compiled.invoke(
       { messages: [{ role: 'user', content: 'Add the numbers' }] },
       { recursionLimit: 2 * steps + 5, configurable: { thread_id: `bench-${++thread}` } },
     );
@@ -182,10 +197,22 @@ export function langGraphLoop(steps: number, checkpointer = false): Loop {
   };
 }
 
+/** The PostgreSQL the side-by-side's PostgreSQL variants use (scripts/postgres.sh url). */
+export const PEER_POSTGRES_URL =
+  process.env.TOOLWARDEN_PG_URL || 'postgres://postgres@127.0.0.1:54329/toolwarden_test';
+
+/** A `PostgresSaver` in a schema of this process's own, set up (its tables created). */
+async function postgresSaver(): Promise<BaseCheckpointSaver> {
+  const saver = PostgresSaver.fromConnString(PEER_POSTGRES_URL, { schema: `lg_bench_${process.pid}` });
+  await saver.setup();
+  return saver;
+}
+
 /** Every peer loop by the name the side-by-side prints. */
 export const peerLoops = {
   'AI SDK 6 generateText': aiSdkLoop,
   'OpenAI Agents JS 0.20': openAiAgentsLoop,
   'LangGraph.js 1 (no checkpointer)': (steps: number) => langGraphLoop(steps, false),
   'LangGraph.js 1 (MemorySaver)': (steps: number) => langGraphLoop(steps, true),
+  'LangGraph.js 1 (PostgresSaver)': (steps: number) => langGraphLoop(steps, 'postgres'),
 } satisfies Record<string, (steps: number) => Loop>;

@@ -65,14 +65,49 @@ const toolwarden: Record<string, MakeLoop> = {
     const path = join(dir, `runs-${steps}-${process.pid}.db`);
     return (await loops()).actorLoop({ store: sqliteStore({ path }) }, steps);
   },
+  'toolwarden: PostgreSQL store': async (steps) => {
+    const { postgresStore } = await import('../../runtime/stores/postgres-store.ts');
+    const store = postgresStore({
+      connectionString: postgresUrl(),
+      schema: `tw_bench_${process.pid}_${steps}`,
+    });
+    return (await loops()).actorLoop({ store }, steps);
+  },
   'toolwarden: run machine alone': async (steps) => (await loops()).machineLoop(steps),
   'naive XState machine': async (steps) => (await loops()).naiveLoop(steps),
   'plain async loop': async (steps) => (await loops()).plainLoop(steps),
 };
 
-/** Every variant's name, yardstick first, then toolwarden's, then the peers' (which need {@link ensurePeers}). */
+/**
+ * Every variant's name, yardstick first, then toolwarden's, then the peers' (which need
+ * {@link ensurePeers}). The PostgreSQL ones (toolwarden's store, LangGraph's `PostgresSaver`) only
+ * when the database of `TOOLWARDEN_PG_URL` (default: scripts/postgres.sh's) answers; each makes a
+ * schema of its own there (`tw_bench_<pid>_<steps>`, `lg_bench_<pid>`), left for inspection.
+ */
 export async function variantNames(): Promise<string[]> {
-  return [...Object.keys(toolwarden), ...Object.keys((await loadPeers()).peerLoops)];
+  const names = [...Object.keys(toolwarden), ...Object.keys((await loadPeers()).peerLoops)];
+  if (await postgresAnswers()) return names;
+  console.log(
+    `side by side: no PostgreSQL at ${postgresUrl()}: its variants are left out (bash scripts/postgres.sh start)`,
+  );
+  return names.filter((name) => !/Postgres/.test(name));
+}
+
+function postgresUrl(): string {
+  return process.env.TOOLWARDEN_PG_URL || 'postgres://postgres@127.0.0.1:54329/toolwarden_test';
+}
+
+async function postgresAnswers(): Promise<boolean> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: postgresUrl(), connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
 }
 
 /**
