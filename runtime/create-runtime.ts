@@ -22,12 +22,13 @@ import { createRecovery } from './durable/recover-runs.ts';
 import { migrateSnapshot, SnapshotMigrationError } from './durable/snapshot-migration.ts';
 import { unmigratableRun } from './durable/unmigratable-run.ts';
 import { createRunHost } from './host-run.ts';
-import { StepHistory } from './run-fork.ts';
+import type { RunVariant } from './run-fork.ts';
 import type { RunHandle } from './run-handle.ts';
-import { type Runtime, type RunVariant, runtimeApi } from './runtime-api.ts';
+import { type Runtime, runtimeApi } from './runtime-api.ts';
 import { createRunDeps, inspectionObserver, type LiveRuns, provideRunMachine } from './runtime-deps.ts';
 import { type RuntimeOptions, resolveRuntimeOptions } from './runtime-options.ts';
 import { connectAnswerers, pluginHooks } from './runtime-plugins.ts';
+import { StepHistory } from './step-history.ts';
 import type { RunDeps } from './steps/run-deps.ts';
 import { memoryStore } from './stores/memory-store.ts';
 

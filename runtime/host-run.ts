@@ -24,11 +24,11 @@ import type { ToolCatalog } from '../tools/tool-catalog.ts';
 import { ToolError } from '../tools/tool-error.ts';
 import type { DurableRuns } from './durable/durable-runs.ts';
 import type { RunPersister } from './durable/run-persister.ts';
-import type { StepHistory } from './run-fork.ts';
 import { RunHandle, runStatusOf, stateName } from './run-handle.ts';
 import type { LiveRuns } from './runtime-deps.ts';
 import type { OnRuntimeError } from './runtime-options.ts';
 import type { PluginHooks } from './runtime-plugins.ts';
+import type { StepHistory } from './step-history.ts';
 import { runInfo } from './steps/run-deps.ts';
 import type { StoredRun } from './stores/run-store.ts';
 

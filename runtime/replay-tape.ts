@@ -8,7 +8,7 @@
  * |---------------------------------|------------------------------------------------------------------------|
  * | a turn's recorded answer reused | same turn number and kind, the same transcript (ids of the run aside), the same tools advertised, reuse allowed (the parent's planner), not diverged |
  * | a call's recorded result reused | same turn number and index in the batch, same tool, same canonical input (`callFingerprint`), not diverged |
- * | a call not executed (in doubt)  | as above, but the parent has no result for it (scheduled, never answered: its outcome is unknown) |
+ * | a call not executed (in doubt)  | as above, but the parent has no result for it (scheduled, never answered) or only one marked `inDoubt`: its outcome is unknown |
  * | live                            | anything else; from then on the replay has diverged and everything is live |
  *
  * @module
@@ -111,7 +111,9 @@ export class ReplayTape {
       } else if (event.type === 'tool_result') {
         const id = event.result.toolCallId;
         const call = this.record(id, inputs.get(id) ?? { name: event.result.name, input: undefined });
-        if (call) call.result = event.result;
+        // A result marked in doubt (the effects' `inDoubt`: the call may or may not have run) is
+        // no record of an outcome: the call stays unknown, never executed again.
+        if (call && event.result.inDoubt === undefined) call.result = event.result;
       }
     }
   }

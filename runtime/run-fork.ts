@@ -44,9 +44,11 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import type { InspectionEvent } from 'xstate';
 import { createActor } from 'xstate';
 import { recordToolCallsUpdate } from '../machines/run-actions.ts';
 import { type RunContext, toolCallMeta } from '../machines/run-context.ts';
+import type { RunMachine } from '../machines/run-machine.ts';
 import type { RunMachineEvent } from '../machines/run-machine-types.ts';
 import type { PlanActorInput, RunPort, RunPorts } from '../machines/run-ports.ts';
 import { type PersistedRunSnapshot, runTransition } from '../machines/run-transition.ts';
@@ -57,14 +59,18 @@ import type { RunEvent } from '../run/run-events.ts';
 import { FORK_AT_LABEL, FORK_PARENT_LABEL, FORK_TRACEPARENT_LABEL } from '../telemetry/attributes.ts';
 import type { Tool } from '../tools/define-tool.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
+import type { DurableRuns } from './durable/durable-runs.ts';
 import { unpackSnapshot } from './durable/snapshot-codec.ts';
+import type { HostRun } from './host-run.ts';
 import { positionOf, RecordedReplay, ReplayTape, replayedOutput } from './replay-tape.ts';
 import type { RunHandle } from './run-handle.ts';
-import type { RuntimeParts } from './runtime-api.ts';
+import type { PluginHooks } from './runtime-plugins.ts';
+import { type Step, StepHistory } from './step-history.ts';
 import { createPlanPort } from './steps/plan-step.ts';
 import { createReviewResultsPort } from './steps/review-results.ts';
 import { advertisedTools, type RunDeps } from './steps/run-deps.ts';
 import { createValidateBatchPort } from './steps/validate-batch.ts';
+import type { RunStore } from './stores/run-store.ts';
 
 /** What `runtime.fork` takes. */
 export interface ForkOptions {
@@ -115,48 +121,35 @@ export interface ForkPreview {
   exact: boolean;
 }
 
+/** What a variant of the runtime's run machine changes (a fork's planner, tools, policies, replay). */
+export interface RunVariant {
+  planner?: Planner;
+  tools?: Tool[];
+  policies?: Policy[];
+  /** Wraps the steps' ports: a fork's recorded replay answers from the parent's record. */
+  wrapPorts?: (ports: Partial<RunPorts>, deps: RunDeps) => Partial<RunPorts>;
+}
+
+/** What forking needs of the runtime (a narrow view of its parts). */
+export interface ForkParts {
+  settings: { agent: RunInfo['agent'] };
+  store: RunStore;
+  durable: Pick<DurableRuns, 'flush'>;
+  machine: RunMachine;
+  /** The run machine of a {@link RunVariant}, with the steps' dependencies it was built over. */
+  variant: (overrides: RunVariant) => { machine: RunMachine; deps: RunDeps };
+  inspect: ((event: InspectionEvent) => void) | undefined;
+  hooks: Pick<PluginHooks, 'notifyRunStart' | 'eachPlugin'>;
+  host: HostRun;
+}
+
 /** Thrown when a run cannot be forked where asked (unknown run, step not kept, edit that does not fit). */
 export class ForkError extends Error {
   override readonly name = 'ForkError';
 }
 
 /** The labels a forked run carries; named beside the span attributes that the telemetry plugin reads them into. */
-export { FORK_AT_LABEL, FORK_PARENT_LABEL, FORK_TRACEPARENT_LABEL };
-
-interface Step {
-  /** Events the run had emitted when this snapshot was persisted. */
-  events: number;
-  /** The persisted snapshot (immutable: the runtime writes a new one per step). */
-  snapshot: { value: unknown; context: RunContext } & Record<string, unknown>;
-}
-
-/**
- * The persisted snapshot of every step of the most recent runs, in memory (the runtime's hook in
- * `host-run.ts` calls {@link record}); the oldest run's steps go first past `maxRuns`. A kept run
- * of 30 tool calls (61 steps) holds ~80 KB of heap (measured 2026-12-01, Node 24, after GC).
- */
-export class StepHistory {
-  private readonly runs = new Map<string, Step[]>();
-  constructor(
-    private readonly maxRuns = 100,
-    private readonly maxSteps = 500,
-  ) {}
-
-  record(runId: string, snapshot: unknown, events: number): void {
-    let steps = this.runs.get(runId);
-    if (!steps) {
-      steps = [];
-      this.runs.set(runId, steps);
-      if (this.runs.size > this.maxRuns) this.runs.delete(this.runs.keys().next().value!);
-    }
-    steps.push({ events, snapshot: snapshot as Step['snapshot'] });
-    if (steps.length > this.maxSteps) steps.shift();
-  }
-
-  steps(runId: string): readonly Step[] {
-    return this.runs.get(runId) ?? [];
-  }
-}
+export { FORK_AT_LABEL, FORK_PARENT_LABEL, FORK_TRACEPARENT_LABEL, StepHistory };
 
 /** Where a fork starts: the snapshot under the child's id, and the answer to give it at once. */
 interface ForkStart {
@@ -167,7 +160,7 @@ interface ForkStart {
 
 /** The fork's first snapshot (see the module's table). @throws ForkError */
 async function forkStart(
-  parts: RuntimeParts,
+  parts: ForkParts,
   history: StepHistory,
   parentId: string,
   options: ForkOptions,
@@ -260,7 +253,7 @@ async function forkStart(
 }
 
 /** The fork's run machine: the runtime's, or a variant with its overrides and its recorded replay. */
-async function forkMachine(parts: RuntimeParts, parentId: string, options: ForkOptions) {
+async function forkMachine(parts: ForkParts, parentId: string, options: ForkOptions) {
   const replay =
     options.replay === 'recorded'
       ? new RecordedReplay(await tapeOf(parts, parentId), options.planner === undefined)
@@ -277,7 +270,7 @@ async function forkMachine(parts: RuntimeParts, parentId: string, options: ForkO
 }
 
 /** The parent's record, from the store: its whole event log and its latest transcript. */
-async function tapeOf(parts: RuntimeParts, parentId: string): Promise<ReplayTape> {
+async function tapeOf(parts: ForkParts, parentId: string): Promise<ReplayTape> {
   await parts.durable.flush(parentId).catch(() => undefined);
   const stored = await parts.store.load(parentId);
   if (!stored) throw new ForkError(`Run ${parentId} is not in the store: nothing recorded to replay`);
@@ -317,7 +310,7 @@ function advertisedNames(deps: RunDeps, context: RunContext, kind: PlanActorInpu
 
 /** `runtime.fork`: see the module's tables. */
 export async function forkRun(
-  parts: RuntimeParts,
+  parts: ForkParts,
   history: StepHistory,
   parentId: string,
   options: ForkOptions,
@@ -366,7 +359,7 @@ const MAX_PREVIEW_STEPS = 100_000;
 
 /** `runtime.forkPreview`: the fork walked with the pure step (see the module's §Preview). */
 export async function previewFork(
-  parts: RuntimeParts,
+  parts: ForkParts,
   history: StepHistory,
   parentId: string,
   options: ForkOptions,

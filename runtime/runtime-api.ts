@@ -10,11 +10,8 @@ import { createActor, type InspectionEvent } from 'xstate';
 import type { InspectorPlugin } from '../inspector/inspector-plugin.ts';
 import type { InDoubtResolution, RunContext } from '../machines/run-context.ts';
 import type { RunMachine } from '../machines/run-machine.ts';
-import type { RunPorts } from '../machines/run-ports.ts';
-import type { Policy } from '../policies/define-policy.ts';
 import type { PolicyRunner } from '../policies/policy-runner.ts';
 import type { Caps } from '../run/caps.ts';
-import type { Planner } from '../run/planner.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import type { JSONSchema, Tool } from '../tools/define-tool.ts';
 import type { ToolCatalog } from '../tools/tool-catalog.ts';
@@ -30,24 +27,16 @@ import {
   type ForkPreview,
   forkRun,
   previewFork,
-  type StepHistory,
+  type RunVariant,
 } from './run-fork.ts';
 import type { ProvidedToolResult, RunHandle } from './run-handle.ts';
 import type { LiveRuns, ProvidedRunMachine } from './runtime-deps.ts';
 import type { RuntimeSettings, StartOptions } from './runtime-options.ts';
 import type { PluginHooks } from './runtime-plugins.ts';
 import { startInputOf } from './start-input.ts';
+import type { StepHistory } from './step-history.ts';
 import type { RunDeps } from './steps/run-deps.ts';
 import type { RunEventRecord, RunListFilter, RunStore, StoredRun } from './stores/run-store.ts';
-
-/** What a variant of the runtime's run machine changes (a fork's planner, tools, policies, replay). */
-export interface RunVariant {
-  planner?: Planner;
-  tools?: Tool[];
-  policies?: Policy[];
-  /** Wraps the steps' ports: a fork's recorded replay answers from the parent's record (run-fork.ts). */
-  wrapPorts?: (ports: Partial<RunPorts>, deps: RunDeps) => Partial<RunPorts>;
-}
 
 /** What the runtime object is built over: the results of the earlier steps. */
 export interface RuntimeParts {
