@@ -9,7 +9,14 @@
 import { AwaitClarificationSchema } from '../run/planner.ts';
 import { ToolError, type ToolErrorJSON } from '../tools/tool-error.ts';
 import { planOf } from './plan-output.ts';
-import { type BatchState, NO_CALLS, type PendingCall, type RunContext, turnId } from './run-context.ts';
+import {
+  type BatchState,
+  type ConfirmationCall,
+  NO_CALLS,
+  type PendingCall,
+  type RunContext,
+  turnId,
+} from './run-context.ts';
 import type { RunMachineEvent } from './run-machine.ts';
 import {
   batchWith,
@@ -169,15 +176,18 @@ export function requestToolConfirmationUpdate(context: RunContext): Partial<RunC
   const names = [...new Set(waiting.map((call) => call.name))].join(', ');
   // A policy's `confirm` (onToolBatch) says what the person is shown; the calls are always listed.
   const asked = context.flow.effects?.confirm;
-  const calls = waiting.map((call) => ({
+  // One descriptor per held call (issue 35 item 3): what the approver decides on.
+  const calls: ConfirmationCall[] = waiting.map((call) => ({
     toolCallId: call.toolCallId,
     tool: call.name,
     input: call.preparedInput,
+    ...call.approval,
   }));
   return withFlow(context, {
     awaiting: {
       kind: 'confirmation',
       toolCallIds,
+      calls,
       confirmation: {
         id: `${turnId(context)}:confirm`,
         prompt:

@@ -60,13 +60,40 @@ export interface PendingCall {
    * release would have, not held in doubt.
    */
   restoreAs?: 'rerun';
+  /**
+   * What the approver is shown of a call waiting for approval, from the tool's `summary`, `risk`
+   * and `permissions` (docs/policies.md §Permissions and risk); set when the call waits.
+   */
+  approval?: ApprovalFacts;
+}
+
+/** A call's approval facts: its summary, risk and the permissions it needs (those the run lacks in `missing`). */
+export interface ApprovalFacts {
+  summary?: string;
+  risk?: 'low' | 'medium' | 'high';
+  permissions?: string[];
+  /** Permissions the run was not granted (a policy sent the call for approval instead of refusing it). */
+  missing?: string[];
+}
+
+/** One call a confirmation holds, as the approver sees it (run.awaiting, events, spans, the inspector, MCP). */
+export interface ConfirmationCall extends ApprovalFacts {
+  toolCallId: string;
+  tool: string;
+  input: unknown;
 }
 
 /** What the run waits for in `awaiting` (docs/architecture.md); deadlines are epoch-ms timestamps. */
 export type AwaitState =
   | { kind: 'clarification'; clarification: AwaitClarification & { missingFields: string[] } }
   | { kind: 'external_tools'; externalTools: AwaitExternalTools }
-  | { kind: 'confirmation'; confirmation: AwaitConfirmation; toolCallIds?: string[] }
+  | {
+      kind: 'confirmation';
+      confirmation: AwaitConfirmation;
+      toolCallIds?: string[];
+      /** A descriptor per held call (absent for a planner's own confirmation). */
+      calls?: ConfirmationCall[];
+    }
   | { kind: 'backoff'; until: number }
   | { kind: 'in_doubt'; calls: InDoubtCall[] };
 
@@ -188,6 +215,11 @@ export interface FlowState {
   finalResponse: { text: string; data?: unknown } | null;
   error: ToolErrorJSON | null;
   cancelReason: string | null;
+  /**
+   * The permissions the run was started with (`runtime.start({ grants })`), checked against each
+   * call's tool `permissions`. Absent: none.
+   */
+  grants?: string[];
   /** Tokens the planner turns reported (`PlanResult.usage`), summed. */
   usage: { inputTokens: number; outputTokens: number };
   /**
@@ -234,6 +266,8 @@ export interface RunInput {
   startedAt?: number;
   disabledTools?: Record<string, string>;
   traceContext?: Record<string, string> | null;
+  /** The user's scopes (`runtime.start({ grants })`). */
+  grants?: string[];
 }
 
 export function turnId(context: Pick<RunContext, 'runId' | 'turn'>): string {

@@ -434,6 +434,7 @@ const machine = setup({
       awaitedMs: 0,
       awaitingSince: null,
       awaits: 0,
+      ...(input.grants === undefined ? {} : { grants: [...input.grants] }),
     },
   }),
   initial: 'planning',

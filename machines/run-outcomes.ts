@@ -287,6 +287,7 @@ export function awaitOutcome(context: RunContext): RunOutcome {
       ...awaiting.confirmation,
       question: awaiting.confirmation.prompt,
       toolCallIds: awaiting.toolCallIds,
+      ...(awaiting.calls === undefined ? {} : { calls: awaiting.calls }),
     };
     return { events: [{ type: 'await_confirmation', ...base, confirmation }] };
   }

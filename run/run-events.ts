@@ -104,6 +104,19 @@ export interface AwaitExternalToolsEvent extends RunEventBase {
   type: 'await_external_tools';
   externalTools: AwaitExternalTools;
 }
+/** One call a confirmation holds, as the approver sees it (issue 35 item 3). */
+export const ConfirmationCallSchema = z.object({
+  toolCallId: z.string(),
+  tool: z.string(),
+  input: z.unknown(),
+  summary: z.string().optional(),
+  risk: z.enum(['low', 'medium', 'high']).optional(),
+  permissions: z.array(z.string()).optional(),
+  missing: z.array(z.string()).optional(),
+});
+/** One call a confirmation holds: id, tool, input, summary, risk, permissions (those missing). */
+export type ConfirmationCallJSON = z.infer<typeof ConfirmationCallSchema>;
+
 /** The run waits for an approval (`await_confirmation`). */
 export interface AwaitConfirmationEvent extends RunEventBase {
   type: 'await_confirmation';
@@ -112,6 +125,8 @@ export interface AwaitConfirmationEvent extends RunEventBase {
     prompt: string;
     details?: unknown;
     toolCallIds?: string[] | undefined;
+    /** A descriptor per held call: `{ toolCallId, tool, input, summary?, risk?, permissions?, missing? }`. */
+    calls?: ConfirmationCallJSON[] | undefined;
     /**
      * What a person approves or denies: the name `run.awaiting.question` and clarifications use
      * (issue 28 item 7). `prompt` holds the same text, kept for existing readers (deprecated);
@@ -292,6 +307,7 @@ const runEventSchema = z.discriminatedUnion('type', [
     ...base,
     confirmation: AwaitConfirmationSchema.extend({
       toolCallIds: z.array(z.string()).optional(),
+      calls: z.array(ConfirmationCallSchema).optional(),
       /**
        * What a person approves or denies: the name `run.awaiting.question` and clarifications use
        * (issue 28 item 7). `prompt` holds the same text, kept for existing readers (deprecated);

@@ -1,4 +1,4 @@
-import type { AwaitState, RunContext } from '../machines/run-context.ts';
+import type { AwaitState, ConfirmationCall, RunContext } from '../machines/run-context.ts';
 import { idempotencyKey } from '../tools/idempotency-key.ts';
 import type { InDoubtCause } from '../tools/tool-result.ts';
 
@@ -45,6 +45,11 @@ export type RunAwaiting =
       details?: unknown;
       /** The tool calls held until the answer, when a policy asked for the confirmation. */
       toolCallIds?: string[];
+      /**
+       * A descriptor per held call: `{ toolCallId, tool, input, summary?, risk?, permissions?,
+       * missing? }` (the tool's `summary`, `risk`, `permissions`, and those the run lacks).
+       */
+      calls?: ConfirmationCall[];
     }
   | { kind: 'backoff'; until: number }
   | {
@@ -97,6 +102,7 @@ export function runAwaitingOf(
         question: prompt,
         ...(details === undefined ? {} : { details }),
         ...(awaiting.toolCallIds === undefined ? {} : { toolCallIds: [...awaiting.toolCallIds] }),
+        ...(awaiting.calls === undefined ? {} : { calls: awaiting.calls.map((call) => ({ ...call })) }),
       };
     }
     case 'backoff':

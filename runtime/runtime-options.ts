@@ -110,6 +110,12 @@ export interface StartOptions {
   caps?: Partial<Caps>;
   /** Tools the app disables for this run; no policy can enable them. */
   disabledTools?: string[];
+  /**
+   * The user's scopes (`['payments:refund']`): a call of a tool whose `permissions` are not all
+   * here is refused (`permission_denied`) unless a policy sends it for approval
+   * (docs/policies.md §Permissions and risk). Non-empty strings of at most 256 characters.
+   */
+  grants?: string[];
 }
 
 /** {@link RuntimeOptions} with defaults applied: what the later steps of `createRuntime` read. */

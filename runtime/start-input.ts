@@ -138,8 +138,24 @@ export function startInputOf(
     startedAt,
     disabledTools: initial?.disabledTools ?? appDisabled,
     traceContext: info.traceContext,
+    ...(start.grants === undefined ? {} : { grants: checkedGrants(start.grants) }),
   };
   return { input, decisions: initial?.decisions };
+}
+
+/** `grants`: an array of non-empty strings of at most 256 characters, copied. @throws StartOptionsError */
+function checkedGrants(grants: unknown): string[] {
+  if (!Array.isArray(grants))
+    throw new StartOptionsError('grants', `must be an array of strings, got ${describe(grants)}`);
+  return grants.map((grant, index) => {
+    if (typeof grant !== 'string' || grant.length === 0 || grant.length > 256) {
+      throw new StartOptionsError(
+        `grants.${index}`,
+        `must be a non-empty string of at most 256 characters, got ${describe(grant)}`,
+      );
+    }
+    return grant;
+  });
 }
 
 /** A run's caps: what it asks for, never above the runtime's `ceilings`. */

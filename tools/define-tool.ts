@@ -122,6 +122,21 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.Zod
    * outlives the run's time budget counts as `true` (ask). docs/tool-boundary.md §Defining tools.
    */
   requiresConfirmation?: boolean | ConfirmationCheck<z.output<I>>;
+  /**
+   * Permissions a call needs (docs/policies.md §Permissions and risk), or a function of the
+   * validated input and meta giving them: a run started without one of them in its `grants`
+   * (`runtime.start({ grants })`) has the call refused, `permission_denied` naming it, unless a
+   * policy's `confirm` sends it for approval instead. A function that throws refuses the call.
+   */
+  permissions?: readonly string[] | ApprovalFacet<z.output<I>, readonly string[]>;
+  /**
+   * How risky an approval of this call is: `low`, `medium`, `high`, or a function of the input,
+   * e.g. `({ amount }) => amount > 1000 ? 'high' : 'medium'`. Shown with the confirmation; a
+   * `high` call is never approved by a remembered approval. A function that throws means `high`.
+   */
+  risk?: ApprovalRisk | ApprovalFacet<z.output<I>, ApprovalRisk>;
+  /** One line for the approver (`Refund 40 EUR of A-17`), or a function of the input giving it. */
+  summary?: string | ApprovalFacet<z.output<I>, string>;
   /** Fields filled by plugins from ToolCallMeta or labels; hidden from the model (docs/tool-boundary.md). */
   inject?: string[];
   /**
@@ -146,6 +161,14 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.Zod
 export type ConfirmationCheck<T> = {
   check(input: T, meta: ToolCallMeta): boolean | Promise<boolean>;
 }['check'];
+
+/** How risky approving a call is (docs/policies.md §Permissions and risk). */
+export type ApprovalRisk = 'low' | 'medium' | 'high';
+
+/** A tool's `permissions`, `risk` or `summary` as a function of the validated input and meta (a method, so bivariant). */
+export type ApprovalFacet<T, R> = {
+  facet(input: T, meta: ToolCallMeta): R;
+}['facet'];
 
 export interface Tool<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType>
   extends ToolDefinition<I, O> {

@@ -7,6 +7,7 @@ import { parseArguments } from '../../tools/parse-arguments.ts';
 import { type PolicyRetryHint, toPolicyRetryHint } from '../../tools/retry-hint.ts';
 import { ToolError } from '../../tools/tool-error.ts';
 import { type ToolResult, type ToolResultJSON, toolResultToJSON } from '../../tools/tool-result.ts';
+import { approvalFactsOf, permissionDeniedHint } from './approval-facts.ts';
 import type { RunDeps } from './run-deps.ts';
 import { OUT_OF_BUDGET_EFFECTS, withinBudget } from './within-budget.ts';
 
@@ -93,7 +94,9 @@ function policyConfirms(effects: PolicyEffects, call: Pick<PendingCall, 'toolCal
  *    this turn when a policy restricted it (`tool_unavailable` otherwise);
  * 2. a tool past `maxRetriesPerTool` repairs in a row is refused and disabled for the run;
  * 3. the input must pass the tool's schema (`missing_fields` / `invalid_arguments`);
- * 4. a tool declared `requiresConfirmation`, or a call a policy's `confirm` names, waits for approval.
+ * 4. a tool declaring `permissions` the run was not granted (`grants`) is refused,
+ *    `permission_denied`, unless a policy's `confirm` names the call (then it waits for approval);
+ * 5. a tool declared `requiresConfirmation`, or a call a policy's `confirm` names, waits for approval.
  *
  * Before all of these, a call a policy's `refuse` names is not run: its result carries the
  * policy's message and a hint of its reason (`no_progress`, docs/policies.md §No progress).
@@ -199,17 +202,39 @@ class BatchCheck {
       if (result.retryHint) this.hints.push(toPolicyRetryHint(result.retryHint, metaFor(context, call)));
       return { ...call, status: 'rejected' };
     }
+    const confirmedByPolicy = policyConfirms(effects, call);
+    const approval = approvalFactsOf(
+      prepared.tool,
+      prepared.input,
+      metaFor(context, call),
+      context.flow.grants,
+    );
+    // A permission the run lacks refuses the call, unless a policy sends it for approval instead.
+    if (approval?.missing && !confirmedByPolicy) {
+      const hint = permissionDeniedHint(prepared.tool.id, approval.missing, prepared.input);
+      const result: ToolResult = {
+        name: prepared.tool.id,
+        toolCallId: call.toolCallId,
+        executed: false,
+        error: new ToolError(hint.message, { recoverable: true }),
+        retryHint: hint,
+      };
+      this.results.push(toolResultToJSON(result));
+      this.hints.push(toPolicyRetryHint(hint, metaFor(context, call)));
+      return { ...call, status: 'rejected' };
+    }
     this.results.push(null);
     // Object.assign: members added after a spread cost ~0.5 µs each on Node 20 (run-updates.ts).
     return Object.assign({}, call, {
       // A conditional requiresConfirmation counts as `true` here (ask); the port asks it (confirmWhereAsked).
       status:
-        prepared.tool.requiresConfirmation || policyConfirms(effects, call)
+        prepared.tool.requiresConfirmation || confirmedByPolicy
           ? ('confirm' as const)
           : ('admitted' as const),
       preparedInput: prepared.input,
       droppedFields: prepared.droppedFields.length > 0 ? prepared.droppedFields : undefined,
       ...(prepared.tool.execute === undefined ? { external: true as const } : {}),
+      ...(approval === undefined ? {} : { approval }),
     });
   }
 
