@@ -10,6 +10,14 @@
  * @packageDocumentation
  */
 
+export {
+  createRuntime,
+  type Runtime,
+  type RuntimeListFilter,
+  type RuntimeOptions,
+  type StartOptions,
+} from './create-runtime.ts';
+export type { RunAwaiting } from './machines/run-awaiting.ts';
 export type { InDoubtCall, InDoubtResolution, RunContext } from './machines/run-context.ts';
 // --- The run machine (docs/architecture.md): for diagrams, inspectors and durable engines -----
 export { PARENT_RUN_LABEL, PARENT_TOOL_CALL_LABEL } from './machines/run-context.ts';
@@ -159,13 +167,6 @@ export {
 export { type ApprovalEdit, ApprovalEditRefusedError } from './runtime/approval-edits.ts';
 export { SessionBusyError } from './runtime/continue-session.ts';
 export {
-  createRuntime,
-  type Runtime,
-  type RuntimeListFilter,
-  type RuntimeOptions,
-  type StartOptions,
-} from './runtime/create-runtime.ts';
-export {
   type DurableOptions,
   type MigrateSnapshotOptions,
   migrateSnapshot,
@@ -182,7 +183,6 @@ export {
   SnapshotMigrationError,
   type SnapshotMigrator,
 } from './runtime/durable/index.ts';
-export type { RunAwaiting } from './runtime/run-awaiting.ts';
 export {
   type ProvidedToolResult,
   RunAnswerError,

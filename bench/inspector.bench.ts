@@ -27,8 +27,8 @@ import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type CDPSession, chromium, type Page } from 'playwright-core';
+import { createRuntime } from '../create-runtime.ts';
 import type { InspectionStore } from '../inspector/inspection-store.ts';
-import { createRuntime } from '../runtime/create-runtime.ts';
 import { busyPlanner, lookupTool, runBusyRuns } from '../test/support/busy-runs.ts';
 
 const { values } = parseArgs({

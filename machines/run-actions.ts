@@ -17,7 +17,7 @@ import {
   type RunContext,
   turnId,
 } from './run-context.ts';
-import type { RunMachineEvent } from './run-machine.ts';
+import type { RunMachineEvent } from './run-machine-types.ts';
 import {
   batchWith,
   firstOpenResult,
@@ -319,18 +319,9 @@ export function startTurnUpdate(context: RunContext): Partial<RunContext> {
 }
 
 /**
- * Most tool calls of one batch that run at once. A batch larger than this runs in a window: each
- * finished call starts the next. The window bounds what a huge batch holds at once (its calls'
- * promises, controllers and timers; when each call was a child actor, XState's copies of the
- * `children` made a batch run all at once cost O(calls²)). Planner batches are a few calls; 32 at
- * once keeps every realistic batch fully parallel (docs/architecture.md §Executing).
- */
-export const MAX_PARALLEL_TOOL_CALLS = 32;
-
-/**
  * The calls of the batch to run (on entry to `executing`, and again after a restore): admitted
  * calls without a result that the run executes (not external ones), in the planner's order. The
- * `steps` actor runs them in a window of {@link MAX_PARALLEL_TOOL_CALLS} (run-steps.ts).
+ * `steps` actor runs them in a window of `MAX_PARALLEL_TOOL_CALLS` (run-steps.ts).
  */
 export function callsToStart(
   batch: Pick<RunContext['batch'], 'pending' | 'results'>,

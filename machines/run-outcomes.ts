@@ -20,7 +20,7 @@ import {
   toolCallMeta,
   turnId,
 } from './run-context.ts';
-import type { RunMachineEvent } from './run-machine.ts';
+import type { RunMachineEvent } from './run-machine-types.ts';
 import type { ExecuteToolInput, ExecuteToolOutput } from './run-ports.ts';
 import {
   batchWith,

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type AnyActorRef, assign, createActor, sendTo, setup } from 'xstate';
-import { MAX_PARALLEL_TOOL_CALLS } from './run-actions.ts';
 import type { ExecuteToolInput, RunPorts } from './run-ports.ts';
-import { runSteps, type StepEvent, type StepRequest } from './run-steps.ts';
+import { MAX_PARALLEL_TOOL_CALLS, runSteps, type StepEvent, type StepRequest } from './run-steps.ts';
 
 /** A parent that invokes `steps` over `ports`, forwards requests to it and keeps every answer. */
 function parentOf(ports: Partial<RunPorts>) {

@@ -1,6 +1,5 @@
 import { type CallbackActorLogic, type CallbackSnapshot, fromCallback, type Snapshot } from 'xstate';
 import type { PolicyEffects } from '../run/policy-effects.ts';
-import { MAX_PARALLEL_TOOL_CALLS } from './run-actions.ts';
 import {
   type ExecuteToolInput,
   type ExecuteToolOutput,
@@ -15,6 +14,15 @@ import {
   type ValidateBatchInput,
   type ValidateBatchOutput,
 } from './run-ports.ts';
+
+/**
+ * Most tool calls of one batch that run at once. A batch larger than this runs in a window: each
+ * finished call starts the next. The window bounds what a huge batch holds at once (its calls'
+ * promises, controllers and timers; when each call was a child actor, XState's copies of the
+ * `children` made a batch run all at once cost O(calls²)). Planner batches are a few calls; 32 at
+ * once keeps every realistic batch fully parallel (docs/architecture.md §Executing).
+ */
+export const MAX_PARALLEL_TOOL_CALLS = 32;
 
 /**
  * The run's `steps` actor: one child per run, invoked at the machine's root, that does a step's

@@ -24,16 +24,22 @@ import { unmigratableRun } from './durable/unmigratable-run.ts';
 import { createRunHost } from './host-run.ts';
 import type { RunVariant } from './run-fork.ts';
 import type { RunHandle } from './run-handle.ts';
-import { type Runtime, runtimeApi } from './runtime-api.ts';
+import { type CoreRuntime, runtimeApi } from './runtime-api.ts';
 import { createRunDeps, inspectionObserver, type LiveRuns, provideRunMachine } from './runtime-deps.ts';
-import { type RuntimeOptions, resolveRuntimeOptions } from './runtime-options.ts';
+import { type CoreRuntimeOptions, resolveRuntimeOptions } from './runtime-options.ts';
 import { connectAnswerers, pluginHooks } from './runtime-plugins.ts';
 import { StepHistory } from './step-history.ts';
 import type { RunDeps } from './steps/run-deps.ts';
 import { memoryStore } from './stores/memory-store.ts';
 
-export type { Runtime, RuntimeListFilter } from './runtime-api.ts';
-export type { InspectObserver, RuntimeOptions, StartOptions } from './runtime-options.ts';
+/** The core's names as most of the code reads them (the public ones, with `inspector`, are create-runtime.ts's at the root). */
+export type { CoreRuntime, CoreRuntime as Runtime, RuntimeListFilter } from './runtime-api.ts';
+export type {
+  CoreRuntimeOptions,
+  CoreRuntimeOptions as RuntimeOptions,
+  InspectObserver,
+  StartOptions,
+} from './runtime-options.ts';
 /** Thrown by `runtime.resume` (and the by-id answers) for a run the store does not hold. */
 export { RunNotFoundError } from './stores/run-store-errors.ts';
 
@@ -43,7 +49,7 @@ export { RunNotFoundError } from './stores/run-store-errors.ts';
  *
  * @throws ToolDefinitionError when two tools share an id; ZodError for invalid caps.
  */
-export function createRuntime(options: RuntimeOptions): Runtime {
+export function createRuntime(options: CoreRuntimeOptions): CoreRuntime {
   warnOnPeerCopies();
   const settings = resolveRuntimeOptions(options);
   const { agent, catalog, plugins, onError } = settings;
@@ -68,7 +74,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const machine = provideRunMachine(deps, durable.toolGate, settings, live);
   const inspect = inspectionObserver(options.inspect, plugins, onError);
   const hooks = pluginHooks(plugins, onError);
-  const forks = options.forks ?? (options.inspector !== undefined && options.inspector !== false);
+  const forks = options.forks ?? false;
   const steps = forks ? new StepHistory(forks === true ? 100 : forks.maxRuns) : undefined;
   const host = createRunHost({ agent, catalog, live, durable, hooks, onError, steps });
   /** The run machine with another planner, tools or policies, or wrapped ports (a fork's, run-fork.ts). */

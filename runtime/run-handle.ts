@@ -6,6 +6,7 @@ import { Observable as RxObservable } from 'rxjs/internal/Observable';
 import { Subject } from 'rxjs/internal/Subject';
 import type { SnapshotFrom } from 'xstate';
 import { persistedSnapshotOf } from '../machines/persisted-snapshot.ts';
+import { type RunAwaiting, runAwaitingOf } from '../machines/run-awaiting.ts';
 import type { InDoubtResolution, RunContext } from '../machines/run-context.ts';
 import type { RunActorRef, RunMachine } from '../machines/run-machine.ts';
 import { deepFreeze } from '../policies/policy-json.ts';
@@ -26,7 +27,6 @@ import {
   checkedConfirmation,
   checkedToolResults,
 } from './run-answers.ts';
-import { type RunAwaiting, runAwaitingOf } from './run-awaiting.ts';
 import { capsState } from './steps/plan-step.ts';
 
 /** What `run.result()` resolves to (docs/architecture.md). */

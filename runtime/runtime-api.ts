@@ -7,7 +7,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { createActor, type InspectionEvent } from 'xstate';
-import type { InspectorPlugin } from '../inspector/inspector-plugin.ts';
+import { type RunAwaiting, runAwaitingOf } from '../machines/run-awaiting.ts';
 import type { InDoubtResolution, RunContext } from '../machines/run-context.ts';
 import type { RunMachine } from '../machines/run-machine.ts';
 import type { PolicyRunner } from '../policies/policy-runner.ts';
@@ -20,7 +20,6 @@ import type { DurableRuns, RunEventsOptions } from './durable/durable-runs.ts';
 import type { RecoveredRuns, RecoverOptions, Recovery } from './durable/recover-runs.ts';
 import { readableContext } from './durable/snapshot-migration.ts';
 import type { HostRun } from './host-run.ts';
-import { type RunAwaiting, runAwaitingOf } from './run-awaiting.ts';
 import {
   ForkError,
   type ForkOptions,
@@ -62,11 +61,9 @@ export interface RuntimeParts {
  * What {@link createRuntime} returns: start, resume, answer, list and close runs (docs/architecture.md).
  * A named interface, so hovers and the API reference show these members, not the run machine's type.
  */
-export interface Runtime {
+export interface CoreRuntime {
   /** The run machine with this runtime's actors provided (for diagrams and inspectors). */
   readonly machine: RunMachine;
-  /** The inspector plugin when the `inspector` option is set: `start()` gives its URL, `close()` stops it. */
-  readonly inspector: InspectorPlugin | undefined;
   /** The runtime's tools and its plugins' tools (docs/tool-boundary.md). */
   readonly catalog: ToolCatalog;
   /** Where runs are persisted (`memoryStore()` unless the `store` option gave one). */
@@ -162,8 +159,8 @@ export interface Runtime {
   /**
    * Stops hosting runs: waits for writes in flight, stops every live actor, releases the runs
    * and ends this runtime's lease, so another process can resume them at once. The store is
-   * not closed (it is the app's). The inspector server the `inspector` option started is
-   * stopped too, so nothing keeps the process alive.
+   * not closed (it is the app's); nor are plugins (the public `createRuntime` closes the inspector
+   * its `inspector` option started, so nothing keeps the process alive).
    */
   close(): Promise<void>;
   /** The live handle of a run in this process, if any. */
@@ -197,12 +194,11 @@ export interface Runtime {
 }
 
 /** The runtime the app holds (see `createRuntime`); its members are documented on {@link Runtime}. */
-export function runtimeApi(parts: RuntimeParts): Runtime {
+export function runtimeApi(parts: RuntimeParts): CoreRuntime {
   const { settings, store, durable, live, machine, inspect, host, resume } = parts;
-  const { catalog, ceilings, agent, inspector } = settings;
-  const runtime: Runtime = {
+  const { catalog, ceilings, agent } = settings;
+  const runtime: CoreRuntime = {
     machine,
-    inspector,
     catalog,
     store,
     caps: ceilings,
@@ -284,7 +280,6 @@ export function runtimeApi(parts: RuntimeParts): Runtime {
         live.clear();
         return hosted;
       });
-      await inspector?.close();
     },
 
     get(runId: string): RunHandle | undefined {

@@ -17,7 +17,12 @@ import { noPolicies, type PolicyRunner } from '../policies/policy-runner.ts';
 import { NO_EFFECTS } from '../run/policy-effects.ts';
 import type { ToolCatalog } from '../tools/tool-catalog.ts';
 import type { RunHandle } from './run-handle.ts';
-import type { InspectObserver, OnRuntimeError, RuntimeOptions, RuntimeSettings } from './runtime-options.ts';
+import type {
+  InspectObserver,
+  OnRuntimeError,
+  CoreRuntimeOptions as RuntimeOptions,
+  RuntimeSettings,
+} from './runtime-options.ts';
 import { createExecuteToolPort } from './steps/execute-tool.ts';
 import { createPlanPort } from './steps/plan-step.ts';
 import { createReviewResultsPort } from './steps/review-results.ts';

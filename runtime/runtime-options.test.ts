@@ -13,24 +13,13 @@ const tool = (id: string) =>
   defineTool({ id, description: id, input: z.object({}), execute: async () => ({}) });
 
 describe('createRuntime step 1: options (runtime-options.ts)', () => {
-  it('orders plugins telemetry first, the app’s, then the inspector’s, and names the agent by its id', async () => {
+  it('orders plugins telemetry first, then the app’s, and names the agent by its id', () => {
     const mine = definePlugin({ name: 'mine', tools: [tool('mine.t')] });
-    const settings = resolveRuntimeOptions({
-      agent: { id: 'a' },
-      planner,
-      plugins: [mine],
-      inspector: { port: 0 },
-    });
-    expect(settings.plugins.map((plugin) => plugin.name)).toEqual([
-      TELEMETRY_PLUGIN_NAME,
-      'mine',
-      settings.inspector?.name,
-    ]);
+    const settings = resolveRuntimeOptions({ agent: { id: 'a' }, planner, plugins: [mine] });
+    expect(settings.plugins.map((plugin) => plugin.name)).toEqual([TELEMETRY_PLUGIN_NAME, 'mine']);
     expect(settings.agent).toEqual({ id: 'a', name: 'a' });
     expect(settings.catalog.list().map((t) => t.id)).toContain('mine.t');
     expect(settings.ceilings).toEqual(DEFAULT_CAPS);
-    await settings.inspector?.start();
-    await settings.inspector?.close();
   });
 
   it('leaves telemetry out when it is false, and caps the app set over the defaults', () => {
@@ -41,7 +30,6 @@ describe('createRuntime step 1: options (runtime-options.ts)', () => {
       caps: { maxToolCalls: 3 },
     });
     expect(settings.plugins).toEqual([]);
-    expect(settings.inspector).toBeUndefined();
     expect(settings.ceilings.maxToolCalls).toBe(3);
   });
 

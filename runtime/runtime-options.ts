@@ -6,11 +6,6 @@
  */
 
 import type { InspectionEvent, Observer } from 'xstate';
-import {
-  type InspectorPlugin,
-  type InspectorPluginOptions,
-  inspectorPlugin,
-} from '../inspector/inspector-plugin.ts';
 import type { Plugin, RunInfo } from '../plugins/define-plugin.ts';
 import type { Policy } from '../policies/define-policy.ts';
 import type { PolicyRunner } from '../policies/policy-runner.ts';
@@ -35,8 +30,11 @@ export type InspectObserver = Observer<InspectionEvent> | ((event: InspectionEve
 /** Where errors the runtime cannot hand to a caller go. */
 export type OnRuntimeError = (error: unknown, where: string) => void;
 
-/** What `createRuntime` takes (docs/architecture.md). */
-export interface RuntimeOptions {
+/**
+ * What the runtime's core takes (docs/architecture.md); the public `createRuntime` (create-runtime.ts at
+ * the root) adds `inspector`.
+ */
+export interface CoreRuntimeOptions {
   agent: { id: string; name?: string };
   planner: Planner;
   tools?: Tool[];
@@ -62,17 +60,11 @@ export interface RuntimeOptions {
   /** An XState inspection observer that reaches every actor (e.g. `@statelyai/inspect`). */
   inspect?: InspectObserver;
   /**
-   * Serve the live inspector page (issue 8): `true`, or `{ port }` and the other
-   * `inspectorPlugin` options. Off by default, and then no inspection observer is installed.
-   * The server's URL: `await runtime.inspector?.start()`.
-   */
-  inspector?: boolean | InspectorPluginOptions;
-  /**
    * Keep each step's snapshot of the most recent runs in memory, so `runtime.fork` can start a
-   * run from any of them (run-fork.ts): `true` (100 runs), `{ maxRuns }`, or false. Default: on
-   * when the inspector is (its page forks runs), else off. A kept run costs its steps' snapshots:
-   * ~80 KB of heap for a run of 30 tool calls (61 steps; Node 24, heap after GC over 300 such runs,
-   * 2026-12-01), so `maxRuns: 10_000` of them holds ~0.8 GB.
+   * run from any of them (run-fork.ts): `true` (100 runs), `{ maxRuns }`, or false. Default: off;
+   * on with the public `createRuntime`'s `inspector` option (its page forks runs). A kept run costs
+   * its steps' snapshots: ~80 KB of heap for a run of 30 tool calls (61 steps; Node 24, heap after GC
+   * over 300 such runs, 2026-12-01), so `maxRuns: 10_000` of them holds ~0.8 GB.
    */
   forks?: boolean | { maxRuns?: number };
   /** Timeout for tools that declare none, in ms. Default 60 000. */
@@ -121,10 +113,8 @@ export interface StartOptions {
 /** {@link RuntimeOptions} with defaults applied: what the later steps of `createRuntime` read. */
 export interface RuntimeSettings {
   agent: RunInfo['agent'];
-  /** Telemetry first (unless off or placed by the app), the app's plugins, then the inspector's. */
+  /** Telemetry first (unless off or placed by the app), then the app's plugins (the inspector's last). */
   plugins: Plugin[];
-  /** The inspector plugin when the `inspector` option is set. */
-  inspector: InspectorPlugin | undefined;
   /** The runtime's tools and its plugins' tools. @throws ToolDefinitionError on a duplicate id. */
   catalog: ToolCatalog;
   /** The runtime's caps: each run's are clamped to them. */
@@ -137,14 +127,8 @@ export interface RuntimeSettings {
  *
  * @throws ToolDefinitionError when two tools share an id; ZodError for invalid caps.
  */
-export function resolveRuntimeOptions(options: RuntimeOptions): RuntimeSettings {
-  const inspector = options.inspector
-    ? inspectorPlugin(options.inspector === true ? {} : options.inspector)
-    : undefined;
-  const plugins = [
-    ...withTelemetry(options.plugins ?? [], options.telemetry),
-    ...(inspector ? [inspector] : []),
-  ];
+export function resolveRuntimeOptions(options: CoreRuntimeOptions): RuntimeSettings {
+  const plugins = withTelemetry(options.plugins ?? [], options.telemetry);
   const catalog = new ToolCatalog(
     withoutServerCollisions([...(options.tools ?? []), ...plugins.flatMap((plugin) => plugin.tools ?? [])]),
   );
@@ -152,7 +136,6 @@ export function resolveRuntimeOptions(options: RuntimeOptions): RuntimeSettings 
   return {
     agent: { id: options.agent.id, name: options.agent.name ?? options.agent.id },
     plugins,
-    inspector,
     catalog,
     ceilings: CapsSchema.parse({ ...DEFAULT_CAPS, ...options.caps }),
     onError: options.onError ?? ((error, where) => console.error(`[toolwarden] ${where}:`, error)),

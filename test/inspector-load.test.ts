@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRuntime, type Runtime } from '../runtime/create-runtime.ts';
+import { createRuntime, type Runtime } from '../create-runtime.ts';
 import { busyPlanner, lookupTool, runBusyRuns } from './support/busy-runs.ts';
 
 /**

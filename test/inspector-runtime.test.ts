@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { createRuntime } from '../create-runtime.ts';
 import { inspectorPlugin } from '../inspector/inspector-plugin.ts';
 import { scriptedPlanner } from '../run/planner.ts';
-import { createRuntime } from '../runtime/create-runtime.ts';
 
 const planner = () => scriptedPlanner([{ finalResponse: { text: 'ok' } }]);
 const inspectOf = (actor: unknown) => (actor as { options: { inspect?: unknown } }).options.inspect;

@@ -6,9 +6,9 @@ import { filter, firstValueFrom, take, toArray } from 'rxjs';
 import { afterEach } from 'vitest';
 import { waitFor } from 'xstate';
 import { z } from 'zod';
+import { createRuntime, type Runtime, type RuntimeOptions } from '../create-runtime.ts';
 import type { PlanInput, PlanResult, PlanResumeInput } from '../run/planner.ts';
 import type { RunEvent } from '../run/run-events.ts';
-import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime/create-runtime.ts';
 import { type RunHandle, stateName } from '../runtime/run-handle.ts';
 import { defineTool } from '../tools/define-tool.ts';
 

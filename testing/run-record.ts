@@ -4,7 +4,7 @@ import type { PolicyDecisionRecord, RunEvent } from '../run/run-events.ts';
 import { unpackSnapshot } from '../runtime/durable/snapshot-codec.ts';
 import { positionOf } from '../runtime/replay-tape.ts';
 import type { RunOutcome } from '../runtime/run-handle.ts';
-import type { Runtime } from '../runtime/runtime-api.ts';
+import type { CoreRuntime as Runtime } from '../runtime/runtime-api.ts';
 import type { RunEventRecord, StoredRun } from '../runtime/stores/run-store.ts';
 
 /**

@@ -15,10 +15,9 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { chromium } from 'playwright-core';
+import { defineTool, type PlanInput, type Planner, type PlanResult, type PlanResumeInput } from 'toolwarden';
+import { createTemporalWorker, temporalRuntime } from 'toolwarden/temporal';
 import { z } from 'zod';
-import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../../run/planner.ts';
-import { createTemporalWorker, temporalRuntime } from '../../temporal/index.ts';
-import { defineTool } from '../../tools/define-tool.ts';
 
 const out = process.argv[2] ?? 'docs/images';
 const address = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';

@@ -21,7 +21,7 @@
  * @module
  */
 
-import { runAwaitingOf } from '../run-awaiting.ts';
+import { runAwaitingOf } from '../../machines/run-awaiting.ts';
 import type { RunHandle } from '../run-handle.ts';
 import type { RunStore, StoredRun } from '../stores/run-store.ts';
 import { RunConflictError } from './durable-errors.ts';

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { MAX_PARALLEL_TOOL_CALLS } from '../../machines/run-actions.ts';
+import { MAX_PARALLEL_TOOL_CALLS } from '../../machines/run-steps.ts';
 import type { Planner } from '../../run/planner.ts';
 import { createRuntime, type Runtime } from '../../runtime/create-runtime.ts';
 import { sqliteStore } from '../../runtime/stores/sqlite-store.ts';

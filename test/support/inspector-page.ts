@@ -1,8 +1,8 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll } from 'vitest';
+import { createRuntime, type Runtime, type RuntimeOptions } from '../../create-runtime.ts';
 import type { InspectorPluginOptions } from '../../inspector/inspector-plugin.ts';
 import type { InspectorServer } from '../../inspector/inspector-server.ts';
-import { createRuntime, type Runtime, type RuntimeOptions } from '../../runtime/create-runtime.ts';
 import { launchChromium } from './chromium.ts';
 
 export interface InspectorPageOptions {

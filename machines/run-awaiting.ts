@@ -1,6 +1,6 @@
-import type { AwaitState, ConfirmationCall, RunContext } from '../machines/run-context.ts';
 import { idempotencyKey } from '../tools/idempotency-key.ts';
 import type { InDoubtCause } from '../tools/tool-result.ts';
+import type { AwaitState, ConfirmationCall, RunContext } from './run-context.ts';
 
 /**
  * What a run waits for, in the form an app answers it (docs/architecture.md §Awaiting): read it
@@ -15,7 +15,7 @@ import type { InDoubtCause } from '../tools/tool-result.ts';
  * | `backoff`        | nothing: the run wakes by itself at `until` (epoch ms)       |
  * | `in_doubt`       | `resolveInDoubt(runId, { [toolCallId]: { status: 'done', output } \| { status: 'not_done' } \| { status: 'failed', error } })`, every call |
  *
- * Answers are checked where they enter (`run-answers.ts`): strings where strings are due, a
+ * Answers are checked where they enter (runtime/run-answers.ts): strings where strings are due, a
  * clarification answer or confirmation reason of at most 65,536 characters, results JSON of at
  * most 16 MiB, error messages kept to 4,096 characters; a refused answer changes nothing.
  */
