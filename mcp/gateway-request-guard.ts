@@ -1,7 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { hostname, networkInterfaces } from 'node:os';
 import { isLoopbackHost, isLoopbackOrigin, tokenMatches } from '../inspector/request-guard.ts';
-import type { GatewayHttpOptions } from './serve-mcp.ts';
 
 /** Why a request is refused before it is read, or undefined when it may proceed. */
 export interface Refusal {
@@ -9,6 +8,9 @@ export interface Refusal {
   message: string;
   headers: Record<string, string>;
 }
+
+/** What the guard reads of the gateway's HTTP options (serve-mcp.ts `GatewayHttpOptions`, documented there). */
+export type GuardedHttpOptions = { token?: string; allowedHosts?: string[]; allowedOrigins?: string[] };
 
 /**
  * The checks every HTTP request of the gateway passes first (docs/mcp.md §Gateway security; the
@@ -23,7 +25,7 @@ export interface Refusal {
  * @param bindHost the bind address as a Host header names it (`[::]` bracketed).
  */
 export function requestGuard(
-  http: GatewayHttpOptions,
+  http: GuardedHttpOptions,
   bindHost: string,
 ): (req: IncomingMessage) => Refusal | undefined {
   const names = new Set(

@@ -15,7 +15,7 @@ import type { RunEvent } from '../run/run-events.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
 import { RunConflictError } from '../runtime/durable/durable-errors.ts';
 import type { RunHandle } from '../runtime/run-handle.ts';
-import type { Runtime } from '../runtime/runtime-api.ts';
+import type { CoreRuntime as Runtime } from '../runtime/runtime-api.ts';
 import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
 import { defineTool, type ReconcileOutcome, type ToolDefinition } from '../tools/define-tool.ts';
 

@@ -17,7 +17,7 @@
  * @module
  */
 
-import type { PersistedSnapshotJson, SnapshotMigrator } from '../snapshot-format.ts';
+import type { PersistedSnapshotJson, SnapshotMigrator } from '../snapshot-migrator.ts';
 
 interface CallJson {
   status?: unknown;
