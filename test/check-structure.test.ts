@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -63,5 +64,13 @@ describe('scripts/check-structure.mjs (issue 37 item 5)', () => {
     );
     expect(violations).toHaveLength(5);
     expect(honoured).toEqual(['run/long-allowed.ts:1 allowed is 8 lines (at most 5): named here']);
+  });
+
+  it('passes on this repository, printing its exceptions and the longest function outside them', () => {
+    const out = execFileSync(process.execPath, ['scripts/check-structure.mjs'], { encoding: 'utf8' });
+    expect(out).toMatch(/longest product function outside the exceptions: .+, (\d+) lines/);
+    const lines = Number(/outside the exceptions: .+, (\d+) lines/.exec(out)![1]);
+    expect(lines).toBeLessThanOrEqual(150);
+    expect(out).toMatch(/check-structure: \d+ files, 0 violations, \d+ exceptions/);
   });
 });
