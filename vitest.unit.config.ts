@@ -23,6 +23,7 @@ export const SLOW_OR_OUTSIDE = [
   'test/durable-crash.test.ts',
   'test/durable-embedding.test.ts',
   'test/durable-recover.test.ts',
+  'test/reliability/effects-kill.test.ts',
   'test/mcp-cli.test.ts',
   'test/mcp-gateway.test.ts',
   'test/package-install.test.ts',

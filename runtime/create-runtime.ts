@@ -64,7 +64,9 @@ export function createRuntime(options: CoreRuntimeOptions): CoreRuntime {
   });
   const recovery = createRecovery({
     store,
-    owner: durable.instance,
+    // The owner name, not this instance's lease holder: it says which stored runs are "mine" to
+    // take back once the instance that held them (a crashed process) lost its lease.
+    owner: durable.owner,
     leaseMs: options.durable?.leaseMs ?? 30_000,
     resume,
     isLive: (runId) => live.has(runId),

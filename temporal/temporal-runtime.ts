@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { SpanStatusCode, type TracerProvider, trace } from '@opentelemetry/api';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { Observable } from 'rxjs';
-import type { RunInput } from '../machines/run-context.ts';
+import type { InDoubtResolution, RunInput } from '../machines/run-context.ts';
 import { type Caps, DEFAULT_CAPS } from '../run/caps.ts';
 import type { Message } from '../run/message.ts';
 import type { RunEvent } from '../run/run-events.ts';
@@ -140,6 +140,15 @@ export interface TemporalRunHandle {
   /** An update: a wrong id is rejected by the workflow's validator (WorkflowUpdateFailedError). */
   confirm(answer: { id: string; approved: boolean; by?: string; reason?: string }): Promise<void>;
   cancel(reason?: string): Promise<void>;
+  /**
+   * Settles the calls the run holds in doubt (after an activity retry of a tool that may not
+   * run twice; docs/durability.md §Effects), every one: toolCallId → `{ status: 'done', output }`,
+   * `{ status: 'not_done' }` or `{ status: 'failed', error: { message } }`. A resolution that does
+   * not name every call in doubt is ignored by the workflow (the run keeps waiting).
+   *
+   * @throws TemporalRunAnswerError when the run holds no call in doubt.
+   */
+  resolveInDoubt(resolutions: Record<string, InDoubtResolution>): Promise<void>;
 }
 
 const TERMINAL = new Set(['run_completed', 'run_failed', 'run_canceled']);
@@ -237,6 +246,10 @@ export function temporalRuntime(options: TemporalRuntimeOptions) {
       },
       confirm: async (answer) => {
         await workflow.executeUpdate('confirm', { args: [answer] });
+      },
+      resolveInDoubt: async (resolutions) => {
+        await expect('in_doubt');
+        await workflow.signal('resolve.inDoubt', { resolutions });
       },
       cancel: async (reason) => {
         await workflow.signal('cancel', reason === undefined ? {} : { reason });
@@ -375,6 +388,8 @@ export function temporalRuntime(options: TemporalRuntimeOptions) {
       handleOf(options.client.workflow.getHandle(runId), runId).confirm(answer),
     cancel: (runId: string, reason?: string) =>
       handleOf(options.client.workflow.getHandle(runId), runId).cancel(reason),
+    resolveInDoubt: (runId: string, resolutions: Record<string, InDoubtResolution>) =>
+      handleOf(options.client.workflow.getHandle(runId), runId).resolveInDoubt(resolutions),
   };
 }
 

@@ -30,7 +30,7 @@ import {
 } from '@temporalio/workflow';
 import { createActor } from 'xstate';
 import { persistedSnapshotOf } from '../machines/persisted-snapshot.ts';
-import type { RunContext } from '../machines/run-context.ts';
+import type { InDoubtResolution, RunContext } from '../machines/run-context.ts';
 import { runMachine } from '../machines/run-machine.ts';
 import type { ExecuteToolInput, PlanActorInput } from '../machines/run-ports.ts';
 import { runSteps } from '../machines/run-steps.ts';
@@ -61,6 +61,9 @@ export const clarificationSignal = defineSignal<[{ id: string; answer: string }]
 export const toolResultsSignal =
   defineSignal<[{ id: string; results: ToolResultJSON[] }]>('provide.toolResults');
 export const cancelSignal = defineSignal<[{ reason?: string }]>('cancel');
+/** Settles the calls the run holds in doubt (docs/durability.md §Effects): toolCallId → resolution. */
+export const inDoubtSignal =
+  defineSignal<[{ resolutions: Record<string, InDoubtResolution> }]>('resolve.inDoubt');
 export const confirmUpdate = defineUpdate<
   void,
   [{ id: string; approved: boolean; by?: string; reason?: string }]
@@ -372,6 +375,7 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
   });
   setHandler(clarificationSignal, (answer) => actor.send({ type: 'provide.clarification', ...answer }));
   setHandler(toolResultsSignal, (answer) => actor.send({ type: 'provide.toolResults', ...answer }));
+  setHandler(inDoubtSignal, ({ resolutions }) => actor.send({ type: 'resolve.inDoubt', resolutions }));
   setHandler(cancelSignal, ({ reason }) =>
     actor.send({ type: 'cancel', ...(reason === undefined ? {} : { reason }) }),
   );

@@ -1,6 +1,6 @@
 /**
  * A worker process for the effect trials (issue 34: `test/reliability/effects-kill.test.ts`,
- * `scripts/effects-trials.ts`): runs whose tool has a side effect, recorded in a ledger file
+ * `test/reliability/effects-trials.ts`): runs whose tool has a side effect, recorded in a ledger file
  * (JSON Lines, one line per effect, appended with `O_APPEND` so processes never interleave).
  *
  *     node --import tsx test/support/effects-child.ts '<EffectsChildConfig as JSON>'

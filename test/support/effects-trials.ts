@@ -1,6 +1,6 @@
 /**
  * The effect trials of issue 34 (docs/durability.md §Effects, §Recovery), one trial a call:
- * `test/reliability/effects-kill.test.ts` runs a few, `scripts/effects-trials.ts` runs many and
+ * `test/reliability/effects-kill.test.ts` runs a few, `test/reliability/effects-trials.ts` runs many and
  * prints the counts. Each trial works in a fresh SQLite file or PostgreSQL schema, with the worker
  * processes of `effects-child.ts`.
  *
