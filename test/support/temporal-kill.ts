@@ -23,6 +23,8 @@ export interface KilledRun {
   recoveryMs: number;
   ledger: { toolCallId: string; amount?: number }[];
   attempts: { toolCallId: string; pid?: number }[];
+  /** With `once`: the calls that came back in doubt (and were resolved from the ledger). */
+  inDoubt: string[];
 }
 
 function spawnWorker(config: object) {
@@ -59,12 +61,31 @@ export async function killWorkerDuring(options: {
   amounts: number[];
   budgetMs: number;
   children: ChildProcess[];
+  /**
+   * The tool is not idempotent (issue 34): the retried call comes back in doubt, the run waits
+   * in `awaiting.inDoubt`, and it is resolved from the ledger (`done` when the call booked).
+   */
+  once?: boolean;
 }): Promise<KilledRun> {
   const { where, amounts } = options;
   const runDir = await mkdtemp(join(options.dir, `${where}-`));
+  const lines = (file: string) =>
+    existsSync(join(runDir, file))
+      ? readFileSync(join(runDir, file), 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as { toolCallId: string; amount?: number; pid?: number })
+      : [];
   const taskQueue = `toolwarden-recovery-${where}-${randomUUID().slice(0, 8)}`;
   const workers = [0, 1].map(() =>
-    spawnWorker({ taskQueue, dir: runDir, freezeIn: where, amounts, bundlePath: options.bundlePath }),
+    spawnWorker({
+      taskQueue,
+      dir: runDir,
+      freezeIn: where,
+      amounts,
+      bundlePath: options.bundlePath,
+      ...(options.once ? { once: true } : {}),
+    }),
   );
   options.children.push(...workers.map((worker) => worker.child));
   await Promise.all(workers.map((worker) => worker.ready));
@@ -76,15 +97,33 @@ export async function killWorkerDuring(options: {
   const pid = await Promise.race(workers.map((worker) => worker.frozen));
   const killedAt = Date.now();
   process.kill(pid, 'SIGKILL');
+  const inDoubt: string[] = [];
+  if (options.once) {
+    for (let status = await run.status(); status.awaiting?.kind !== 'in_doubt'; status = await run.status()) {
+      if (status.status === 'completed' || status.status === 'failed') break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const booked = new Set(lines('ledger.jsonl').map((entry) => entry.toolCallId));
+    const events = (await run.events(0)).events;
+    const doubted = events.flatMap((event) =>
+      event.type === 'tool_result' && event.result.inDoubt ? [event.result] : [],
+    );
+    for (const result of doubted) inDoubt.push(result.toolCallId);
+    if (doubted.length > 0) {
+      await run.resolveInDoubt(
+        Object.fromEntries(
+          doubted.map((result) => [
+            result.toolCallId,
+            booked.has(result.toolCallId)
+              ? { status: 'done' as const, output: { booked: -1 } }
+              : { status: 'not_done' as const },
+          ]),
+        ),
+      );
+    }
+  }
   const outcome = await run.result();
   const recoveryMs = Date.now() - killedAt;
-  const lines = (file: string) =>
-    existsSync(join(runDir, file))
-      ? readFileSync(join(runDir, file), 'utf8')
-          .split('\n')
-          .filter(Boolean)
-          .map((line) => JSON.parse(line) as { toolCallId: string; amount?: number; pid?: number })
-      : [];
   for (const worker of workers) worker.child.kill('SIGKILL');
   return {
     runId: run.runId,
@@ -92,5 +131,6 @@ export async function killWorkerDuring(options: {
     recoveryMs,
     ledger: lines('ledger.jsonl'),
     attempts: lines('attempts.jsonl'),
+    inDoubt,
   };
 }

@@ -30,6 +30,8 @@ const config = JSON.parse(process.argv[2]!) as {
   bundlePath?: string;
   serviceName?: string;
   otlpEndpoint?: string;
+  /** The tool is not declared idempotent: an effect that must not happen twice. */
+  once?: boolean;
 };
 if (config.serviceName && config.otlpEndpoint) {
   startTelemetry({ serviceName: config.serviceName, otlpEndpoint: config.otlpEndpoint });
@@ -59,8 +61,9 @@ const hang = () => new Promise<never>(() => {});
 
 const book = defineTool({
   id: 'ledger.book',
-  // Safe to run again after a crash under the same key (docs/durability.md §Effects).
-  idempotent: true,
+  // Safe to run again after a crash under the same key (docs/durability.md §Effects), unless
+  // `once`: then a retried call is held in doubt (awaiting.inDoubt) instead.
+  ...(config.once ? {} : { idempotent: true }),
   description: 'Books an amount (idempotent by toolCallId)',
   input: z.object({ amount: z.number().int() }),
   // With `freezeIn`, long enough that the test's kill always comes before the call's own timeout
