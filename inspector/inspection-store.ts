@@ -373,6 +373,26 @@ export class InspectionStore {
   }
 
   /** A run's summary: no context, no log. */
+  /**
+   * A run read back from the run store that is not hosted here, so the page can show and answer
+   * it (the approval desk, issue 35 item 6: runs waiting from before a restart, or evicted):
+   * its stored events become its log, then its stored snapshot (`value`, `context`, as
+   * `migrateSnapshot` reads it) its state. Nothing happens for a run the store already has.
+   *
+   * @returns whether the run was added.
+   */
+  addStoredRun(
+    run: { runId: string; agentId: string; snapshot: { value?: unknown; context?: unknown } },
+    events: RunEvent[],
+  ): boolean {
+    if (this.records.has(run.runId)) return false;
+    for (const event of events) this.recordRunEvent(event, run.agentId);
+    const record =
+      this.records.get(run.runId) ?? this.create(run.runId, run.runId, 'native', this.graph.machineId);
+    this.applySnapshot(record, { ...run.snapshot, status: 'active' }, 'restored', []);
+    return true;
+  }
+
   summary(key: string): RunSummary | undefined {
     const record = this.records.get(key);
     return record ? summaryOf(record) : undefined;

@@ -1,6 +1,8 @@
 import type { AnyStateMachine } from 'xstate';
 import { type GraphModel, toGraphModel } from '../machines/diagram/graph-model.ts';
 import { definePlugin, type Plugin } from '../plugins/define-plugin.ts';
+import type { RunEvent } from '../run/run-events.ts';
+import { migrateSnapshot } from '../runtime/durable/snapshot-migration.ts';
 import { InspectionStore } from './inspection-store.ts';
 import type { InspectorAnswers, InspectorServer, InspectorServerOptions } from './inspector-server.ts';
 import type { Sanitize } from './sanitize.ts';
@@ -61,6 +63,12 @@ export interface InspectorPlugin extends Plugin {
    * runs await.
    */
   answerWith(answers: InspectorAnswers): void;
+  /**
+   * Resolves when the runs waiting in the runtime's store that the inspector did not host have
+   * been listed (the approval desk, docs/inspection.md §Approval desk): after `start()` and after
+   * each page connects. Resolves with how many were added by the latest listing.
+   */
+  seeded(): Promise<number>;
 }
 
 /**
@@ -104,6 +112,7 @@ export function inspectorPlugin(options: InspectorPluginOptions = {}): Inspector
     return answers;
   };
   const onListening = options.onListening ?? (options.printUrl ? printUrl : printAddress);
+  const desk = approvalDesk(store, () => answers);
 
   const start = (): Promise<InspectorServer> => {
     started ??= (async () => {
@@ -158,12 +167,14 @@ export function inspectorPlugin(options: InspectorPluginOptions = {}): Inspector
         maxSseBufferedBytes: options.maxSseBufferedBytes,
         pageSize: options.pageSize,
         logPageSize: options.logPageSize,
+        onClient: desk.refresh,
       });
       if (closed) {
         await server.close();
         throw new Error('The inspector was closed before it started');
       }
       onListening(server);
+      desk.refresh();
       return server;
     })();
     return started;
@@ -182,13 +193,64 @@ export function inspectorPlugin(options: InspectorPluginOptions = {}): Inspector
     start,
     answerWith(runtime: InspectorAnswers) {
       answers = runtime;
+      if (started) desk.refresh();
     },
+    seeded: () => desk.settled(),
     async close() {
       closed = true;
       const server = await started?.catch(() => undefined);
       await server?.close();
     },
   });
+}
+
+/** How often the desk lists the store's waiting runs at most (a page connecting asks), ms. */
+const DESK_REFRESH_MS = 2_000;
+
+/**
+ * The approval desk (issue 35 item 6): the runs waiting in the runtime's store that this
+ * inspector does not host — from before a restart, hosted by a process that is gone, or evicted
+ * from the inspection store — read from the store (`runtime.list({ awaiting: true })`, without
+ * restoring them) with their events, and added to the inspection store, so the page lists them
+ * and its forms answer them (`runtime.confirm` & co. restore a run as needed). Listed when the
+ * server starts and, at most every {@link DESK_REFRESH_MS}, when a page connects.
+ */
+function approvalDesk(store: InspectionStore, runtime: () => InspectorAnswers | undefined) {
+  let latest: Promise<number> = Promise.resolve(0);
+  let last = Number.NEGATIVE_INFINITY;
+  const list = async (answers: InspectorAnswers): Promise<number> => {
+    const waiting = (await answers.list?.({ awaiting: true })) ?? [];
+    let added = 0;
+    for (const stored of waiting) {
+      if (store.summary(stored.runId) || !answers.events) continue;
+      const events: RunEvent[] = [];
+      for await (const record of answers.events(stored.runId, { follow: false })) events.push(record.event);
+      let snapshot: { value?: unknown; context?: unknown } = {};
+      try {
+        snapshot = migrateSnapshot(stored.snapshot);
+      } catch {
+        // Listed with its log, without its state: answering it reports why it cannot restore.
+      }
+      if (store.addStoredRun({ runId: stored.runId, agentId: stored.agentId, snapshot }, events)) added++;
+    }
+    return added;
+  };
+  return {
+    refresh(): void {
+      const answers = runtime();
+      if (!answers?.list || Date.now() - last < DESK_REFRESH_MS) return;
+      last = Date.now();
+      latest = latest.then(() =>
+        list(answers).catch((error) => {
+          process.stderr.write(
+            `[toolwarden] inspector: the store's waiting runs were not listed: ${String(error)}\n`,
+          );
+          return 0;
+        }),
+      );
+    },
+    settled: () => latest,
+  };
 }
 
 /**

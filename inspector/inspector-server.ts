@@ -5,6 +5,7 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { type WebSocket, WebSocketServer } from 'ws';
+import type { RunEvent } from '../run/run-events.ts';
 import { ApprovalEditRefusedError } from '../runtime/approval-edits.ts';
 import type { ProvidedToolResult } from '../runtime/run-handle.ts';
 import type { InspectionStore, InspectorMessage, RunPage, RunQuery } from './inspection-store.ts';
@@ -22,11 +23,26 @@ export interface InspectorAnswers {
     runId: string,
     answer: { id: string; approved: boolean; by?: string; reason?: string; edits?: Record<string, unknown> },
   ): Promise<unknown>;
+  /**
+   * `runtime.list({ awaiting: true })` (issue 35 item 6): the store's waiting runs, read without
+   * restoring them; the inspector lists those it does not host (the approval desk).
+   */
+  list?(filter: { awaiting: true }): Promise<StoredWaitingRun[]>;
+  /** `runtime.events(runId, { follow: false })`: a stored run's events, for its log on the page. */
+  events?(runId: string, options: { follow: false }): AsyncIterable<{ event: RunEvent }>;
   /** `runtime.fork` (issue 27 item 4): a new run from the step at the run's event `atEvent`; resolves with its handle. */
   fork?(
     runId: string,
     options: { atEvent: number; edit?: { input: unknown } | { answer: string } },
   ): Promise<{ runId: string }>;
+}
+
+/** What the inspector reads of a stored run waiting for an answer (`StoredRun`, runtime/stores/run-store.ts). */
+export interface StoredWaitingRun {
+  runId: string;
+  agentId: string;
+  /** The persisted snapshot, as the store keeps it. */
+  snapshot: unknown;
 }
 
 /** The header a write from the page must carry: a cross-site form or `fetch` cannot send it without a CORS preflight, which the server never grants. */
@@ -72,6 +88,8 @@ export interface InspectorServerOptions {
   pageSize?: number;
   /** Log entries sent when a run is opened (its newest; the page asks for earlier ones). Default 200. */
   logPageSize?: number;
+  /** Called as each page connects (`/events`), before its `hello`: the plugin lists the store's waiting runs then. */
+  onClient?: () => void;
 }
 
 export interface InspectorServer {
@@ -315,6 +333,7 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
       return c.text(`Too many live inspector streams (at most ${maxClients}); close another page\n`, 503);
     }
     clients++;
+    options.onClient?.();
     const client = (c.req.query('client') ?? '').slice(0, 64);
     // Bytes Node holds for this response, unsent: where a client that does not read piles up.
     const outgoing = (c.env as { outgoing?: { writableLength?: number } } | undefined)?.outgoing;

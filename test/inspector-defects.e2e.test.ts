@@ -85,20 +85,27 @@ describe.skipIf(!available && !required)(SUITE, () => {
   it.each([
     { width: 1280, height: 800 },
     { width: 1600, height: 1000 },
-  ])('fits the whole width of the full chart at $width×$height, as the docs say', async (viewport) => {
-    const { page, problems } = await pages.open({
-      runtime: busy(0),
-      viewport,
-    });
-    await page.click('#view-full');
-    await page.click('#zoom-fit');
-    const box = (await page.locator('#viewport').boundingBox())!;
-    const chart = (await page.locator('[data-view="full"] svg').boundingBox())!;
-    expect(chart.x).toBeGreaterThanOrEqual(box.x - 1);
-    expect(chart.x + chart.width).toBeLessThanOrEqual(box.x + box.width + 1);
-    if (screenshots) await page.screenshot({ path: `.artifacts/full-chart-${viewport.width}.png` });
-    expect(problems).toEqual([]);
-  });
+  ])(
+    'at fit on $width×$height the full chart is whole in width or says it is wider, from its left edge',
+    async (viewport) => {
+      // It was cut ~40% on the right at 1280×800 with nothing saying so. Its text stays readable
+      // (11 px, the suites' rule): wider than the window, the page says so and starts at its left.
+      const { page, problems } = await pages.open({ runtime: busy(0), viewport });
+      await page.click('#view-full');
+      await page.click('#zoom-fit');
+      const box = (await page.locator('#viewport').boundingBox())!;
+      const chart = (await page.locator('[data-view="full"] svg').boundingBox())!;
+      expect(chart.x).toBeGreaterThanOrEqual(box.x - 1);
+      const wider = chart.x + chart.width > box.x + box.width + 1;
+      expect(await page.getAttribute('#zoom-level', 'data-wider')).toBe(String(wider));
+      if (wider)
+        expect(await page.textContent('#zoom-level')).toMatch(
+          /wider than the view: drag or ← → for the rest$/,
+        );
+      if (screenshots) await page.screenshot({ path: `.artifacts/full-chart-${viewport.width}.png` });
+      expect(problems).toEqual([]);
+    },
+  );
 
   it('rewinds the timeline with time travel, and numbers log rows as the run numbers its events', async () => {
     const { runtime, page, problems } = await pages.open({ runtime: busy(3) });

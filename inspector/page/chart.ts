@@ -70,7 +70,9 @@ let zoom: Zoom = { scale: 1, x: 0, y: 0 };
 
 function applyZoom(): void {
   $('canvas').style.transform = `translate(${zoom.x}px,${zoom.y}px) scale(${zoom.scale})`;
-  $('zoom-level').textContent = `${Math.round(zoom.scale * 100)}%`;
+  const level = $('zoom-level');
+  level.textContent = `${Math.round(zoom.scale * 100)}%${zoom.wider ? ' · wider than the view: drag or ← → for the rest' : ''}`;
+  level.dataset.wider = String(zoom.wider === true);
   for (const svg of document.querySelectorAll('#canvas svg'))
     svg.classList.toggle('labels-on', zoom.scale >= 1.25);
 }
