@@ -1,12 +1,7 @@
-import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Client } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeWorkflowBundle } from '../temporal/index.ts';
+import { describe, expect, it } from 'vitest';
 import { killWorkerDuring } from './support/temporal-kill.ts';
-import { connectTemporal, probeTemporal } from './support/temporal-server.ts';
+import { temporalKillSetup } from './support/temporal-kill-setup.ts';
+import { probeTemporal } from './support/temporal-server.ts';
 
 /**
  * Issue 34 on Temporal (docs/durability.md §Effects): a worker SIGKILLed during a tool call that
@@ -19,35 +14,18 @@ const { available, required } = await probeTemporal(SUITE);
 const TRIALS = Number(process.env.TOOLWARDEN_TRIALS ?? 2);
 
 describe.skipIf(!available && !required)(SUITE, () => {
-  const children: ChildProcess[] = [];
-  let temporal: Awaited<ReturnType<typeof connectTemporal>>;
-  let client: Client;
-  let dir: string;
-  let bundlePath: string;
-
-  beforeAll(async () => {
-    temporal = await connectTemporal(available);
-    client = temporal.client;
-    dir = await mkdtemp(join(tmpdir(), 'toolwarden-temporal-in-doubt-'));
-    ({ codePath: bundlePath } = await writeWorkflowBundle(join(dir, 'workflows.js')));
-  }, 120_000);
-
-  afterAll(async () => {
-    for (const child of children) child.kill('SIGKILL');
-    await temporal?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  const setup = temporalKillSetup(available, 'toolwarden-temporal-in-doubt-');
 
   it(`holds the retried call in doubt, never runs it again, and resolving continues the run (${TRIALS} trials)`, async () => {
     for (let trial = 0; trial < TRIALS; trial++) {
       const killed = await killWorkerDuring({
-        client,
+        client: setup.client,
         where: 'tool',
-        dir,
-        bundlePath,
+        dir: setup.dir,
+        bundlePath: setup.bundlePath,
         amounts: [10, 20],
         budgetMs: 60_000,
-        children,
+        children: setup.children,
         once: true,
       });
       const first = `${killed.runId}:t1:c1`;

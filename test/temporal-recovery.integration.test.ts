@@ -1,17 +1,13 @@
-import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Planner } from '../run/planner.ts';
-import { createTemporalWorker, temporalRuntime, writeWorkflowBundle } from '../temporal/index.ts';
+import { createTemporalWorker, temporalRuntime } from '../temporal/index.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { killWorkerDuring } from './support/temporal-kill.ts';
-import { connectTemporal, probeTemporal } from './support/temporal-server.ts';
+import { temporalKillSetup } from './support/temporal-kill-setup.ts';
+import { probeTemporal } from './support/temporal-server.ts';
 
 /**
  * Issue 26 items 1 and 2, on the real Temporal dev server: every activity heartbeats, so a worker
@@ -27,37 +23,19 @@ const { available, required } = await probeTemporal(SUITE);
 const AMOUNTS = [10, 20, 30];
 
 describe.skipIf(!available && !required)(SUITE, () => {
-  const children: ChildProcess[] = [];
-  let temporal: Awaited<ReturnType<typeof connectTemporal>>;
-  let client: Client;
-  let dir: string;
-  let bundlePath: string;
-
-  beforeAll(async () => {
-    temporal = await connectTemporal(available);
-    client = temporal.client;
-    dir = await mkdtemp(join(tmpdir(), 'toolwarden-temporal-recovery-'));
-    // Built once: each worker loads it instead of running webpack at its start.
-    ({ codePath: bundlePath } = await writeWorkflowBundle(join(dir, 'workflows.js')));
-  }, 120_000);
-
-  afterAll(async () => {
-    for (const child of children) child.kill('SIGKILL');
-    await temporal?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  const setup = temporalKillSetup(available, 'toolwarden-temporal-recovery-');
 
   /** Two workers; the one that reaches `where` first hangs there and is killed; the other finishes. */
   async function killDuring(where: 'plan' | 'tool') {
     // A budget shorter than the recovery: the retry's lost time must not be the run's.
     const { runId, outcome, recoveryMs, ledger, attempts } = await killWorkerDuring({
-      client,
+      client: setup.client,
       where,
-      dir,
-      bundlePath,
+      dir: setup.dir,
+      bundlePath: setup.bundlePath,
       amounts: AMOUNTS,
       budgetMs: 6_000,
-      children,
+      children: setup.children,
     });
     if (outcome.status !== 'completed') console.log(outcome);
     console.log(
@@ -120,15 +98,20 @@ describe.skipIf(!available && !required)(SUITE, () => {
       planResume: async () => ({ finalResponse: { text: 'exported' } }),
     };
     const worker = await createTemporalWorker({
-      connection: temporal.connection as NativeConnection,
+      connection: setup.temporal.connection as NativeConnection,
       taskQueue,
       tools: [slow],
       planner,
-      worker: { workflowBundle: { codePath: bundlePath } },
+      worker: { workflowBundle: { codePath: setup.bundlePath } },
     });
     const running = worker.run();
     try {
-      const runtime = temporalRuntime({ client, taskQueue, agent: { id: 'cancel' }, tools: [slow] });
+      const runtime = temporalRuntime({
+        client: setup.client,
+        taskQueue,
+        agent: { id: 'cancel' },
+        tools: [slow],
+      });
       const run = await runtime.start({ messages: [{ role: 'user', content: 'export' }] });
       await inTool;
       const canceledAt = Date.now();
