@@ -77,6 +77,13 @@ export function createEmbeddingApp(runtime: Runtime): Hono {
     if (error instanceof RunAnswerError)
       return c.json({ error: 'answer_refused', message: error.message }, 409);
     if (error instanceof RunConflictError) {
+      // Held by another live instance, or by this server's own predecessor that was killed: its
+      // lease must lapse first (one live owner per run, docs/durability.md §Guarantees). Say when.
+      const seconds =
+        error.leaseUntil === undefined
+          ? undefined
+          : Math.max(1, Math.ceil((error.leaseUntil - Date.now()) / 1000));
+      if (seconds !== undefined) c.header('Retry-After', String(seconds));
       return c.json({ error: 'held_elsewhere', message: error.message, owner: error.owner }, 409);
     }
     console.error('[embedding] request failed:', error);

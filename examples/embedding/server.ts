@@ -54,6 +54,9 @@ export async function startEmbeddingServer(options: EmbeddingServerOptions = {})
     durable: {
       owner: options.owner ?? `embedding-example:${db}`,
       evictAfterMs: options.evictAfterMs ?? 60_000,
+      // After kill -9 the restarted server may answer the dead one's runs once its lease lapses:
+      // short here, so a client's Retry-After wait is seconds (the default is 30 s).
+      leaseMs: 5_000,
     },
     onError: (error, where) => console.error(`[embedding] ${where}:`, error),
   });
