@@ -29,6 +29,10 @@ export function integerOption(value: string): number {
  * `toolwarden --help` stays fast and a command never pays for another's dependencies.
  */
 export function registerCommands(program: Command): void {
+  // A command's options are read only before its subcommand (commands made after this inherit it):
+  // `eval --json` (with --against) and `eval bfcl --json` are two options, and without this commander
+  // gave `eval bfcl --json FILE` to eval, so bfcl wrote its report elsewhere.
+  program.enablePositionalOptions();
   program
     .command('diagram')
     .description('Draw the run machine as Mermaid, SVG (ELK layout) or JSON (the graph model)')

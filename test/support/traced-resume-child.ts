@@ -22,6 +22,8 @@ import { type ProxyTracerProvider, trace } from '@opentelemetry/api';
 import { z } from 'zod';
 import type { PlanInput, PlanResult, PlanResumeInput } from '../../run/planner.ts';
 import { createRuntime } from '../../runtime/create-runtime.ts';
+import { RunConflictError } from '../../runtime/durable/durable-errors.ts';
+import type { RunHandle } from '../../runtime/run-handle.ts';
 import { sqliteStore } from '../../runtime/stores/sqlite-store.ts';
 import { startTelemetry } from '../../telemetry/setup.ts';
 import { spanContextFromCarrier } from '../../telemetry/trace-context.ts';
@@ -95,7 +97,9 @@ const runtime = createRuntime({
   planner: { planStart: plan, planResume: plan },
   tools: [work],
   store,
-  durable: { owner: config.owner, recover: config.mode === 'resume' },
+  // The same owner name as the killed worker: its runs are free once its lease lapses (one live
+  // owner per run, docs/durability.md §Guarantees), so the lease is short here.
+  durable: { owner: config.owner, recover: config.mode === 'resume', leaseMs: 2_000 },
 });
 
 if (config.mode === 'start') {
@@ -118,12 +122,25 @@ if (config.mode === 'start') {
   // Killed here: nothing is released, nothing more is exported.
   setInterval(() => {}, 60_000);
 } else {
-  const midTool = await runtime.resume(config.runIds.midTool);
-  const awaiting = await runtime.resume(config.runIds.awaiting);
+  const midTool = await resumeWhenFree(config.runIds.midTool);
+  const awaiting = await resumeWhenFree(config.runIds.awaiting);
   await awaiting.provideClarification({ id: 'q2', answer: 'yes' });
   const outcomes = await Promise.all([awaiting.result(), midTool.result()]);
   await runtime.close();
   await store.close();
   await telemetry.shutdown();
   say(`DONE ${outcomes.map((outcome) => outcome.status).join(' ')}`);
+}
+
+/** `runtime.resume`, waiting out the killed worker's lease as an app would (RunConflictError's `leaseUntil`). */
+async function resumeWhenFree(runId: string): Promise<RunHandle> {
+  for (;;) {
+    try {
+      return await runtime.resume(runId);
+    } catch (error) {
+      const until = error instanceof RunConflictError ? error.leaseUntil : undefined;
+      if (until === undefined) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(50, until - Date.now() + 50)));
+    }
+  }
 }
