@@ -39,20 +39,15 @@ if (!values['no-postgres']) {
     );
 }
 
-interface Row {
+/** One series' sums: the counts of its trials' outcomes, and what they were told. */
+type Row = Omit<TrialOutcome, 'reports'> & {
   trial: string;
   store: string;
   trials: number;
-  doubled: number;
-  lost: number;
-  recoveredTwice: number;
-  inDoubt: number;
-  inDoubtDone: number;
-  effects: number;
   /** What the worker that did not get a run was told, once per trial (first held entry). */
   told: string;
   failed: number;
-}
+};
 
 async function series(
   trial: string,
