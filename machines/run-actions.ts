@@ -8,7 +8,7 @@
 
 import { AwaitClarificationSchema } from '../run/planner.ts';
 import { ToolError, type ToolErrorJSON } from '../tools/tool-error.ts';
-import { planOf } from './plan-output.ts';
+import { planOf, planOutput } from './plan-output.ts';
 import {
   type BatchState,
   type ConfirmationCall,
@@ -34,6 +34,7 @@ export function recordToolCallsUpdate(context: RunContext, event: RunMachineEven
   const plan = planOf(event);
   const calls = plan.toolCalls ?? [];
   const turn = turnId(context);
+  const forbidden = planOutput(event).forbiddenKeys;
   const pending: PendingCall[] = calls.map((call, index) => ({
     toolCallId: `${turn}:c${index + 1}`,
     ...(call.toolCallId === undefined ? {} : { providerToolCallId: call.toolCallId }),
@@ -41,6 +42,7 @@ export function recordToolCallsUpdate(context: RunContext, event: RunMachineEven
     input: call.input,
     attempt: (context.toolStats[call.name]?.consecutiveFailures ?? 0) + 1,
     status: 'proposed',
+    ...(forbidden?.[index] === undefined ? {} : { forbiddenKeys: forbidden[index] }),
   }));
   // `messages` first: members added after a spread cost ~0.5 µs each on Node 20 (run-updates.ts).
   return {

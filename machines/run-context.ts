@@ -45,6 +45,11 @@ export interface PendingCall {
   /** Injected fields the model tried to set (dropped). */
   droppedFields?: string[];
   /**
+   * `__proto__`/`constructor`/`prototype` keys (paths in `input`) a code planner's object input
+   * had, left out of its JSON copy (`PlanActorOutput.forbiddenKeys`): the boundary refuses the call.
+   */
+  forbiddenKeys?: string[];
+  /**
    * The person who approved the call changed its input: the validated input before the edit
    * (`original`), the edit as given (`input`), and who (`by`). `preparedInput` is the edited one.
    */

@@ -49,6 +49,12 @@ export interface PlanActorOutput {
   tools?: string[];
   /** The parent run's turn whose recorded result this is (a fork's recorded replay, runtime/run-fork.ts). */
   replayedFrom?: string;
+  /**
+   * Call index → the `__proto__`/`constructor`/`prototype` keys (dotted paths in the input) a
+   * code planner's object input had: the JSON copy of the result leaves them out, so the tool
+   * boundary is told, and refuses them as it refuses a model's (`forbidden_key`).
+   */
+  forbiddenKeys?: Record<number, string[]>;
 }
 
 export interface ValidateBatchInput {

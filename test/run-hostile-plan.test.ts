@@ -1,8 +1,10 @@
 import { lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import type { Planner } from '../run/planner.ts';
+import { z } from 'zod';
+import { type Planner, scriptedPlanner } from '../run/planner.ts';
 import { RunEventSchema } from '../run/run-events.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
+import { defineTool } from '../tools/define-tool.ts';
 
 describe('a planner result that throws when read', () => {
   it('fails the run as an invalid PlanResult: run_failed, events$ closed, failed status stored', async () => {
@@ -61,6 +63,42 @@ describe('a planner result over the run bounds', () => {
       "Planner returned a PlanResult over the run's bounds: Plan result hold more than 1000000 values",
     );
     expect(reads).toBe(0);
+    await runtime.close?.();
+  });
+});
+
+describe("a code planner's object input with its own __proto__ key", () => {
+  // Issue 35 (gap): planResultAsJson copied the input without the key and the call ran; the same
+  // input from a model (JSON text) is refused at the tool boundary.
+  it.each([
+    ['top level', () => JSON.parse('{"text": "hi", "__proto__": {"isAdmin": true}}'), '__proto__'],
+    ['nested', () => ({ text: 'hi', meta: JSON.parse('{"constructor": {"prototype": {"x": 1}}}') }), 'meta'],
+  ])('%s: refused as forbidden_key, the tool not run', async (_where, input, pathStart) => {
+    let ran = 0;
+    const echo = defineTool({
+      id: 'util.echo',
+      description: 'Echo',
+      input: z.object({ text: z.string(), meta: z.record(z.string(), z.unknown()).optional() }),
+      execute: async ({ text }) => {
+        ran++;
+        return { text };
+      },
+    });
+    const planner = scriptedPlanner([
+      { toolCalls: [{ name: 'util.echo', input: input() }] },
+      { finalResponse: { text: 'done' } },
+    ]);
+    const runtime = createRuntime({ agent: { id: 'a' }, planner, tools: [echo], telemetry: false });
+    const outcome = await runtime.start({ messages: [{ role: 'user', content: 'hi' }] }).result();
+
+    expect(ran).toBe(0);
+    expect(outcome.toolResults[0]).toMatchObject({ executed: false });
+    const issues = outcome.toolResults[0]?.retryHint?.issues ?? [];
+    expect(issues).toContainEqual(expect.objectContaining({ constraint: 'forbidden_key' }));
+    expect(issues.find((issue) => issue.constraint === 'forbidden_key')?.path.startsWith(pathStart)).toBe(
+      true,
+    );
+    expect(({} as Record<string, unknown>).isAdmin).toBeUndefined();
     await runtime.close?.();
   });
 });

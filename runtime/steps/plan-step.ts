@@ -125,7 +125,14 @@ class PlanTurn {
       return;
     }
     const { startedAt, tools } = this;
-    this.resolve({ result: json.value as PlanResult, startedAt, durationMs: Date.now() - startedAt, tools });
+    const output: PlanActorOutput = {
+      result: json.value as PlanResult,
+      startedAt,
+      durationMs: Date.now() - startedAt,
+      tools,
+    };
+    if (json.forbiddenKeys !== undefined) output.forbiddenKeys = json.forbiddenKeys;
+    this.resolve(output);
   }
 
   fail(error: unknown): void {
@@ -190,7 +197,7 @@ export const MAX_PLAN_RESULT_VALUES = 1_000_000;
  */
 export function planResultAsJson(
   result: unknown,
-): { ok: true; value: unknown } | { ok: false; message: string } {
+): { ok: true; value: unknown; forbiddenKeys?: Record<number, string[]> } | { ok: false; message: string } {
   const json = toJsonValue(result, {
     subject: 'Plan result',
     maxBytes: MAX_PLAN_RESULT_BYTES,
@@ -223,7 +230,25 @@ export function planResultAsJson(
       value.notes = kept;
     }
   }
-  return { ok: true, value };
+  const forbiddenKeys = toolInputForbiddenKeys(json.forbiddenKeys);
+  return forbiddenKeys === undefined ? { ok: true, value } : { ok: true, value, forbiddenKeys };
+}
+
+/**
+ * The forbidden keys (`__proto__`/`constructor`/`prototype`) the copy left out of tool calls'
+ * inputs, by call index, as paths inside each input (`toolCalls.0.input.a.__proto__` → 0:
+ * `a.__proto__`); `undefined` when there are none. Elsewhere in a result such a key is only dropped.
+ */
+function toolInputForbiddenKeys(paths: readonly string[]): Record<number, string[]> | undefined {
+  let out: Record<number, string[]> | undefined;
+  for (const path of paths) {
+    const match = /^toolCalls\.(\d+)\.input\.(.+)$/s.exec(path);
+    if (!match) continue;
+    out ??= {};
+    const index = Number(match[1]);
+    out[index] = [...(out[index] ?? []), match[2]!];
+  }
+  return out;
 }
 
 /** The default finalizing grace's share of the run's time budget, and its bounds, ms. */

@@ -292,7 +292,7 @@ function prepare(deps: RunDeps, call: PendingCall, disabled: Record<string, stri
     return prepareToolCall(
       deps.catalog,
       { name: call.name, toolCallId: call.toolCallId, input: call.input },
-      { isEnabled: enabledUnless(disabled), limits: deps.limits },
+      { isEnabled: enabledUnless(disabled), limits: deps.limits, forbiddenKeys: call.forbiddenKeys },
     );
   } catch (err) {
     return {
