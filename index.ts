@@ -210,8 +210,8 @@ export {
   type RunUpdate,
   StaleRunVersionError,
   type StoredRun,
-} from './runtime/stores/index.ts';
-export { RUN_STATUSES } from './runtime/stores/run-store.ts';
+} from './stores/index.ts';
+export { RUN_STATUSES } from './stores/run-store.ts';
 // --- The tool boundary (docs/tool-boundary.md) -------------------------------------------------
 export {
   callTool,

@@ -13,10 +13,10 @@ export const SLOW_OR_OUTSIDE = [
   '**/*.integration.test.ts',
   '**/*.e2e.test.ts',
   'test/inspector-e2e.test.ts',
-  'runtime/stores/postgres-store.test.ts',
+  'stores/postgres-store.test.ts',
   // Subprocesses: workers killed with SIGKILL, CLIs, npm pack/install, git, tsc.
   'test/check-structure.test.ts',
-  'runtime/stores/sqlite-store.test.ts',
+  'stores/sqlite-store.test.ts',
   'test/bfcl-eval-cli.test.ts',
   'test/docs-references.test.ts',
   'test/docs-snippets.test.ts',

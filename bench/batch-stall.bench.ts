@@ -24,7 +24,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { scriptedPlanner } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
-import type { RunStore } from '../runtime/stores/run-store.ts';
+import type { RunStore } from '../stores/run-store.ts';
 import { addTool } from './support/reference-loop.ts';
 
 const BEAT_MS = 5;
@@ -52,7 +52,7 @@ async function once(calls: number, admitted: boolean, storeKind: string): Promis
   let dir: string | undefined;
   let store: RunStore | undefined;
   if (storeKind === 'sqlite') {
-    const { sqliteStore } = await import('../runtime/stores/sqlite-store.ts');
+    const { sqliteStore } = await import('../stores/sqlite-store.ts');
     dir = await mkdtemp(join(tmpdir(), 'tw-batch-'));
     store = sqliteStore({ path: join(dir, 'runs.db') });
   }

@@ -27,9 +27,9 @@ import { z } from 'zod';
 import type { PlanInput, PlanResult, PlanResumeInput } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
 import type { PersistedWrite } from '../runtime/durable/run-persister.ts';
-import { memoryStore } from '../runtime/stores/memory-store.ts';
-import type { RunStore } from '../runtime/stores/run-store.ts';
-import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
+import { memoryStore } from '../stores/memory-store.ts';
+import type { RunStore } from '../stores/run-store.ts';
+import { sqliteStore } from '../stores/sqlite-store.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { discardingStore } from './support/reference-loop.ts';
 

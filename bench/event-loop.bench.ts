@@ -12,7 +12,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { scriptedPlanner } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
-import type { RunStore } from '../runtime/stores/run-store.ts';
+import type { RunStore } from '../stores/run-store.ts';
 import { addTool } from './support/reference-loop.ts';
 
 const { values } = parseArgs({
@@ -24,7 +24,7 @@ const STEPS = 3;
 let dir: string | undefined;
 let store: RunStore | undefined;
 if (values.store === 'sqlite') {
-  const { sqliteStore } = await import('../runtime/stores/sqlite-store.ts');
+  const { sqliteStore } = await import('../stores/sqlite-store.ts');
   dir = await mkdtemp(join(tmpdir(), 'tw-loop-'));
   store = sqliteStore({ path: join(dir, 'runs.db') });
 }

@@ -20,8 +20,8 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { PlanInput, Planner, PlanResult } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
-import type { RunStore } from '../runtime/stores/run-store.ts';
-import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
+import type { RunStore } from '../stores/run-store.ts';
+import { sqliteStore } from '../stores/sqlite-store.ts';
 import { collectGarbage } from './idle-heap.bench.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -150,8 +150,8 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   let store: RunStore;
   let schema: string | undefined;
   if (values.store === 'postgres') {
-    const { postgresStore } = await import('../runtime/stores/postgres-store.ts');
-    const { DEFAULT_POSTGRES_TEST_URL } = await import('../runtime/stores/postgres-test-database.ts');
+    const { postgresStore } = await import('../stores/postgres-store.ts');
+    const { DEFAULT_POSTGRES_TEST_URL } = await import('../stores/postgres-test-database.ts');
     schema = `tw_hibernate_${process.pid}`;
     store = postgresStore({
       connectionString: process.env.TOOLWARDEN_PG_URL || DEFAULT_POSTGRES_TEST_URL,

@@ -22,10 +22,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Message } from '../run/message.ts';
-import { postgresStore } from '../runtime/stores/postgres-store.ts';
-import { DEFAULT_POSTGRES_TEST_URL } from '../runtime/stores/postgres-test-database.ts';
-import type { RunStore } from '../runtime/stores/run-store.ts';
-import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
+import { postgresStore } from '../stores/postgres-store.ts';
+import { DEFAULT_POSTGRES_TEST_URL } from '../stores/postgres-test-database.ts';
+import type { RunStore } from '../stores/run-store.ts';
+import { sqliteStore } from '../stores/sqlite-store.ts';
 import type { ChildConfig } from '../test/support/durable-child.ts';
 import { readJsonLines, waitForLine } from '../test/support/worker-output.ts';
 

@@ -19,8 +19,8 @@ import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { createRuntime } from '../runtime/create-runtime.ts';
-import { memoryStore } from '../runtime/stores/memory-store.ts';
-import type { RunStore } from '../runtime/stores/run-store.ts';
+import { memoryStore } from '../stores/memory-store.ts';
+import type { RunStore } from '../stores/run-store.ts';
 import { addTool } from './support/reference-loop.ts';
 
 export interface RetentionFigures {

@@ -49,7 +49,7 @@ import { runInNewContext } from 'node:vm';
 import type { PlanInput, PlanResult, PlanResumeInput } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
 import type { RunHandle } from '../runtime/run-handle.ts';
-import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
+import { sqliteStore } from '../stores/sqlite-store.ts';
 import { benchDurable } from './durable.bench.ts';
 import { type BlockLimits, type BlockSamples, type Loop, runBlock } from './support/cpu-block.ts';
 import { addTool } from './support/reference-loop.ts';

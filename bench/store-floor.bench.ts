@@ -20,9 +20,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DEFAULT_POSTGRES_TEST_URL } from '../runtime/stores/postgres-test-database.ts';
-import type { RunStore } from '../runtime/stores/run-store.ts';
-import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
+import { DEFAULT_POSTGRES_TEST_URL } from '../stores/postgres-test-database.ts';
+import type { RunStore } from '../stores/run-store.ts';
+import { sqliteStore } from '../stores/sqlite-store.ts';
 import { actorLoop, loopRuntime } from './support/toolwarden-loops.ts';
 
 /** What {@link benchStoreFloor} measured. */
@@ -149,7 +149,7 @@ async function postgresWal(url: string): Promise<number | undefined> {
     return undefined;
   }
   const schema = `tw_floor_${process.pid}`;
-  const { postgresStore } = await import('../runtime/stores/postgres-store.ts');
+  const { postgresStore } = await import('../stores/postgres-store.ts');
   const store = postgresStore({ connectionString: url, schema });
   try {
     const loop = actorLoop({ store }, 10);

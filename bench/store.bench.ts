@@ -14,9 +14,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { memoryStore } from '../runtime/stores/memory-store.ts';
-import type { RunStore } from '../runtime/stores/run-store.ts';
-import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
+import { memoryStore } from '../stores/memory-store.ts';
+import type { RunStore } from '../stores/run-store.ts';
+import { sqliteStore } from '../stores/sqlite-store.ts';
 
 export interface StoreBenchOptions {
   /** Measured saves (after warm-up). Default 500. */

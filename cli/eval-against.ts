@@ -1,7 +1,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { RunStore } from '../runtime/stores/run-store.ts';
+import type { RunStore } from '../stores/run-store.ts';
 import { type ReplayOptions, type ReplayReport, replayRuns } from '../testing/replay-runs.ts';
 
 /** The options of `toolwarden eval --against <store>` (`npm run eval -- --against <store>`). */
@@ -71,13 +71,13 @@ export async function evalAgainstCommand(
 
 async function openStore(spec: string): Promise<RunStore> {
   if (/^postgres(ql)?:\/\//.test(spec)) {
-    const { postgresStore } = await import('../runtime/stores/postgres-store.ts');
+    const { postgresStore } = await import('../stores/postgres-store.ts');
     return postgresStore({ connectionString: spec });
   }
   const path = spec.replace(/^sqlite:/, '');
   // A store is never made here: a mistyped path would replay nothing and say all is well.
   if (!existsSync(path)) throw new EvalAgainstError(`--against ${spec}: no such SQLite file`);
-  const { sqliteStore } = await import('../runtime/stores/sqlite-store.ts');
+  const { sqliteStore } = await import('../stores/sqlite-store.ts');
   return sqliteStore({ path });
 }
 

@@ -37,7 +37,7 @@ export interface InspectorAnswers {
   ): Promise<{ runId: string }>;
 }
 
-/** What the inspector reads of a stored run waiting for an answer (`StoredRun`, runtime/stores/run-store.ts). */
+/** What the inspector reads of a stored run waiting for an answer (`StoredRun`, stores/run-store.ts). */
 export interface StoredWaitingRun {
   runId: string;
   agentId: string;

@@ -9,7 +9,7 @@
  * limits at ~2,700 failed calls). The window keeps the last {@link HINT_WINDOW} to
  * {@link MAX_HINTS} hints: once an append passes `MAX_HINTS`, the oldest go, down to
  * `HINT_WINDOW`. Trimming in steps, not one hint per append, keeps the list append-only between
- * trims, which the SQL stores write as appended rows (runtime/stores/snapshot-rows.ts).
+ * trims, which the SQL stores write as appended rows (stores/snapshot-rows.ts).
  *
  * What the earlier hints said is summed up per tool in `context.toolStats` (calls, failures,
  * failures in a row, the last hint), which policies read as `ctx.tools`; every hint is in the

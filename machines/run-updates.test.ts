@@ -29,7 +29,7 @@ describe('run updates', () => {
   it('keeps the very flow object when a turn of tool calls changes nothing in it', () => {
     const before = context(null);
     const update = recordToolCallsUpdate(before, plan([{ name: 'util.echo', input: {} }]));
-    // A store keeps its copy of a member that is the same object (runtime/stores/immutable-copy.ts).
+    // A store keeps its copy of a member that is the same object (stores/immutable-copy.ts).
     expect(update.flow).toBe(before.flow);
   });
 

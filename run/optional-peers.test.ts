@@ -34,8 +34,8 @@ describe('requireOptionalPeers (issue 28 item 3)', () => {
       peerDependencies: Record<string, string>;
     };
     const checks = [
-      'runtime/stores/sqlite.ts',
-      'runtime/stores/postgres.ts',
+      'stores/sqlite.ts',
+      'stores/postgres.ts',
       'models/index.ts',
       'cli/commands.ts',
       'temporal/worker.ts',

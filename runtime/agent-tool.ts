@@ -1,11 +1,11 @@
 import type { z } from 'zod';
 import { PARENT_RUN_LABEL, PARENT_TOOL_CALL_LABEL } from '../machines/run-context.ts';
 import type { Message } from '../run/message.ts';
+import { RunNotFoundError } from '../stores/run-store-errors.ts';
 import { defineTool, type Tool, type ToolContext, toolOutput } from '../tools/define-tool.ts';
 import { ToolError } from '../tools/tool-error.ts';
 import type { Runtime } from './create-runtime.ts';
 import type { RunOutcome } from './run-handle.ts';
-import { RunNotFoundError } from './stores/run-store-errors.ts';
 
 /** What {@link agentTool} takes. */
 export interface AgentToolOptions<I extends z.ZodType> {

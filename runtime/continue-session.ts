@@ -1,7 +1,7 @@
 import type { RunContext } from '../machines/run-context.ts';
 import type { Message } from '../run/message.ts';
+import type { RunStore, StoredRun } from '../stores/run-store.ts';
 import { migrateSnapshot } from './durable/snapshot-migration.ts';
-import type { RunStore, StoredRun } from './stores/run-store.ts';
 
 /**
  * Thrown by `runtime.continueSession` while a run of the session is still running or awaiting:

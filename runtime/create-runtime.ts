@@ -16,6 +16,7 @@ import { createActor } from 'xstate';
 import { SNAPSHOT_FORMAT, snapshotFormatOf } from '../machines/snapshot-format.ts';
 import type { RunInfo } from '../plugins/define-plugin.ts';
 import { warnOnPeerCopies } from '../run/peer-copies.ts';
+import { memoryStore } from '../stores/memory-store.ts';
 import { ToolCatalog } from '../tools/tool-catalog.ts';
 import { createDurableRuns } from './durable/durable-runs.ts';
 import { createRecovery } from './durable/recover-runs.ts';
@@ -30,8 +31,9 @@ import { type CoreRuntimeOptions, resolveRuntimeOptions } from './runtime-option
 import { connectAnswerers, pluginHooks } from './runtime-plugins.ts';
 import { StepHistory } from './step-history.ts';
 import type { RunDeps } from './steps/run-deps.ts';
-import { memoryStore } from './stores/memory-store.ts';
 
+/** Thrown by `runtime.resume` (and the by-id answers) for a run the store does not hold. */
+export { RunNotFoundError } from '../stores/run-store-errors.ts';
 /** The core's names as most of the code reads them (the public ones, with `inspector`, are create-runtime.ts's at the root). */
 export type { CoreRuntime, CoreRuntime as Runtime, RuntimeListFilter } from './runtime-api.ts';
 export type {
@@ -40,8 +42,6 @@ export type {
   InspectObserver,
   StartOptions,
 } from './runtime-options.ts';
-/** Thrown by `runtime.resume` (and the by-id answers) for a run the store does not hold. */
-export { RunNotFoundError } from './stores/run-store-errors.ts';
 
 /**
  * Creates the runtime that hosts runs (docs/architecture.md): one XState actor per run, persisted at every

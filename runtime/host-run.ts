@@ -20,6 +20,7 @@ import type { RunActorRef } from '../machines/run-machine.ts';
 import { STEPS_ACTOR_ID } from '../machines/run-steps.ts';
 import type { RunInfo } from '../plugins/define-plugin.ts';
 import type { PolicyDecisionRecord, RunEvent } from '../run/run-events.ts';
+import type { StoredRun } from '../stores/run-store.ts';
 import type { ToolCatalog } from '../tools/tool-catalog.ts';
 import { ToolError } from '../tools/tool-error.ts';
 import type { DurableRuns } from './durable/durable-runs.ts';
@@ -30,7 +31,6 @@ import type { OnRuntimeError } from './runtime-options.ts';
 import type { PluginHooks } from './runtime-plugins.ts';
 import type { StepHistory } from './step-history.ts';
 import { runInfo } from './steps/run-deps.ts';
-import type { StoredRun } from './stores/run-store.ts';
 
 /** Events that end a run; each run's event log ends with one of them. */
 const TERMINAL_EVENTS = new Set<RunEvent['type']>(['run_completed', 'run_failed', 'run_canceled']);

@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Planner } from '../run/planner.ts';
 import type { RunEvent } from '../run/run-events.ts';
+import type { RunEventRecord } from '../stores/run-store.ts';
 import { counterTool, ledgerPlanner, twentyStepRun } from '../test/support/ledger-runs.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { createRuntime } from './create-runtime.ts';
 import { FORK_NAME_LABEL } from './run-fork.ts';
-import type { RunEventRecord } from './stores/run-store.ts';
 
 describe('runtime.fork with replay: "recorded" (issue 38 item 2)', () => {
   it('forks a 20-step run at step 10 with the same planner: no tool executes, no planner turn is asked, the same answer', async () => {

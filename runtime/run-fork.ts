@@ -56,6 +56,7 @@ import type { RunInfo } from '../plugins/define-plugin.ts';
 import type { Policy } from '../policies/define-policy.ts';
 import type { Planner } from '../run/planner.ts';
 import type { RunEvent } from '../run/run-events.ts';
+import type { RunStore } from '../stores/run-store.ts';
 import { FORK_AT_LABEL, FORK_PARENT_LABEL, FORK_TRACEPARENT_LABEL } from '../telemetry/attributes.ts';
 import type { Tool } from '../tools/define-tool.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
@@ -70,7 +71,6 @@ import { createPlanPort } from './steps/plan-step.ts';
 import { createReviewResultsPort } from './steps/review-results.ts';
 import { advertisedTools, type RunDeps } from './steps/run-deps.ts';
 import { createValidateBatchPort } from './steps/validate-batch.ts';
-import type { RunStore } from './stores/run-store.ts';
 
 /** What `runtime.fork` takes. */
 export interface ForkOptions {

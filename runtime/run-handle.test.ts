@@ -6,10 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { scriptedPlanner } from '../run/planner.ts';
 import type { RunEvent } from '../run/run-events.ts';
+import { memoryStore } from '../stores/memory-store.ts';
+import type { NewRunEvent, RunStore } from '../stores/run-store.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { createRuntime } from './create-runtime.ts';
-import { memoryStore } from './stores/memory-store.ts';
-import type { NewRunEvent, RunStore } from './stores/run-store.ts';
 
 const add = defineTool({
   id: 'math.add',

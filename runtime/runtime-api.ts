@@ -13,6 +13,7 @@ import type { RunMachine } from '../machines/run-machine.ts';
 import type { PolicyRunner } from '../policies/policy-runner.ts';
 import type { Caps } from '../run/caps.ts';
 import type { RunEvent } from '../run/run-events.ts';
+import type { RunEventRecord, RunListFilter, RunStore, StoredRun } from '../stores/run-store.ts';
 import type { JSONSchema, Tool } from '../tools/define-tool.ts';
 import type { ToolCatalog } from '../tools/tool-catalog.ts';
 import { sessionTranscript } from './continue-session.ts';
@@ -35,7 +36,6 @@ import type { PluginHooks } from './runtime-plugins.ts';
 import { startInputOf } from './start-input.ts';
 import type { StepHistory } from './step-history.ts';
 import type { RunDeps } from './steps/run-deps.ts';
-import type { RunEventRecord, RunListFilter, RunStore, StoredRun } from './stores/run-store.ts';
 
 /** What the runtime object is built over: the results of the earlier steps. */
 export interface RuntimeParts {

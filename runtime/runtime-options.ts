@@ -12,6 +12,7 @@ import type { PolicyRunner } from '../policies/policy-runner.ts';
 import { type Caps, CapsSchema, DEFAULT_CAPS } from '../run/caps.ts';
 import type { Message } from '../run/message.ts';
 import type { Planner } from '../run/planner.ts';
+import type { RunStore } from '../stores/run-store.ts';
 import {
   TELEMETRY_PLUGIN_NAME,
   type TelemetryPluginOptions,
@@ -22,7 +23,6 @@ import type { ParseLimits } from '../tools/parse-arguments.ts';
 import { ToolCatalog } from '../tools/tool-catalog.ts';
 import { type ToolSource, toolSourceOf } from '../tools/tool-source.ts';
 import type { DurableOptions } from './durable/durable-runs.ts';
-import type { RunStore } from './stores/run-store.ts';
 
 /** An XState inspection observer: an `Observer` or a plain function. */
 export type InspectObserver = Observer<InspectionEvent> | ((event: InspectionEvent) => void);

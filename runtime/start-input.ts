@@ -10,8 +10,8 @@ import type { RunInfo } from '../plugins/define-plugin.ts';
 import type { PolicyRunner } from '../policies/policy-runner.ts';
 import { type Caps, CapsSchema } from '../run/caps.ts';
 import type { PolicyDecisionRecord } from '../run/run-events.ts';
+import { idProblem, MAX_RUN_ID_BYTES } from '../stores/run-store-input.ts';
 import type { StartOptions } from './runtime-options.ts';
-import { idProblem, MAX_RUN_ID_BYTES } from './stores/run-store-input.ts';
 
 /**
  * `runtime.start(options)` was given options no run can be started with (issue 36 item 4): a

@@ -16,7 +16,7 @@ export const LAYERS = [
   ['policies'], // the policy engine and the built-in policies
   ['plugins'], // the plugin API (hooks around plans, calls, events)
   ['telemetry'], // the telemetry plugin (OpenTelemetry)
-  ['runtime/stores', 'runtime/planners', 'runtime/steps'], // run stores; planners without a model; the steps' ports
+  ['stores', 'runtime/planners', 'runtime/steps'], // run stores; planners without a model; the steps' ports
   ['runtime'], // createRuntime's core: hosting runs, handles, forks
   ['inspector', 'models'], // the live page; AI SDK models as planners
   ['mcp', 'temporal'], // MCP toolsets and gateway; runs as Temporal workflows
@@ -96,19 +96,19 @@ export const EXCEPTIONS = {
         'a factory that closes over everything it builds; to be split into named steps (issue 37 item 2, open)',
     },
     {
-      file: 'runtime/stores/memory-store.ts',
+      file: 'stores/memory-store.ts',
       name: 'memoryStore',
       reason:
         'a factory that closes over everything it builds; to be split into named steps (issue 37 item 2, open)',
     },
     {
-      file: 'runtime/stores/postgres-store.ts',
+      file: 'stores/postgres-store.ts',
       name: 'postgresStore',
       reason:
         'a factory that closes over everything it builds; to be split into named steps (issue 37 item 2, open)',
     },
     {
-      file: 'runtime/stores/sqlite-store.ts',
+      file: 'stores/sqlite-store.ts',
       name: 'sqliteStore',
       reason:
         'a factory that closes over everything it builds; to be split into named steps (issue 37 item 2, open)',
@@ -132,13 +132,13 @@ export const EXCEPTIONS = {
         'the Temporal workflow: one workflow function by Temporal’s model; to be split into deterministic steps (issue 37 item 2, open)',
     },
     {
-      file: 'runtime/stores/store-contract.ts',
+      file: 'stores/store-contract.ts',
       name: 'describeRunStoreContract',
       reason:
         'the store contract is test support shipped in product code: it moves under test/ as one conformance suite with its steps as cases (issue 37 item 3, open)',
     },
     {
-      file: 'runtime/stores/store-contract.ts',
+      file: 'stores/store-contract.ts',
       name: '(anonymous)',
       reason:
         'the store contract is test support shipped in product code: it moves under test/ as one conformance suite with its steps as cases (issue 37 item 3, open)',

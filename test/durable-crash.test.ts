@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../run/message.ts';
 import type { RunEvent } from '../run/run-events.ts';
-import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
+import { sqliteStore } from '../stores/sqlite-store.ts';
 import type { ChildConfig, ResumeReport } from './support/durable-child.ts';
 import { readJsonLines, spawnWorker, waitForLine } from './support/worker-output.ts';
 

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { PlanInput, PlanResult, PlanResumeInput } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
 import type { RunHandle } from '../runtime/run-handle.ts';
-import { memoryStore } from '../runtime/stores/memory-store.ts';
-import type { RunStore, RunUpdate } from '../runtime/stores/run-store.ts';
+import { memoryStore } from '../stores/memory-store.ts';
+import type { RunStore, RunUpdate } from '../stores/run-store.ts';
 
 /**
  * A run that has finished but whose last write is not in the store yet (a slow database, a write

@@ -16,7 +16,7 @@ import { createRuntime } from '../runtime/create-runtime.ts';
 import { RunConflictError } from '../runtime/durable/durable-errors.ts';
 import type { RunHandle } from '../runtime/run-handle.ts';
 import type { CoreRuntime as Runtime } from '../runtime/runtime-api.ts';
-import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
+import { sqliteStore } from '../stores/sqlite-store.ts';
 import { defineTool, type ReconcileOutcome, type ToolDefinition } from '../tools/define-tool.ts';
 
 type Declaration = Pick<ToolDefinition, 'readOnly' | 'idempotent' | 'whenInDoubt'> & {

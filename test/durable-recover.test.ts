@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PlanResult } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
-import { memoryStore } from '../runtime/stores/memory-store.ts';
-import type { RunStore } from '../runtime/stores/run-store.ts';
-import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
+import { memoryStore } from '../stores/memory-store.ts';
+import type { RunStore } from '../stores/run-store.ts';
+import { sqliteStore } from '../stores/sqlite-store.ts';
 import type { RecoverChildConfig, RecoverReport } from './support/recover-child.ts';
 import { spawnWorker, waitForLine } from './support/worker-output.ts';
 

@@ -8,8 +8,8 @@ import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime/cre
 import { RunConflictError, RunPersistenceError } from '../runtime/durable/durable-errors.ts';
 import type { PersistedWrite } from '../runtime/durable/run-persister.ts';
 import type { RunHandle } from '../runtime/run-handle.ts';
-import type { RunStore } from '../runtime/stores/run-store.ts';
-import { RunNotFoundError } from '../runtime/stores/run-store-errors.ts';
+import type { RunStore } from '../stores/run-store.ts';
+import { RunNotFoundError } from '../stores/run-store-errors.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { durableStoreKinds, flakyStore, type StoreFixture } from './support/durable-stores.ts';
 

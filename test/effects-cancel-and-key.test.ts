@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { scriptedPlanner } from '../run/planner.ts';
 import type { RunEvent } from '../run/run-events.ts';
-import { memoryStore } from '../runtime/stores/memory-store.ts';
+import { memoryStore } from '../stores/memory-store.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { canonicalJson, idempotencyKey } from '../tools/idempotency-key.ts';
 import { call, done, nextEvent, testRuntime } from './run-fixtures.ts';

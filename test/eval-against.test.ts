@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EvalAgainstError, evalAgainstCommand } from '../cli/eval-against.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
-import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
+import { sqliteStore } from '../stores/sqlite-store.ts';
 import { counterTool, ledgerPlanner } from './support/ledger-runs.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tw-against-'));

@@ -1,6 +1,6 @@
 import { Pool } from 'pg';
 import { describe, expectTypeOf, it } from 'vitest';
-import type { PgPool, PostgresStoreOptions } from '../runtime/stores/postgres-store.ts';
+import type { PgPool, PostgresStoreOptions } from '../stores/postgres-store.ts';
 
 /**
  * `toolwarden/postgres` declares the pg Pool it takes (`PgPool`) instead of importing pg's types, so

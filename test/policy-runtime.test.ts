@@ -14,7 +14,7 @@ import { scriptedPlanner } from '../run/planner.ts';
 import { type RunEvent, RunEventSchema } from '../run/run-events.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
 import type { RunHandle } from '../runtime/run-handle.ts';
-import { memoryStore } from '../runtime/stores/memory-store.ts';
+import { memoryStore } from '../stores/memory-store.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { RateLimitedError } from '../tools/tool-error.ts';
 

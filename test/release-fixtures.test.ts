@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SNAPSHOT_FORMAT, SNAPSHOT_FORMAT_KEY } from '../machines/snapshot-format.ts';
 import { createRuntime, type Runtime } from '../runtime/create-runtime.ts';
 import { SnapshotFormatTooNewError } from '../runtime/durable/snapshot-migration.ts';
-import type { RunStore } from '../runtime/stores/run-store.ts';
+import type { RunStore } from '../stores/run-store.ts';
 import {
   createLedger,
   FIXTURE_AGENT,

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { scriptedPlanner } from '../run/planner.ts';
-import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
+import { sqliteStore } from '../stores/sqlite-store.ts';
 import { call, done, nextEvent, testRuntime } from './run-fixtures.ts';
 import { refundTool } from './support/refund-tool.ts';
 

@@ -14,7 +14,7 @@ import { definePolicy } from '../policies/define-policy.ts';
 import { scriptedPlanner } from '../run/planner.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import { ApprovalEditRefusedError } from '../runtime/approval-edits.ts';
-import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
+import { sqliteStore } from '../stores/sqlite-store.ts';
 import { prepareToolCall } from '../tools/call-tool.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { ToolCatalog } from '../tools/tool-catalog.ts';

@@ -12,7 +12,7 @@ import type { RunEvent } from '../run/run-events.ts';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../runtime/create-runtime.ts';
 import { DEFAULT_HIBERNATE_AFTER_MS, hibernateAfter } from '../runtime/durable/durable-runs.ts';
 import type { RunHandle } from '../runtime/run-handle.ts';
-import { memoryStore } from '../runtime/stores/memory-store.ts';
+import { memoryStore } from '../stores/memory-store.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { durableStoreKinds, type StoreFixture } from './support/durable-stores.ts';
 

@@ -4,7 +4,7 @@ import { type RunMachine, runMachine } from '../machines/run-machine.ts';
 import type { PolicyRunner } from '../policies/policy-runner.ts';
 import { scriptedPlanner } from '../run/planner.ts';
 import { stateName } from '../runtime/run-handle.ts';
-import { memoryStore } from '../runtime/stores/memory-store.ts';
+import { memoryStore } from '../stores/memory-store.ts';
 import { call, done, echoTool, nextEvent, reachState, sleep, testRuntime } from './run-fixtures.ts';
 
 const prompt = [{ role: 'user' as const, content: 'Add Ada as a customer' }];

@@ -7,8 +7,8 @@ import { z } from 'zod';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../create-runtime.ts';
 import { type PlanResumeInput, scriptedPlanner } from '../run/planner.ts';
 import type { RunEvent } from '../run/run-events.ts';
-import type { RunStore } from '../runtime/stores/run-store.ts';
-import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
+import type { RunStore } from '../stores/run-store.ts';
+import { sqliteStore } from '../stores/sqlite-store.ts';
 import { defineTool } from '../tools/define-tool.ts';
 
 /**

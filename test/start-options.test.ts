@@ -4,7 +4,7 @@ import { scriptedPlanner } from '../run/planner.ts';
 import { createRuntime, type Runtime } from '../runtime/create-runtime.ts';
 import { RunValueError } from '../runtime/durable/durable-errors.ts';
 import { StartOptionsError } from '../runtime/start-input.ts';
-import type { RunStore } from '../runtime/stores/run-store.ts';
+import type { RunStore } from '../stores/run-store.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { durableStoreKinds, type StoreFixture } from './support/durable-stores.ts';
 

@@ -21,7 +21,7 @@ import { mcpToolset } from '../mcp/mcp-toolset.ts';
 import { modelPlanner } from '../models/model-planner.ts';
 import { type ScriptedStep, scriptedPlanner } from '../run/planner.ts';
 import { createRuntime, type RuntimeOptions } from '../runtime/create-runtime.ts';
-import { memoryStore } from '../runtime/stores/memory-store.ts';
+import { memoryStore } from '../stores/memory-store.ts';
 import { recordInference } from '../telemetry/inference.ts';
 import { genAiLatestExperimental } from '../telemetry/semconv-opt-in.ts';
 import { defineTool } from '../tools/define-tool.ts';

@@ -24,7 +24,7 @@ import { z } from 'zod';
 import { modelPlanner } from '../models/model-planner.ts';
 import { restrictOnInvalidArguments } from '../policies/index.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
-import { memoryStore } from '../runtime/stores/memory-store.ts';
+import { memoryStore } from '../stores/memory-store.ts';
 import { startTelemetry } from '../telemetry/setup.ts';
 import { spanContextFromCarrier } from '../telemetry/trace-context.ts';
 import { defineTool } from '../tools/define-tool.ts';

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type ScriptedStep, scriptedPlanner } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
-import { memoryStore } from '../runtime/stores/memory-store.ts';
+import { memoryStore } from '../stores/memory-store.ts';
 import { startTelemetry } from '../telemetry/setup.ts';
 import { spanContextFromCarrier } from '../telemetry/trace-context.ts';
 import { defineTool } from '../tools/define-tool.ts';

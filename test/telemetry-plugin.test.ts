@@ -10,7 +10,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type ScriptedStep, scriptedPlanner } from '../run/planner.ts';
 import { createRuntime, type RuntimeOptions } from '../runtime/create-runtime.ts';
-import { memoryStore } from '../runtime/stores/memory-store.ts';
+import { memoryStore } from '../stores/memory-store.ts';
 import { TELEMETRY_PLUGIN_NAME, telemetryPlugin } from '../telemetry/telemetry-plugin.ts';
 import { spanContextFromCarrier } from '../telemetry/trace-context.ts';
 import { defineTool } from '../tools/define-tool.ts';

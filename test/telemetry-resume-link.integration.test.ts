@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunContext } from '../machines/run-context.ts';
-import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
+import { sqliteStore } from '../stores/sqlite-store.ts';
 import { SEGMENT_TRACEPARENT_KEY } from '../telemetry/trace-context.ts';
 import {
   JAEGER_OTLP_HTTP_URL,

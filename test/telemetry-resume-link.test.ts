@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunContext } from '../machines/run-context.ts';
 import { type ScriptedStep, scriptedPlanner } from '../run/planner.ts';
 import { createRuntime, type RuntimeOptions } from '../runtime/create-runtime.ts';
-import type { RunStore } from '../runtime/stores/run-store.ts';
+import type { RunStore } from '../stores/run-store.ts';
 import { SEGMENT_TRACEPARENT_KEY } from '../telemetry/trace-context.ts';
 import { durableStoreKinds, type StoreFixture } from './support/durable-stores.ts';
 import { inMemoryTracing } from './support/in-memory-tracing.ts';

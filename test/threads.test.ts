@@ -6,8 +6,8 @@ import type { Message } from '../run/message.ts';
 import { type PlanInput, scriptedPlanner } from '../run/planner.ts';
 import { SessionBusyError } from '../runtime/continue-session.ts';
 import { createRuntime, type Runtime } from '../runtime/create-runtime.ts';
-import type { RunStore } from '../runtime/stores/run-store.ts';
-import { sqliteStore } from '../runtime/stores/sqlite-store.ts';
+import type { RunStore } from '../stores/run-store.ts';
+import { sqliteStore } from '../stores/sqlite-store.ts';
 
 /**
  * Conversation threads (issue 16 item 6, docs/threads.md): the runs of one sessionId continue

@@ -7,7 +7,7 @@ import type { PlannerTurnEvent, RunEvent } from '../run/run-events.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
 import { unpackSnapshot } from '../runtime/durable/snapshot-codec.ts';
 import { positionOf, RecordedReplay, ReplayTape, replayedOutput } from '../runtime/replay-tape.ts';
-import type { RunStore, StoredRun } from '../runtime/stores/run-store.ts';
+import type { RunStore, StoredRun } from '../stores/run-store.ts';
 import type { Tool } from '../tools/define-tool.ts';
 import { toolResultFromJSON } from '../tools/tool-result.ts';
 import { type CompareOptions, compareRuns, type RunComparison } from './compare-runs.ts';

@@ -5,7 +5,7 @@ import { unpackSnapshot } from '../runtime/durable/snapshot-codec.ts';
 import { positionOf } from '../runtime/replay-tape.ts';
 import type { RunOutcome } from '../runtime/run-handle.ts';
 import type { CoreRuntime as Runtime } from '../runtime/runtime-api.ts';
-import type { RunEventRecord, StoredRun } from '../runtime/stores/run-store.ts';
+import type { RunEventRecord, StoredRun } from '../stores/run-store.ts';
 
 /**
  * A run as `compareRuns` and `matchesTrajectory` read it: an outcome (`run.result()`), a stored

@@ -7,7 +7,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sqliteStore } from '../../runtime/stores/sqlite-store.ts';
+import { sqliteStore } from '../../stores/sqlite-store.ts';
 import { discardingStore } from './reference-loop.ts';
 import { actorLoop, machineLoop } from './toolwarden-loops.ts';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { type Planner, scriptedPlanner } from '../../run/planner.ts';
-import type { RunStore, StoredRun } from '../../runtime/stores/run-store.ts';
+import type { RunStore, StoredRun } from '../../stores/run-store.ts';
 import { defineTool } from '../../tools/define-tool.ts';
 
 /**

@@ -53,7 +53,7 @@ const toolwarden: Record<string, MakeLoop> = {
   // The default memory store keeps up to 1,000 finished runs (issue 24 item 7): their heap is GC
   // work the default row pays and an app that reads no finished run would not (issue 29 item 4).
   'toolwarden: default runtime, finished runs not kept': async (steps) => {
-    const { memoryStore } = await import('../../runtime/stores/memory-store.ts');
+    const { memoryStore } = await import('../../stores/memory-store.ts');
     return (await loops()).actorLoop({ store: memoryStore({ maxFinishedRuns: 0 }) }, steps);
   },
   'toolwarden: no store, no telemetry': async (steps) => {
@@ -61,12 +61,12 @@ const toolwarden: Record<string, MakeLoop> = {
     return (await loops()).actorLoop({ store: discardingStore(), telemetry: false }, steps);
   },
   'toolwarden: SQLite store': async (steps, dir) => {
-    const { sqliteStore } = await import('../../runtime/stores/sqlite-store.ts');
+    const { sqliteStore } = await import('../../stores/sqlite-store.ts');
     const path = join(dir, `runs-${steps}-${process.pid}.db`);
     return (await loops()).actorLoop({ store: sqliteStore({ path }) }, steps);
   },
   'toolwarden: PostgreSQL store': async (steps) => {
-    const { postgresStore } = await import('../../runtime/stores/postgres-store.ts');
+    const { postgresStore } = await import('../../stores/postgres-store.ts');
     const store = postgresStore({
       connectionString: postgresUrl(),
       schema: `tw_bench_${process.pid}_${steps}`,

@@ -22,10 +22,10 @@
 
 import type { Plugin, ToolInvocation } from '../../plugins/define-plugin.ts';
 import type { RunEvent } from '../../run/run-events.ts';
+import type { ReadEventsOptions, RunEventRecord, RunStore, StoredRun } from '../../stores/run-store.ts';
+import { RunLeasedError, RunNotFoundError } from '../../stores/run-store-errors.ts';
 import type { RunHandle } from '../run-handle.ts';
 import { callAbortOf } from '../steps/execute-tool.ts';
-import type { ReadEventsOptions, RunEventRecord, RunStore, StoredRun } from '../stores/run-store.ts';
-import { RunLeasedError, RunNotFoundError } from '../stores/run-store-errors.ts';
 import { RunConflictError, type RunPersistenceError } from './durable-errors.ts';
 import { defaultOwnerName, leaseHolder, newInstanceId, OwnerLease, ownerNameOf } from './owner-lease.ts';
 import type { RecoverOptions } from './recover-runs.ts';

@@ -16,7 +16,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { RunStore } from '../stores/run-store.ts';
+import type { RunStore } from '../../stores/run-store.ts';
 
 /** `host:pid:random`: unique per process. */
 export function defaultOwnerName(): string {

@@ -22,8 +22,8 @@
  */
 
 import { runAwaitingOf } from '../../machines/run-awaiting.ts';
+import type { RunStore, StoredRun } from '../../stores/run-store.ts';
 import type { RunHandle } from '../run-handle.ts';
-import type { RunStore, StoredRun } from '../stores/run-store.ts';
 import { RunConflictError } from './durable-errors.ts';
 import { ownerNameOf } from './owner-lease.ts';
 import { readableContext } from './snapshot-migration.ts';

@@ -2,10 +2,10 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it, vi } from 'vitest';
 import type { RunEvent } from '../../run/run-events.ts';
-import { isImmutableCopy } from '../stores/immutable-copy.ts';
-import { memoryStore } from '../stores/memory-store.ts';
-import type { RunStore, RunUpdate, StoredRun } from '../stores/run-store.ts';
-import { RunStoreUnavailableError } from '../stores/run-store-errors.ts';
+import { isImmutableCopy } from '../../stores/immutable-copy.ts';
+import { memoryStore } from '../../stores/memory-store.ts';
+import type { RunStore, RunUpdate, StoredRun } from '../../stores/run-store.ts';
+import { RunStoreUnavailableError } from '../../stores/run-store-errors.ts';
 import { RunConflictError, RunPersistenceError } from './durable-errors.ts';
 import { type PersistedWrite, RunPersister, type SnapshotEntry } from './run-persister.ts';
 

@@ -34,15 +34,15 @@
 import { performance } from 'node:perf_hooks';
 import { isDeepStrictEqual } from 'node:util';
 import type { RunEvent } from '../../run/run-events.ts';
-import { scheduleWrite } from '../steps/turn-scheduler.ts';
-import { frozenInPlace, immutableAsIs } from '../stores/immutable-copy.ts';
-import type { NewRunEvent, RunStatus, RunStore, StoredRun } from '../stores/run-store.ts';
+import { frozenInPlace, immutableAsIs } from '../../stores/immutable-copy.ts';
+import type { NewRunEvent, RunStatus, RunStore, StoredRun } from '../../stores/run-store.ts';
 import {
   RunExistsError,
   RunNotFoundError,
   RunStoreUnavailableError,
   StaleRunVersionError,
-} from '../stores/run-store-errors.ts';
+} from '../../stores/run-store-errors.ts';
+import { scheduleWrite } from '../steps/turn-scheduler.ts';
 import {
   isInvalidArgument,
   isValueError,

@@ -8,10 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { PlanInput, PlanResult, PlanResumeInput } from '../../run/planner.ts';
 import type { RunEvent } from '../../run/run-events.ts';
+import { memoryStore } from '../../stores/memory-store.ts';
+import type { RunStore } from '../../stores/run-store.ts';
 import { testRuntime } from '../../test/run-fixtures.ts';
 import { defineTool } from '../../tools/define-tool.ts';
-import { memoryStore } from '../stores/memory-store.ts';
-import type { RunStore } from '../stores/run-store.ts';
 
 /** Changes a value in place, everywhere it can: what an app or a tool "legitimately" might do. */
 function scribble(value: unknown): void {

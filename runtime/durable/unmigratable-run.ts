@@ -17,10 +17,10 @@ import { createActor } from 'xstate';
 import type { RunContext } from '../../machines/run-context.ts';
 import type { RunMachine } from '../../machines/run-machine.ts';
 import type { RunFailedEvent } from '../../run/run-events.ts';
+import type { RunStore, StoredRun } from '../../stores/run-store.ts';
 import type { ToolCatalog } from '../../tools/tool-catalog.ts';
 import { RunHandle } from '../run-handle.ts';
 import type { OnRuntimeError } from '../runtime-options.ts';
-import type { RunStore, StoredRun } from '../stores/run-store.ts';
 import type { SnapshotMigrationError } from './snapshot-migration.ts';
 
 /** What restoring an unmigratable run needs from the runtime. */

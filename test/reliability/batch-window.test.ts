@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { MAX_PARALLEL_TOOL_CALLS } from '../../machines/run-steps.ts';
 import type { Planner } from '../../run/planner.ts';
 import { createRuntime, type Runtime } from '../../runtime/create-runtime.ts';
-import { sqliteStore } from '../../runtime/stores/sqlite-store.ts';
+import { sqliteStore } from '../../stores/sqlite-store.ts';
 import { defineTool } from '../../tools/define-tool.ts';
 import { testRuntime } from '../run-fixtures.ts';
 

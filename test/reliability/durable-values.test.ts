@@ -13,7 +13,7 @@ import { scriptedPlanner } from '../../run/planner.ts';
 import { RunValueError } from '../../runtime/durable/durable-errors.ts';
 import { RunPersister } from '../../runtime/durable/run-persister.ts';
 import { RunAnswerError } from '../../runtime/run-handle.ts';
-import { sqliteStore } from '../../runtime/stores/sqlite-store.ts';
+import { sqliteStore } from '../../stores/sqlite-store.ts';
 import { nextEvent, testRuntime } from '../run-fixtures.ts';
 
 const dirs: string[] = [];

@@ -11,10 +11,7 @@
  * PostgreSQL is `TOOLWARDEN_PG_URL` (default the test database); skipped when unreachable.
  */
 import { parseArgs } from 'node:util';
-import {
-  DEFAULT_POSTGRES_TEST_URL,
-  probePostgresTestDatabase,
-} from '../../runtime/stores/postgres-test-database.ts';
+import { DEFAULT_POSTGRES_TEST_URL, probePostgresTestDatabase } from '../../stores/postgres-test-database.ts';
 import {
   killAfterEffectTrial,
   type TrialOutcome,

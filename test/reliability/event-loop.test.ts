@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { scriptedPlanner } from '../../run/planner.ts';
-import type { RunStore } from '../../runtime/stores/run-store.ts';
-import { sqliteStore } from '../../runtime/stores/sqlite-store.ts';
+import type { RunStore } from '../../stores/run-store.ts';
+import { sqliteStore } from '../../stores/sqlite-store.ts';
 import { defineTool } from '../../tools/define-tool.ts';
 import { testRuntime } from '../run-fixtures.ts';
 

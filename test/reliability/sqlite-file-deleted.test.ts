@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { scriptedPlanner } from '../../run/planner.ts';
-import { RunStoreUnavailableError } from '../../runtime/stores/run-store-errors.ts';
-import { sqliteStore } from '../../runtime/stores/sqlite-store.ts';
+import { RunStoreUnavailableError } from '../../stores/run-store-errors.ts';
+import { sqliteStore } from '../../stores/sqlite-store.ts';
 import { nextEvent, testRuntime } from '../run-fixtures.ts';
 
 const dirs: string[] = [];

@@ -11,7 +11,7 @@
 
 import { writeSync } from 'node:fs';
 import type { Planner } from '../../run/planner.ts';
-import { sqliteStore } from '../../runtime/stores/sqlite-store.ts';
+import { sqliteStore } from '../../stores/sqlite-store.ts';
 import { refundTool } from './refund-tool.ts';
 
 /** The desk's run ids: `refund-00` … */

@@ -32,8 +32,8 @@ import type { PlanInput, PlanResult, PlanResumeInput } from '../../run/planner.t
 import { createRuntime } from '../../runtime/create-runtime.ts';
 import { RunConflictError } from '../../runtime/durable/durable-errors.ts';
 import type { RunHandle, RunOutcome } from '../../runtime/run-handle.ts';
-import { postgresStore } from '../../runtime/stores/postgres-store.ts';
-import { sqliteStore } from '../../runtime/stores/sqlite-store.ts';
+import { postgresStore } from '../../stores/postgres-store.ts';
+import { sqliteStore } from '../../stores/sqlite-store.ts';
 import { defineTool } from '../../tools/define-tool.ts';
 
 export interface ChildConfig {

@@ -2,7 +2,7 @@
  * The three RunStores as fixtures for the runtime-level durable suites (issue 7), and a store
  * wrapper that fails on demand.
  *
- * PostgreSQL follows the gating convention of `runtime/stores/postgres-test-database.ts`: skipped
+ * PostgreSQL follows the gating convention of `stores/postgres-test-database.ts`: skipped
  * with a warning when unreachable, required (the suite fails) with `CI=true`.
  *
  * @module
@@ -11,16 +11,16 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { memoryStore } from '../../runtime/stores/memory-store.ts';
-import { postgresStore } from '../../runtime/stores/postgres-store.ts';
+import { memoryStore } from '../../stores/memory-store.ts';
+import { postgresStore } from '../../stores/postgres-store.ts';
 import {
   dropSchema,
   type PostgresTestDatabase,
   probePostgresTestDatabase,
   uniqueSchemaName,
-} from '../../runtime/stores/postgres-test-database.ts';
-import type { RunStore } from '../../runtime/stores/run-store.ts';
-import { RunStoreUnavailableError } from '../../runtime/stores/run-store-errors.ts';
+} from '../../stores/postgres-test-database.ts';
+import type { RunStore } from '../../stores/run-store.ts';
+import { RunStoreUnavailableError } from '../../stores/run-store-errors.ts';
 
 /** One database for one test: `open()` gives a store on it as a new process would open it. */
 export interface StoreFixture {
@@ -78,7 +78,7 @@ export async function durableStoreKinds(suite: string): Promise<StoreKind[]> {
       async fixture() {
         const dir = await mkdtemp(join(tmpdir(), 'toolwarden-durable-'));
         const opened: RunStore[] = [];
-        const { sqliteStore } = await import('../../runtime/stores/sqlite-store.ts');
+        const { sqliteStore } = await import('../../stores/sqlite-store.ts');
         return {
           open() {
             const store = sqliteStore({ path: join(dir, 'runs.db') });

@@ -21,9 +21,9 @@ import { z } from 'zod';
 import type { PlanInput, PlanResult, PlanResumeInput } from '../../run/planner.ts';
 import { createRuntime } from '../../runtime/create-runtime.ts';
 import type { RunHandle } from '../../runtime/run-handle.ts';
-import { postgresStore } from '../../runtime/stores/postgres-store.ts';
-import type { RunStore } from '../../runtime/stores/run-store.ts';
-import { sqliteStore } from '../../runtime/stores/sqlite-store.ts';
+import { postgresStore } from '../../stores/postgres-store.ts';
+import type { RunStore } from '../../stores/run-store.ts';
+import { sqliteStore } from '../../stores/sqlite-store.ts';
 import { defineTool } from '../../tools/define-tool.ts';
 
 export interface EffectsChildConfig {

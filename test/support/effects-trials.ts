@@ -21,10 +21,10 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { postgresStore } from '../../runtime/stores/postgres-store.ts';
-import { dropSchema } from '../../runtime/stores/postgres-test-database.ts';
-import type { RunStore } from '../../runtime/stores/run-store.ts';
-import { sqliteStore } from '../../runtime/stores/sqlite-store.ts';
+import { postgresStore } from '../../stores/postgres-store.ts';
+import { dropSchema } from '../../stores/postgres-test-database.ts';
+import type { RunStore } from '../../stores/run-store.ts';
+import { sqliteStore } from '../../stores/sqlite-store.ts';
 import type { EffectsChildConfig, EffectsReport, LedgerEntry } from './effects-child.ts';
 import { readJsonLines, spawnWorker, waitForLine } from './worker-output.ts';
 

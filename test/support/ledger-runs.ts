@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Planner, PlanResult, PlanResumeInput } from '../../run/planner.ts';
 import type { RunEvent } from '../../run/run-events.ts';
 import { createRuntime } from '../../runtime/create-runtime.ts';
-import type { RunEventRecord } from '../../runtime/stores/run-store.ts';
+import type { RunEventRecord } from '../../stores/run-store.ts';
 import { defineTool } from '../../tools/define-tool.ts';
 
 /** A ledger tool that counts its executions: what a recorded replay must not add to. */

@@ -19,7 +19,7 @@ import { z } from 'zod';
 import type { PlanInput, PlanResult, PlanResumeInput } from '../../run/planner.ts';
 import { createRuntime } from '../../runtime/create-runtime.ts';
 import type { RunHandle } from '../../runtime/run-handle.ts';
-import { sqliteStore } from '../../runtime/stores/sqlite-store.ts';
+import { sqliteStore } from '../../stores/sqlite-store.ts';
 import { defineTool } from '../../tools/define-tool.ts';
 
 export interface RecoverChildConfig {

@@ -11,10 +11,10 @@ import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSyn
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { postgresStore } from '../../runtime/stores/postgres-store.ts';
-import { dropSchema, uniqueSchemaName } from '../../runtime/stores/postgres-test-database.ts';
-import type { RunStore } from '../../runtime/stores/run-store.ts';
-import { sqliteStore } from '../../runtime/stores/sqlite-store.ts';
+import { postgresStore } from '../../stores/postgres-store.ts';
+import { dropSchema, uniqueSchemaName } from '../../stores/postgres-test-database.ts';
+import type { RunStore } from '../../stores/run-store.ts';
+import { sqliteStore } from '../../stores/sqlite-store.ts';
 import { postgresTestGate } from './durable-stores.ts';
 
 export const RELEASES_DIR = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/releases');

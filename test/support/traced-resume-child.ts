@@ -24,7 +24,7 @@ import type { PlanInput, PlanResult, PlanResumeInput } from '../../run/planner.t
 import { createRuntime } from '../../runtime/create-runtime.ts';
 import { RunConflictError } from '../../runtime/durable/durable-errors.ts';
 import type { RunHandle } from '../../runtime/run-handle.ts';
-import { sqliteStore } from '../../runtime/stores/sqlite-store.ts';
+import { sqliteStore } from '../../stores/sqlite-store.ts';
 import { startTelemetry } from '../../telemetry/setup.ts';
 import { spanContextFromCarrier } from '../../telemetry/trace-context.ts';
 import { defineTool } from '../../tools/define-tool.ts';

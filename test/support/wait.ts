@@ -1,4 +1,4 @@
-import type { RunStatus, RunStore } from '../../runtime/stores/run-store.ts';
+import type { RunStatus, RunStore } from '../../stores/run-store.ts';
 
 /** Polls `condition` every few ms until it holds; throws after `timeoutMs`. */
 export async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {

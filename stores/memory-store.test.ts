@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { scriptedPlanner } from '../../run/planner.ts';
-import { createRuntime } from '../create-runtime.ts';
+import { scriptedPlanner } from '../run/planner.ts';
+import { createRuntime } from '../runtime/create-runtime.ts';
 import { immutableCopy } from './immutable-copy.ts';
 import { DEFAULT_FINISHED_TTL_MS, DEFAULT_MAX_FINISHED_RUNS, memoryStore } from './memory-store.ts';
 import type { NewRunEvent, RunStore } from './run-store.ts';

@@ -5,7 +5,7 @@
  *
  * @packageDocumentation
  */
-import { requireOptionalPeers } from '../../run/optional-peers.ts';
+import { requireOptionalPeers } from '../run/optional-peers.ts';
 
 requireOptionalPeers('toolwarden/sqlite', { libsql: '^0.5.29' });
 

@@ -45,7 +45,7 @@
  * @module
  */
 
-import type { RunAwaiting } from '../../machines/run-awaiting.ts';
+import type { RunAwaiting } from '../machines/run-awaiting.ts';
 
 /** A run's lifecycle status, as the run handle reports it (docs/architecture.md `run.status`). */
 export type RunStatus = 'running' | 'awaiting' | 'completed' | 'failed' | 'canceled';

@@ -5,7 +5,7 @@
  *
  * @packageDocumentation
  */
-import { requireOptionalPeers } from '../../run/optional-peers.ts';
+import { requireOptionalPeers } from '../run/optional-peers.ts';
 
 requireOptionalPeers('toolwarden/postgres', { pg: '^8.23.1' });
 
