@@ -8,7 +8,7 @@
  * | `off` | `telemetry: false` | the untraced framework |
  * | `no SDK` | default (plugin on, no SDK registered: the API's no-op tracer and meter) | what a library user pays before configuring OpenTelemetry |
  * | `off + context manager` | `telemetry: false`, the AsyncLocalStorage context manager registered | what any traced Node app pays for context propagation (async hooks on every promise), toolwarden or not |
- * | `SDK` | a real `BasicTracerProvider` (BatchSpanProcessor, an exporter that drops batches), a real `MeterProvider` with a reader, the AsyncLocalStorage context manager | recording 22 spans and the metrics of a run, as production would minus the network |
+ * | `SDK` | a real `TracerProvider` (BatchSpanProcessor, an exporter that drops batches), a real `MeterProvider` with a reader, the AsyncLocalStorage context manager | recording 22 spans and the metrics of a run, as production would minus the network |
 | `SDK, latest GenAI` | as `SDK`, with `latestGenAiConventions: true` (`OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`) | the 2026 conventions' extra: a state-change event per step, the `gen_ai.*` metrics |
  *
  *     node --import tsx bench/telemetry.bench.ts [--runs 600] [--warm-up 100]
@@ -24,7 +24,7 @@ import { pathToFileURL } from 'node:url';
 import { context } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { BatchSpanProcessor, type SpanExporter, TracerProvider } from '@opentelemetry/sdk-trace';
 import type { Message } from '../run/message.ts';
 import { createRuntime, type RuntimeOptions } from '../runtime/create-runtime.ts';
 import { addTool, discardingStore, resettablePlanner, STEPS } from './support/reference-loop.ts';
@@ -119,8 +119,8 @@ export async function benchTelemetry(
 ): Promise<TelemetryBenchResult> {
   const runs = options.runs ?? 600;
   const warmUp = options.warmUp ?? 100;
-  const tracerProvider = new BasicTracerProvider({
-    spanProcessors: [new BatchSpanProcessor(droppingExporter)],
+  const tracerProvider = new TracerProvider({
+    spanProcessors: [new BatchSpanProcessor({ exporter: droppingExporter })],
   });
   const meterProvider = new MeterProvider({ readers: [new PullReader()] });
   const contextManager = new AsyncLocalStorageContextManager();

@@ -7,11 +7,11 @@
 
 /** The packages and the ranges package.json declares for them (`peerDependencies`). */
 export const SETUP_PEERS = {
-  '@opentelemetry/sdk-node': '^0.223.0',
-  '@opentelemetry/exporter-trace-otlp-http': '^0.223.0',
-  '@opentelemetry/exporter-metrics-otlp-http': '^0.223.0',
-  '@opentelemetry/sdk-metrics': '^2.12.0',
-  '@opentelemetry/resources': '^2.12.0',
+  '@opentelemetry/sdk-node': '^0.223.0 || ^0.301.0',
+  '@opentelemetry/exporter-trace-otlp-http': '^0.223.0 || ^0.301.0',
+  '@opentelemetry/exporter-metrics-otlp-http': '^0.223.0 || ^0.301.0',
+  '@opentelemetry/sdk-metrics': '^2.12.0 || ^3.1.0',
+  '@opentelemetry/resources': '^2.12.0 || ^3.1.0',
 } as const;
 
 /** Thrown on import of `toolwarden/telemetry/setup` when optional peers are not installed. */

@@ -325,7 +325,7 @@ describe(SUITE, () => {
 
   it('runs the command once its optional peer is installed, and says the eval is not in the package', async (context) => {
     if (skipped) return context.skip();
-    await npm(['install', '--prefer-offline', 'commander@^14.0.3']);
+    await npm(['install', '--prefer-offline', 'commander@^15.1.0']);
     const bin = join(app, 'node_modules', 'toolwarden', 'bin', 'toolwarden.js');
     const diagram = await node([bin, 'diagram', '--format', 'mermaid']);
     expect(diagram.stdout).toContain('stateDiagram-v2');

@@ -7,7 +7,7 @@ import {
   type MetricData,
   MetricReader,
 } from '@opentelemetry/sdk-metrics';
-import { AlwaysOffSampler, BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import { AlwaysOffSampler, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { PolicyRunner } from '../policies/policy-runner.ts';
@@ -235,7 +235,7 @@ describe('telemetry metrics (docs/telemetry.md)', () => {
 
   it('records metrics for runs whose traces are sampled out', async () => {
     const { reader, provider } = meter();
-    const tracerProvider = new BasicTracerProvider({ sampler: new AlwaysOffSampler() });
+    const tracerProvider = new TracerProvider({ sampler: new AlwaysOffSampler() });
     await runtimeWith(busyScript, provider, {
       telemetry: { meterProvider: provider, tracerProvider },
     })

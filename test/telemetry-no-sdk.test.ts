@@ -3,10 +3,10 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import {
   AlwaysOffSampler,
-  BasicTracerProvider,
   InMemorySpanExporter,
   SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
+  TracerProvider,
+} from '@opentelemetry/sdk-trace';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { definePlugin, type ToolInvocation } from '../plugins/define-plugin.ts';
@@ -69,7 +69,7 @@ describe('telemetry plugin without an SDK', () => {
     expect(seen).toHaveLength(1);
 
     const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
     expect(trace.setGlobalTracerProvider(provider)).toBe(true);
     const traced = runtime.start({ messages: prompt });
     expect(traced.context.traceContext?.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
@@ -96,7 +96,7 @@ describe('telemetry plugin without an SDK', () => {
     // A sampled-out root still parents what the tool's own instrumentation opens (it is dropped
     // too): the plugin cannot pass calls straight on once a context manager carries contexts.
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-    const provider = new BasicTracerProvider({ sampler: new AlwaysOffSampler() });
+    const provider = new TracerProvider({ sampler: new AlwaysOffSampler() });
     const { seen, plugin } = observer();
     const runtime = createRuntime({
       agent,

@@ -1,11 +1,11 @@
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import {
   AlwaysOffSampler,
-  BasicTracerProvider,
   ParentBasedSampler,
   type ReadableSpan,
   SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
+  TracerProvider,
+} from '@opentelemetry/sdk-trace';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type ScriptedStep, scriptedPlanner } from '../run/planner.ts';
@@ -582,9 +582,9 @@ describe('telemetry plugin: installation (docs/telemetry.md)', () => {
   });
 
   it('opens no child spans in a sampled-out run, and keeps the user spans of its tools in it (dropped too)', async () => {
-    const sampledOut = new BasicTracerProvider({
+    const sampledOut = new TracerProvider({
       sampler: new ParentBasedSampler({ root: new AlwaysOffSampler() }),
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
+      spanProcessors: [new SimpleSpanProcessor({ exporter })],
     });
     const runtime = runtimeWith(repairScript, { telemetry: { tracerProvider: sampledOut } });
     const run = runtime.start({ runId: 'run-dropped', messages: prompt });

@@ -7,7 +7,7 @@
  * are); spans read back from the SDK's in-memory exporter. The two-process version against the real Jaeger is
  * `telemetry-resume-link.integration.test.ts`.
  */
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunContext } from '../machines/run-context.ts';
 import { type ScriptedStep, scriptedPlanner } from '../run/planner.ts';

@@ -1,10 +1,6 @@
 import { context } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll } from 'vitest';
 
 /**
@@ -12,9 +8,9 @@ import { afterAll, beforeAll } from 'vitest';
  * context manager registered for the calling test file (so spans nest across awaits) and the
  * provider shut down after it. Call at the top level of a test file.
  */
-export function inMemoryTracing(): { exporter: InMemorySpanExporter; provider: BasicTracerProvider } {
+export function inMemoryTracing(): { exporter: InMemorySpanExporter; provider: TracerProvider } {
   const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
   const contextManager = new AsyncLocalStorageContextManager();
   beforeAll(() => {
     context.setGlobalContextManager(contextManager.enable());
