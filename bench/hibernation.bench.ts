@@ -151,7 +151,7 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   let schema: string | undefined;
   if (values.store === 'postgres') {
     const { postgresStore } = await import('../stores/postgres-store.ts');
-    const { DEFAULT_POSTGRES_TEST_URL } = await import('../stores/postgres-test-database.ts');
+    const { DEFAULT_POSTGRES_TEST_URL } = await import('../test/support/postgres-test-database.ts');
     schema = `tw_hibernate_${process.pid}`;
     store = postgresStore({
       connectionString: process.env.TOOLWARDEN_PG_URL || DEFAULT_POSTGRES_TEST_URL,

@@ -23,10 +23,10 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Message } from '../run/message.ts';
 import { postgresStore } from '../stores/postgres-store.ts';
-import { DEFAULT_POSTGRES_TEST_URL } from '../stores/postgres-test-database.ts';
 import type { RunStore } from '../stores/run-store.ts';
 import { sqliteStore } from '../stores/sqlite-store.ts';
 import type { ChildConfig } from '../test/support/durable-child.ts';
+import { DEFAULT_POSTGRES_TEST_URL } from '../test/support/postgres-test-database.ts';
 import { readJsonLines, waitForLine } from '../test/support/worker-output.ts';
 
 const { values } = parseArgs({

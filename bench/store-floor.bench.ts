@@ -20,9 +20,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DEFAULT_POSTGRES_TEST_URL } from '../stores/postgres-test-database.ts';
 import type { RunStore } from '../stores/run-store.ts';
 import { sqliteStore } from '../stores/sqlite-store.ts';
+import { DEFAULT_POSTGRES_TEST_URL } from '../test/support/postgres-test-database.ts';
 import { actorLoop, loopRuntime } from './support/toolwarden-loops.ts';
 
 /** What {@link benchStoreFloor} measured. */

@@ -1,7 +1,11 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import {
+  dropSchema,
+  probePostgresTestDatabase,
+  uniqueSchemaName,
+} from '../test/support/postgres-test-database.ts';
 import { POSTGRES_SCHEMA_VERSION, postgresStore } from './postgres-store.ts';
-import { dropSchema, probePostgresTestDatabase, uniqueSchemaName } from './postgres-test-database.ts';
 import type { RunStore } from './run-store.ts';
 import { RunStoreUnavailableError } from './run-store-errors.ts';
 import { describeRunStoreContract } from './store-contract.ts';

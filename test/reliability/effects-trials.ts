@@ -11,13 +11,13 @@
  * PostgreSQL is `TOOLWARDEN_PG_URL` (default the test database); skipped when unreachable.
  */
 import { parseArgs } from 'node:util';
-import { DEFAULT_POSTGRES_TEST_URL, probePostgresTestDatabase } from '../../stores/postgres-test-database.ts';
 import {
   killAfterEffectTrial,
   type TrialOutcome,
   type TrialStore,
   twoLiveInstancesTrial,
 } from '../support/effects-trials.ts';
+import { DEFAULT_POSTGRES_TEST_URL, probePostgresTestDatabase } from '../support/postgres-test-database.ts';
 
 const { values } = parseArgs({
   options: {

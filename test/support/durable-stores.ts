@@ -2,7 +2,7 @@
  * The three RunStores as fixtures for the runtime-level durable suites (issue 7), and a store
  * wrapper that fails on demand.
  *
- * PostgreSQL follows the gating convention of `stores/postgres-test-database.ts`: skipped
+ * PostgreSQL follows the gating convention of `postgres-test-database.ts` (beside this file): skipped
  * with a warning when unreachable, required (the suite fails) with `CI=true`.
  *
  * @module
@@ -13,14 +13,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { memoryStore } from '../../stores/memory-store.ts';
 import { postgresStore } from '../../stores/postgres-store.ts';
+import type { RunStore } from '../../stores/run-store.ts';
+import { RunStoreUnavailableError } from '../../stores/run-store-errors.ts';
 import {
   dropSchema,
   type PostgresTestDatabase,
   probePostgresTestDatabase,
   uniqueSchemaName,
-} from '../../stores/postgres-test-database.ts';
-import type { RunStore } from '../../stores/run-store.ts';
-import { RunStoreUnavailableError } from '../../stores/run-store-errors.ts';
+} from './postgres-test-database.ts';
 
 /** One database for one test: `open()` gives a store on it as a new process would open it. */
 export interface StoreFixture {

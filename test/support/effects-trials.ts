@@ -22,10 +22,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postgresStore } from '../../stores/postgres-store.ts';
-import { dropSchema } from '../../stores/postgres-test-database.ts';
 import type { RunStore } from '../../stores/run-store.ts';
 import { sqliteStore } from '../../stores/sqlite-store.ts';
 import type { EffectsChildConfig, EffectsReport, LedgerEntry } from './effects-child.ts';
+import { dropSchema } from './postgres-test-database.ts';
 import { readJsonLines, spawnWorker, waitForLine } from './worker-output.ts';
 
 const CHILD = join(import.meta.dirname, 'effects-child.ts');

@@ -12,10 +12,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { postgresStore } from '../../stores/postgres-store.ts';
-import { dropSchema, uniqueSchemaName } from '../../stores/postgres-test-database.ts';
 import type { RunStore } from '../../stores/run-store.ts';
 import { sqliteStore } from '../../stores/sqlite-store.ts';
 import { postgresTestGate } from './durable-stores.ts';
+import { dropSchema, uniqueSchemaName } from './postgres-test-database.ts';
 
 export const RELEASES_DIR = join(dirname(fileURLToPath(import.meta.url)), '../fixtures/releases');
 

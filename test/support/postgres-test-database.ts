@@ -9,7 +9,8 @@
  * - Each test run works in its own schema ({@link uniqueSchemaName}) and drops it afterwards,
  *   so parallel runs and leftovers never collide.
  *
- * Used by `postgres-store.test.ts`; meant for any suite that needs the PostgreSQL store.
+ * Used by `stores/postgres-store.test.ts` and the durable suites; meant for any suite or bench that
+ * needs the PostgreSQL store. Test support: not part of the package.
  *
  * @module
  */
