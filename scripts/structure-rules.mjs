@@ -90,12 +90,6 @@ export const EXCEPTIONS = {
         'a factory that closes over everything it builds; to be split into named steps (issue 37 item 2, open)',
     },
     {
-      file: 'runtime/durable/durable-runs.ts',
-      name: 'createDurableRuns',
-      reason:
-        'a factory that closes over everything it builds; to be split into named steps (issue 37 item 2, open)',
-    },
-    {
       file: 'stores/memory-store.ts',
       name: 'memoryStore',
       reason:
