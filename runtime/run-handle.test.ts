@@ -1,6 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { firstValueFrom } from 'rxjs';
+import { firstValueFrom, Observable } from 'rxjs';
 import { take, toArray } from 'rxjs/operators';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -55,6 +55,13 @@ function twoStepRun(store: RunStore) {
 }
 
 describe('RunHandle events$', () => {
+  it("is an Observable of the app's own rxjs (loaded on first use, the very class `import 'rxjs'` gives)", async () => {
+    const { runtime, run } = twoStepRun(recordingStore().store);
+    await run.result();
+    expect(run.events$).toBeInstanceOf(Observable);
+    await runtime.close();
+  });
+
   it('replays the very event objects the memory store keeps: one copy of each event per run', async () => {
     const { store, given } = recordingStore();
     const { runtime, run } = twoStepRun(store);

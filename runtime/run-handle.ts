@@ -1,9 +1,6 @@
+import { createRequire } from 'node:module';
 import type { Observable } from 'rxjs';
-// The one class needed, from its own module: rxjs's index (CommonJS on Node) loads every operator,
-// ~100 ms of the core import for nothing. It is the same module the index re-exports, so the
-// subject is an rxjs Observable to the app's own operators (`instanceof`, `pipe`) either way.
-import { Observable as RxObservable } from 'rxjs/internal/Observable';
-import { Subject } from 'rxjs/internal/Subject';
+import type { Subject } from 'rxjs/internal/Subject';
 import type { SnapshotFrom } from 'xstate';
 import { persistedSnapshotOf } from '../machines/persisted-snapshot.ts';
 import { type RunAwaiting, runAwaitingOf } from '../machines/run-awaiting.ts';
@@ -28,6 +25,27 @@ import {
   checkedToolResults,
 } from './run-answers.ts';
 import { capsState } from './steps/plan-step.ts';
+
+// The two classes needed, each from its own module, loaded on the first `events$`: rxjs's index
+// loads every operator (~100 ms), and even these two are ~35 ms of CPU of a cold
+// `import('toolwarden')` that an app which never subscribes does not need (docs/packaging.md
+// §Cost). On Node rxjs resolves to its CommonJS build for `import` and `require` alike (its
+// exports map's `node` condition), so these are the very modules the app's `import 'rxjs'` loads:
+// the stream is an rxjs Observable to the app's own operators (`instanceof`, `pipe`).
+let rx:
+  | { Observable: typeof import('rxjs/internal/Observable').Observable; Subject: typeof Subject }
+  | undefined;
+function rxjs(): NonNullable<typeof rx> {
+  if (rx === undefined) {
+    const require = createRequire(import.meta.url);
+    rx = {
+      Observable: (require('rxjs/internal/Observable') as typeof import('rxjs/internal/Observable'))
+        .Observable,
+      Subject: (require('rxjs/internal/Subject') as typeof import('rxjs/internal/Subject')).Subject,
+    };
+  }
+  return rx;
+}
 
 /** What `run.result()` resolves to (docs/architecture.md). */
 export interface RunOutcome {
@@ -173,6 +191,7 @@ export class RunHandle {
    */
   get events$(): Observable<RunEvent> {
     // By hand rather than rxjs's `merge`, whose module pulls a dozen more into the core import.
+    const { Observable: RxObservable, Subject } = rxjs();
     return new RxObservable<RunEvent>((subscriber) => {
       // The length is read on every pass: an event published by a subscriber's own `next` during
       // the replay is replayed in its place, and the subscription below starts after it.

@@ -1,4 +1,14 @@
-import { RE2JS } from 're2js';
+import { createRequire } from 'node:module';
+import type { RE2JS as RE2JSClass } from 're2js';
+
+// Loaded on the first pattern, not with the package: most apps never build a JSON Schema tool
+// with a `pattern`, and re2js is ~17 ms of CPU of a cold `import('toolwarden')` (docs/packaging.md
+// §Cost). `require` gives its CommonJS build synchronously, as a RegExp constructor must be.
+let re2js: typeof RE2JSClass | undefined;
+function RE2JS(): typeof RE2JSClass {
+  re2js ??= (createRequire(import.meta.url)('re2js') as typeof import('re2js')).RE2JS;
+  return re2js;
+}
 
 /**
  * Regular expressions a JSON Schema brings (`pattern`, `patternProperties`, `propertyNames`) come
@@ -15,9 +25,9 @@ const NativeRegExp = RegExp;
 /** RE2 flags for JavaScript ones (`g`, `y`, `u`, `d`, `v` change nothing for a yes/no test). */
 function re2Flags(flags: string): number {
   let out = 0;
-  if (flags.includes('i')) out |= RE2JS.CASE_INSENSITIVE;
-  if (flags.includes('m')) out |= RE2JS.MULTILINE;
-  if (flags.includes('s')) out |= RE2JS.DOTALL;
+  if (flags.includes('i')) out |= RE2JS().CASE_INSENSITIVE;
+  if (flags.includes('m')) out |= RE2JS().MULTILINE;
+  if (flags.includes('s')) out |= RE2JS().DOTALL;
   return out;
 }
 
@@ -27,13 +37,13 @@ function re2Flags(flags: string): number {
  * {@link withLinearPatterns} call that made it.
  */
 export class LinearPattern extends NativeRegExp {
-  readonly linear: RE2JS | undefined;
+  readonly linear: RE2JSClass | undefined;
 
   constructor(pattern: string | RegExp, flags?: string) {
     super(pattern, flags);
-    let linear: RE2JS | undefined;
+    let linear: RE2JSClass | undefined;
     try {
-      linear = RE2JS.compile(this.source, re2Flags(this.flags));
+      linear = RE2JS().compile(this.source, re2Flags(this.flags));
     } catch {
       linear = undefined;
       current?.push(this.source);
