@@ -216,6 +216,7 @@ export { RUN_STATUSES } from './stores/run-store.ts';
 export {
   callTool,
   type ExecuteOptions,
+  elicit,
   type PrepareOptions,
   reportToolProgress,
   type ToolCallRequest,
@@ -233,6 +234,7 @@ export {
   type ToolOutput,
   toolOutput,
 } from './tools/define-tool.ts';
+export type { ElicitationAnswer, ElicitationRequest } from './tools/elicitation.ts';
 export { idempotencyKey } from './tools/idempotency-key.ts';
 export {
   type JsonSchemaFunction,

@@ -36,6 +36,7 @@ export const SLOW_OR_OUTSIDE = [
   'test/inspector-page-bundle.test.ts',
   'test/mcp-client.test.ts',
   'test/mcp-hostile.test.ts',
+  'test/mcp-elicitation.test.ts',
   // V8's map check needs a process started with --allow-natives-syntax.
   'test/tool-result-shapes.test.ts',
   // Slow by design: event-loop timing under load, the inspect command's demo agent end to end,

@@ -1,6 +1,6 @@
 import { idempotencyKey } from '../tools/idempotency-key.ts';
 import type { InDoubtCause } from '../tools/tool-result.ts';
-import type { AwaitState, ConfirmationCall, RunContext } from './run-context.ts';
+import type { AwaitState, ConfirmationCall, ElicitationMark, RunContext } from './run-context.ts';
 
 /**
  * What a run waits for, in the form an app answers it (docs/architecture.md §Awaiting): read it
@@ -10,6 +10,7 @@ import type { AwaitState, ConfirmationCall, RunContext } from './run-context.ts'
  * | kind             | answer with                                                  |
  * |------------------|--------------------------------------------------------------|
  * | `clarification`  | `provideClarification(runId, { id, answer })`                |
+ * | (either, with `elicitation`) | as above: a running call asked (`awaiting.elicitation`), the answer goes to it |
  * | `external_tools` | `provideToolResults(runId, [{ toolCallId, result }])` per call |
  * | `confirmation`   | `confirm(runId, { id, approved })`                           |
  * | `backoff`        | nothing: the run wakes by itself at `until` (epoch ms)       |
@@ -30,6 +31,8 @@ export type RunAwaiting =
       /** The tool the answer is for, when the question came from one tool's hint. */
       restrictToTool?: string;
       exampleInput?: Record<string, unknown>;
+      /** Set when a running call asks (an MCP server's elicitation, docs/mcp.md §Elicitation): the answer goes to that call. */
+      elicitation?: ElicitationMark;
     }
   | {
       kind: 'external_tools';
@@ -50,6 +53,8 @@ export type RunAwaiting =
        * missing? }` (the tool's `summary`, `risk`, `permissions`, and those the run lacks).
        */
       calls?: ConfirmationCall[];
+      /** Set when a running call asks (an MCP server's elicitation without fields): approved accepts, denied declines. */
+      elicitation?: ElicitationMark;
     }
   | { kind: 'backoff'; until: number }
   | {
@@ -86,6 +91,7 @@ export function runAwaitingOf(
         missingFields: [...missingFields],
         ...(restrictToTool === undefined ? {} : { restrictToTool }),
         ...(exampleInput === undefined ? {} : { exampleInput }),
+        ...(awaiting.elicitation === undefined ? {} : { elicitation: { ...awaiting.elicitation } }),
       };
     }
     case 'external_tools':
@@ -103,6 +109,7 @@ export function runAwaitingOf(
         ...(details === undefined ? {} : { details }),
         ...(awaiting.toolCallIds === undefined ? {} : { toolCallIds: [...awaiting.toolCallIds] }),
         ...(awaiting.calls === undefined ? {} : { calls: awaiting.calls.map((call) => ({ ...call })) }),
+        ...(awaiting.elicitation === undefined ? {} : { elicitation: { ...awaiting.elicitation } }),
       };
     }
     case 'backoff':

@@ -90,7 +90,12 @@ export interface ConfirmationCall extends ApprovalFacts {
 
 /** What the run waits for in `awaiting` (docs/architecture.md); deadlines are epoch-ms timestamps. */
 export type AwaitState =
-  | { kind: 'clarification'; clarification: AwaitClarification & { missingFields: string[] } }
+  | {
+      kind: 'clarification';
+      clarification: AwaitClarification & { missingFields: string[] };
+      /** Set when a running call asks (`awaiting.elicitation`): the answer goes to the call. */
+      elicitation?: ElicitationMark;
+    }
   | { kind: 'external_tools'; externalTools: AwaitExternalTools }
   | {
       kind: 'confirmation';
@@ -98,9 +103,21 @@ export type AwaitState =
       toolCallIds?: string[];
       /** A descriptor per held call (absent for a planner's own confirmation). */
       calls?: ConfirmationCall[];
+      /** Set when a running call asks (`awaiting.elicitation`): the answer goes to the call. */
+      elicitation?: ElicitationMark;
     }
   | { kind: 'backoff'; until: number }
   | { kind: 'in_doubt'; calls: InDoubtCall[] };
+
+/**
+ * Which running call asks (`elicit()`, docs/mcp.md §Elicitation): the question is a
+ * clarification or confirmation whose answer is handed to the call, not to the planner.
+ */
+export interface ElicitationMark {
+  toolCallId: string;
+  /** The tool id. */
+  tool: string;
+}
 
 /**
  * A call whose outcome is unknown (docs/durability.md §Effects): started, its end never recorded,
@@ -247,6 +264,11 @@ export interface FlowState {
    * stored before it existed.
    */
   callsStartedAt?: number;
+  /**
+   * The batch's calls are running already: the run left `executing` for a call's question
+   * (`awaiting.elicitation`), so entering `executing` again starts none (it clears this).
+   */
+  callsRunning?: boolean;
 }
 
 /**

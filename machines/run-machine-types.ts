@@ -43,6 +43,7 @@ export type RunMachineChildren = { steps?: ActorRefFromLogic<RunStepsLogic> | un
 
 /** The names of the run machine's actions (`provide({ actions })`); `finalizeWith` is the one with params. */
 export type RunMachineActionName =
+  | 'answerElicitation'
   | 'applyReview'
   | 'applyToolApproval'
   | 'applyInDoubtResolution'
@@ -65,6 +66,7 @@ export type RunMachineActionName =
   | 'finalizeTimedOut'
   | 'finalizeWith'
   | 'foldBatch'
+  | 'leaveElicitation'
   | 'recordActorError'
   | 'recordCallsInDoubt'
   | 'recordCancel'
@@ -81,7 +83,9 @@ export type RunMachineActionName =
   | 'recordToolResult'
   | 'recordTraceContext'
   | 'refuseBatch'
+  | 'refuseElicitation'
   | 'refuseLargeBatch'
+  | 'requestElicitation'
   | 'requestExternalCalls'
   | 'requestFinalPlan'
   | 'requestInDoubt'
@@ -116,11 +120,14 @@ export type RunMachineGuardName =
   | 'batchTooLarge'
   | 'callsInDoubt'
   | 'consultsPolicies'
+  | 'endsElicitingCall'
   | 'failureCapReached'
   | 'hasAdmittedCalls'
   | 'isClarificationAnswer'
+  | 'isElicitationAnswer'
   | 'isExternalResults'
   | 'isInDoubtResolution'
+  | 'isOpenCallElicitation'
   | 'isPlannerConfirmation'
   | 'isToolApproval'
   | 'needsConfirmation'
@@ -156,7 +163,16 @@ export type RunStateValue =
   | 'finalizing'
   | 'planning'
   | 'routing'
-  | { awaiting: 'approved' | 'backoff' | 'clarification' | 'confirmation' | 'externalTools' | 'inDoubt' }
+  | {
+      awaiting:
+        | 'approved'
+        | 'backoff'
+        | 'clarification'
+        | 'confirmation'
+        | 'elicitation'
+        | 'externalTools'
+        | 'inDoubt';
+    }
   | { resuming: 'checking' | 'policies' }
   | { validating: 'checking' | 'policies' };
 
@@ -176,6 +192,7 @@ export type RunStateSchema = {
         readonly approved: {};
         readonly backoff: {};
         readonly inDoubt: {};
+        readonly elicitation: {};
       };
     };
     readonly resuming: { states: { readonly checking: {}; readonly policies: {} } };

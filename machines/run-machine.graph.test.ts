@@ -94,7 +94,13 @@ const failed = (port: string, error: string) => ({ type: `${port}.error`, error 
 const echo = (text: unknown) => ({ name: 'util.echo', input: { text } });
 
 /** What a planner turn can give: every branch of `planning`'s onDone, and a failure. */
-function planOutcomes(): RunMachineEvent[] {
+function planOutcomes(context: RunContext): RunMachineEvent[] {
+  // The setting of its own: a batch of two, one call asking a person while the other ends.
+  if (context.labels.pair === 'on') {
+    return [{ toolCalls: [echo('a'), echo('b')] }, { finalResponse: { text: 'done' } }].map((result) =>
+      done(PLAN, { result }),
+    );
+  }
   const results = [
     { toolCalls: [echo('hi')] },
     { toolCalls: [echo('costly')], usage: { inputTokens: 90, outputTokens: 20 } }, // past maxTotalTokens
@@ -158,9 +164,11 @@ function validateOutcomes(context: RunContext): RunMachineEvent[] {
 }
 
 /** A tool call's outcomes: success, a failed ToolResult, a crashed child. */
-function toolOutcomes(context: RunContext): RunMachineEvent[] {
+function toolOutcomes(context: RunContext, besides?: string): RunMachineEvent[] {
   const { pending, results } = context.batch;
-  const index = pending.findIndex((call, i) => call.status === 'admitted' && results[i] === null);
+  const index = pending.findIndex(
+    (call, i) => call.status === 'admitted' && results[i] === null && call.toolCallId !== besides,
+  );
   if (index < 0) return [];
   const call = pending[index]!;
   const base = { name: call.name, toolCallId: call.toolCallId, executed: true };
@@ -181,6 +189,34 @@ function toolOutcomes(context: RunContext): RunMachineEvent[] {
       },
     }),
   ];
+}
+
+/** A running call's questions (`call.elicit`): a form, a yes/no question, and one from a call that ended. */
+function elicitations(context: RunContext, ended?: string): RunMachineEvent[] {
+  const { pending, results } = context.batch;
+  const open = pending.find((call, i) => call.status === 'admitted' && results[i] === null);
+  if (ended !== undefined) return [ask(ended, 'a.b', true)];
+  if (open === undefined) return [];
+  return [
+    ask(open.toolCallId, open.name, true),
+    ask(open.toolCallId, open.name, false),
+    ask('ended:t1:c9', open.name, true),
+  ];
+}
+
+function ask(toolCallId: string, tool: string, fields: boolean): RunMachineEvent {
+  return {
+    type: 'call.elicit',
+    elicitation: {
+      id: `${toolCallId}:e1`,
+      toolCallId,
+      tool,
+      request: {
+        message: 'Sure?',
+        ...(fields ? { requestedSchema: { properties: { n: { type: 'integer' } } } } : {}),
+      },
+    },
+  };
 }
 
 function reviewOutcomes(): RunMachineEvent[] {
@@ -230,10 +266,21 @@ function eventsFor(snapshot: Snapshot): RunMachineEvent[] {
   if (snapshot.status !== 'active') return [];
   const { context } = snapshot;
   const events: RunMachineEvent[] = [];
-  if (snapshot.matches('planning')) events.push(...planOutcomes());
+  if (snapshot.matches('planning')) events.push(...planOutcomes(context));
   if (snapshot.matches('finalizing')) events.push(...finalizeOutcomes());
   if (snapshot.matches({ validating: 'policies' })) events.push(...validateOutcomes(context));
-  if (snapshot.matches('executing')) events.push(...toolOutcomes(context));
+  if (snapshot.matches('executing')) events.push(...toolOutcomes(context), ...elicitations(context));
+  // A call that asked runs on: its outcomes, and those of the others, come while the run waits.
+  if (snapshot.matches({ awaiting: 'elicitation' })) {
+    const awaiting = context.flow.awaiting;
+    const asking =
+      awaiting?.kind === 'clarification' || awaiting?.kind === 'confirmation'
+        ? awaiting.elicitation
+        : undefined;
+    events.push(...toolOutcomes(context), ...toolOutcomes(context, asking?.toolCallId));
+  }
+  // A question that comes where the run cannot wait on it (its call ended): answered `cancel`.
+  if (snapshot.matches('planning')) events.push(...elicitations(context, 'ended:t1:c9'));
   if (snapshot.matches({ resuming: 'policies' })) events.push(...reviewOutcomes());
   if (snapshot.matches({ awaiting: 'backoff' })) events.push({ type: 'sleep.done' });
   // A restored `steps` actor says so; the state requests its work again.
@@ -261,6 +308,10 @@ function serializeState(snapshot: Snapshot): string {
     c.batch.results.map((r) => (r === null ? '-' : r.inDoubt ? 'd' : r.error ? 'e' : 'o')),
     c.flow.awaiting?.kind ?? null,
     c.flow.awaiting?.kind === 'confirmation' ? Boolean(c.flow.awaiting.toolCallIds) : null,
+    c.flow.awaiting?.kind === 'clarification' || c.flow.awaiting?.kind === 'confirmation'
+      ? Boolean(c.flow.awaiting.elicitation)
+      : null,
+    c.flow.callsRunning ?? false,
     c.flow.usage.inputTokens + c.flow.usage.outputTokens >=
       (c.caps.maxTotalTokens ?? Number.POSITIVE_INFINITY),
     e ? Object.keys(e).filter((k) => e[k as keyof typeof e] !== undefined) : null,
@@ -294,6 +345,7 @@ const settings = [
   { name: 'time budget spent', input: input('off', Date.now() - 2 * 3_600_000) },
   { name: 'one turn', input: { ...input('off'), caps: { ...caps, maxTurns: 1 } } },
   { name: 'one await', input: { ...input('off'), caps: { ...caps, maxAwaits: 1 } } },
+  { name: 'a batch of two', input: { ...input('off'), labels: { policies: 'off', pair: 'on' } } },
 ];
 
 interface Coverage {

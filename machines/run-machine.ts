@@ -11,6 +11,15 @@ import {
 import type { PolicyEffects } from '../run/policy-effects.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import {
+  elicitationAnswerRequest,
+  endsElicitingCall,
+  enterElicitationUpdate,
+  isElicitationAnswer,
+  isOpenCallElicitation,
+  leaveElicitationUpdate,
+  refusedElicitationRequest,
+} from './elicitation-outcomes.ts';
+import {
   callsInDoubt,
   canceledCallsOutcome,
   enterInDoubtUpdate,
@@ -108,6 +117,9 @@ const machine = setup({
     awaitsExternalCalls: ({ context }) => awaitsExternalCalls(context.batch),
     callsInDoubt: ({ context }) => callsInDoubt(context.batch),
     isInDoubtResolution: ({ context, event }) => isInDoubtResolution(context, event),
+    isOpenCallElicitation: ({ context, event }) => isOpenCallElicitation(context, event),
+    isElicitationAnswer: ({ context, event }) => isElicitationAnswer(context, event),
+    endsElicitingCall: ({ context, event }) => endsElicitingCall(context, event),
     failureCapReached: ({ context }) =>
       context.consecutiveFailures >= context.caps.maxConsecutiveFailedToolCalls,
     toolCapReached: ({ context }) => context.toolCalls >= context.caps.maxToolCalls,
@@ -252,6 +264,12 @@ const machine = setup({
     ),
     /** Asks `steps` to run the admitted calls without a result, announcing each (`tool_call_scheduled`). */
     startToolCalls: enqueueActions(({ context, enqueue }) => {
+      // Back from a call's question (awaiting.elicitation): the calls run already.
+      if (context.flow.callsRunning) {
+        const { callsRunning: _, ...flow } = context.flow;
+        enqueue.assign({ flow });
+        return;
+      }
       const calls = callsToRun(context);
       if (calls.length === 0) return;
       apply(enqueue, scheduledOutcome(context, calls));
@@ -272,6 +290,15 @@ const machine = setup({
       );
       if (calls.length > 0) enqueue.sendTo(STEPS_ACTOR_ID, { type: 'tools', calls } satisfies StepRequest);
     }),
+    /** A running call asks a person (elicitation-outcomes.ts): the run awaits the answer. */
+    requestElicitation: assign(({ context, event }) => enterElicitationUpdate(context, event)),
+    /** The answer goes to the asking call, not to the planner. */
+    answerElicitation: enqueueActions(({ context, event, enqueue }) => {
+      enqueue.sendTo(STEPS_ACTOR_ID, elicitationAnswerRequest(context, event));
+      enqueue.assign(leaveElicitationUpdate(context));
+    }),
+    leaveElicitation: assign(({ context }) => leaveElicitationUpdate(context)),
+    refuseElicitation: sendTo(STEPS_ACTOR_ID, ({ event }) => refusedElicitationRequest(event)),
     /** Every call is settled, some in doubt: the run waits for them to be resolved. */
     requestInDoubt: assign(({ context }) => enterInDoubtUpdate(context)),
     applyInDoubtResolution: enqueueActions(({ context, event, enqueue }) =>
@@ -443,6 +470,8 @@ const machine = setup({
   on: {
     cancel: { target: '.canceled', actions: 'recordCancel' },
     'trace.context': { actions: 'recordTraceContext' },
+    // A call's question where the run cannot wait on it (its call ended first): `cancel`.
+    'call.elicit': { actions: 'refuseElicitation' },
   },
   states: {
     planning: {
@@ -540,6 +569,10 @@ const machine = setup({
         'steps.restored': { actions: 'resumeToolCalls' },
         'tool.done': { actions: 'recordToolResult' },
         'tool.error': { actions: 'recordToolCrash' },
+        'call.elicit': [
+          { guard: 'isOpenCallElicitation', target: 'awaiting.elicitation', actions: 'requestElicitation' },
+          { actions: 'refuseElicitation' },
+        ],
       },
     },
     awaiting: {
@@ -596,6 +629,43 @@ const machine = setup({
               target: '#run.executing',
               actions: 'applyInDoubtResolution',
             },
+          },
+        },
+        /**
+         * A running call asks a person (MCP elicitation; elicitation-outcomes.ts): put as a
+         * clarification or confirmation, the batch still running in `steps`. The answer, or the
+         * call's end, takes the run back to `executing`, which starts nothing again.
+         */
+        elicitation: {
+          entry: ['emitAwait', 'startAwaitClock'],
+          exit: 'stopAwaitClock',
+          on: {
+            'provide.clarification': {
+              guard: 'isElicitationAnswer',
+              target: '#run.executing',
+              actions: 'answerElicitation',
+            },
+            confirm: { guard: 'isElicitationAnswer', target: '#run.executing', actions: 'answerElicitation' },
+            'tool.done': [
+              {
+                guard: 'endsElicitingCall',
+                target: '#run.executing',
+                actions: ['recordToolResult', 'leaveElicitation'],
+              },
+              { actions: 'recordToolResult' },
+            ],
+            'tool.error': [
+              {
+                guard: 'endsElicitingCall',
+                target: '#run.executing',
+                actions: ['recordToolCrash', 'leaveElicitation'],
+              },
+              { actions: 'recordToolCrash' },
+            ],
+            cancel: { target: '#run.canceled', actions: ['recordCancel', 'recordCallsInDoubt'] },
+            // The process died while it waited: the question went with it; the calls are asked
+            // for again as after any restore (re-run or in doubt per their effects).
+            'steps.restored': { target: '#run.executing', actions: ['leaveElicitation', 'resumeToolCalls'] },
           },
         },
         /** Transient: after approval or denial, run what is admitted. */

@@ -2,6 +2,7 @@ import type { PlanResult } from '../run/planner.ts';
 import type { PolicyEffects } from '../run/policy-effects.ts';
 import { waitUntil } from '../run/wait-until.ts';
 import type { RestoredCall } from '../tools/call-in-doubt.ts';
+import type { ElicitationAnswer, ElicitationRequest } from '../tools/elicitation.ts';
 import type { PolicyRetryHint } from '../tools/retry-hint.ts';
 import type { ToolCallMeta } from '../tools/tool-call-meta.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
@@ -118,6 +119,13 @@ export interface TaskArgs<TInput> {
    * Optional: a caller without it (Temporal's activities) has the port listen to the controller.
    */
   onStop?(listener: () => void): void;
+  /**
+   * A running tool call asks a person (`elicit()`, tools/call-tool.ts): the run awaits the answer in
+   * `awaiting.elicitation` and `reply` is called once with it. Only `executeTool`'s requests
+   * have it, and only in a host whose run can await during a call (absent: Temporal's
+   * activities, where the call cannot ask).
+   */
+  elicit?(request: ElicitationRequest, reply: (answer: ElicitationAnswer) => void): void;
 }
 
 /** One port: its output, or a promise of it. A rejection is answered with the port's error event. */

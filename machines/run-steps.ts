@@ -1,5 +1,6 @@
 import { type CallbackActorLogic, type CallbackSnapshot, fromCallback, type Snapshot } from 'xstate';
 import type { PolicyEffects } from '../run/policy-effects.ts';
+import type { ElicitationAnswer, ElicitationRequest } from '../tools/elicitation.ts';
 import {
   type ExecuteToolInput,
   type ExecuteToolOutput,
@@ -49,7 +50,9 @@ export type StepRequest =
   | { type: 'validate'; input: ValidateBatchInput }
   | { type: 'tools'; calls: ExecuteToolInput[] }
   | { type: 'review'; input: ReviewResultsInput }
-  | { type: 'sleep'; input: SleepUntilInput };
+  | { type: 'sleep'; input: SleepUntilInput }
+  /** A person's answer to a call's elicitation (`call.elicit`), handed to the waiting call. */
+  | { type: 'elicited'; id: string; answer: ElicitationAnswer };
 
 /** What `steps` sends the run actor. `output` and `error` are named as XState's done and error events name them. */
 export type StepEvent =
@@ -62,8 +65,23 @@ export type StepEvent =
   | { type: 'review.done'; output: PolicyEffects }
   | { type: 'review.error'; error: unknown }
   | { type: 'sleep.done' }
+  /**
+   * A running call asks a person (`elicit()`, tools/call-tool.ts): one at a time, the next once the run
+   * answered this one (`elicited`) or its call ended.
+   */
+  | { type: 'call.elicit'; elicitation: CallElicitation }
   /** Sent once by a `steps` actor restored from a snapshot: what was in flight is requested again. */
   | { type: 'steps.restored' };
+
+/** A call's question to a person, as `steps` hands it to the run (`call.elicit`). */
+export interface CallElicitation {
+  /** `<toolCallId>:e<n>`: the id the answer names. */
+  id: string;
+  toolCallId: string;
+  /** The tool id. */
+  tool: string;
+  request: ElicitationRequest;
+}
 
 /** The `steps` actor's input: set only on restore. */
 export interface StepsInput {
@@ -119,6 +137,9 @@ class Steps {
   /** The `toolCallId`s queued or running: a call asked for twice (a restore) runs once. */
   private known: Set<string> | undefined;
   private running = 0;
+  /** Calls' questions to a person, in the order asked; the first is put to the run. */
+  private asks: PendingElicitation[] | undefined;
+  private elicitations = 0;
   /** When the current run of call starts began, and whether a macrotask is due to go on. */
   private sliceStartedAt = sliceClock();
   private resumeDue = false;
@@ -142,6 +163,9 @@ class Steps {
       case 'sleep':
         this.call(this.port.sleepUntil, request.input, 'sleep');
         break;
+      case 'elicited':
+        this.answerElicitation(request.id, request.answer);
+        break;
       case 'tools': {
         this.known ??= new Set();
         this.queued ??= [];
@@ -159,6 +183,10 @@ class Steps {
 
   stop(): void {
     this.queued = undefined;
+    // Before the calls abort: a question left open when the run ends is declined, not canceled.
+    const asks = this.asks;
+    this.asks = undefined;
+    if (asks) for (const ask of asks) ask.reply({ action: 'decline', reason: 'the run ended' });
     const held = this.held;
     this.held = undefined;
     if (held) for (const task of held) task.stop();
@@ -200,9 +228,46 @@ class Steps {
     if (queued?.length === 0) this.queued = undefined;
   }
 
+  /** Queues a call's question; the run hears one at a time (`call.elicit`). */
+  elicit(
+    tool: ExecuteToolInput,
+    request: ElicitationRequest,
+    reply: (answer: ElicitationAnswer) => void,
+  ): void {
+    const { toolCallId, name } = tool.call;
+    this.asks ??= [];
+    this.asks.push({ id: `${toolCallId}:e${++this.elicitations}`, toolCallId, tool: name, request, reply });
+    this.askNext();
+  }
+
+  /** Hands the run the first question not yet put to it. */
+  askNext(): void {
+    const head = this.asks?.[0];
+    if (head === undefined || head.put) return;
+    head.put = true;
+    const { id, toolCallId, tool, request } = head;
+    this.sendBack({ type: 'call.elicit', elicitation: { id, toolCallId, tool, request } });
+  }
+
+  private answerElicitation(id: string, answer: ElicitationAnswer): void {
+    const index = this.asks?.findIndex((ask) => ask.id === id) ?? -1;
+    if (index < 0) return;
+    const [ask] = this.asks!.splice(index, 1);
+    if (this.asks!.length === 0) this.asks = undefined;
+    ask!.reply(answer);
+    this.askNext();
+  }
+
   /** A tool call settled: the next calls of the batch may start. */
   settled(tool: ExecuteToolInput): void {
     this.running--;
+    // Its questions lapse (the call no longer waits); the run left the wait on its `tool.done`.
+    if (this.asks?.some((ask) => ask.toolCallId === tool.call.toolCallId)) {
+      const lapsed = this.asks.filter((ask) => ask.toolCallId === tool.call.toolCallId);
+      this.asks = this.asks.filter((ask) => ask.toolCallId !== tool.call.toolCallId);
+      if (this.asks.length === 0) this.asks = undefined;
+      for (const ask of lapsed) ask.reply({ action: 'cancel' });
+    }
     if (this.known?.delete(tool.call.toolCallId) && this.known.size === 0) this.known = undefined;
     this.pumpSoon();
   }
@@ -230,6 +295,13 @@ class Steps {
   answer(event: StepEvent): void {
     this.sendBack(event);
   }
+}
+
+/** A question of a running call, queued until the run answers it. */
+interface PendingElicitation extends CallElicitation {
+  reply: (answer: ElicitationAnswer) => void;
+  /** Sent to the run (`call.elicit`). */
+  put?: boolean;
 }
 
 /** Which port a request went to: its answer is `<kind>.done` or `<kind>.error`. */
@@ -266,6 +338,11 @@ class StepTask<I> implements TaskArgs<I> {
   onStop(listener: () => void): void {
     this.stopListener = listener;
     this.steps.hold(this);
+  }
+
+  elicit(request: ElicitationRequest, reply: (answer: ElicitationAnswer) => void): void {
+    if (this.tool === undefined || this.stopped) reply({ action: 'cancel' });
+    else this.steps.elicit(this.tool, request, reply);
   }
 
   /** The actor stopped: the listener, then the controller's abort. */
@@ -307,6 +384,8 @@ class StepTask<I> implements TaskArgs<I> {
     this.steps.release(this);
     if (this.tool) this.steps.settled(this.tool);
     this.steps.answer(event);
+    // After the call's own answer: the run has left the wait of a call that ended.
+    if (this.tool) this.steps.askNext();
   }
 }
 

@@ -14,6 +14,7 @@
  * | `review`          | `resuming.policies`                                   | `review.done` / `review.error`  |
  * | `sleep`           | `awaiting.backoff`                                    | `sleep.done`                    |
  * | `await`           | `awaiting.clarification`, `.externalTools`, `.confirmation` | `provide.clarification`, `provide.toolResults`, `confirm` |
+ * | `elicited`        | an answer to a running call's question (`awaiting.elicitation`) | (nothing: the call is handed the answer) |
  * | `emit`            | any step that reports something (`tool_result`, `run_completed`, …) | (nothing: a `RunEvent` the actor would emit) |
  *
  * The effects are in the order the actor would carry them out. Give the machine as the runtime
@@ -61,6 +62,8 @@ export type RunEffect =
   /** Until epoch ms (a backoff; the run's time budget bounds it). */
   | { type: 'sleep'; until: number }
   | { type: 'await'; kind: 'clarification' | 'external_tools' | 'confirmation'; id: string }
+  /** The answer a running call's question got (`awaiting.elicitation`), handed to the call. */
+  | { type: 'elicited'; id: string; action: 'accept' | 'decline' | 'cancel' }
   | { type: 'emit'; event: RunEvent };
 
 /** `[nextSnapshot, effects]`, the shape of XState's `transition`. */
@@ -139,6 +142,8 @@ function requestEffect(request: StepRequest): RunEffect {
       return { type: 'review', turnId: turnId(request.input.context) };
     case 'sleep':
       return { type: 'sleep', until: request.input.until };
+    case 'elicited':
+      return { type: 'elicited', id: request.id, action: request.answer.action };
     case 'tools':
       return {
         type: 'execute_tools',

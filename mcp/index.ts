@@ -31,6 +31,7 @@ export {
   mcpToolset,
   TOOL_CALL_META_KEY,
 } from './mcp-toolset.ts';
+export { elicitationFromRun, MAX_ELICITATION_ROUNDS } from './run-elicitation.ts';
 export {
   DEFAULT_IDLE_TIMEOUT_MS,
   DEFAULT_MAX_SESSIONS,

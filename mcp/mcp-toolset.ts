@@ -15,6 +15,7 @@ import { clientCapabilities, type McpClientFeatures, serveClientFeatures } from 
 import { McpConnection, type McpTransport, TOOL_CALL_META_KEY } from './mcp-connection.ts';
 import { cleanDescription, printable, toolSegment } from './mcp-names.ts';
 import { type McpCallResult, toToolFailure, toToolOutput } from './mcp-result.ts';
+import { trackCallContext } from './run-elicitation.ts';
 
 export { type McpTransport, TOOL_CALL_META_KEY } from './mcp-connection.ts';
 
@@ -330,6 +331,7 @@ export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset
       },
     };
     inFlight.set(ctx.meta.toolCallId, ctx.meta);
+    trackCallContext(ctx);
     let result: McpCallResult;
     try {
       const { CallToolResultSchema } = await sdkTypes();

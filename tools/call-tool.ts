@@ -2,6 +2,7 @@ import { isRecord, validationHint } from './build-retry-hint.ts';
 import { inDoubtResult, type RestoredCall, rerunnable } from './call-in-doubt.ts';
 import { closestIds } from './closest-ids.ts';
 import { MAX_TIMEOUT_MS, type Tool, type ToolContext, ToolOutput } from './define-tool.ts';
+import type { ElicitationAnswer, ElicitationChannel, ElicitationRequest } from './elicitation.ts';
 import { idempotencyKey } from './idempotency-key.ts';
 import { type ParseLimits, parseArguments, toJsonValue } from './parse-arguments.ts';
 import { clipText, PREVIEW_CHARS, previewValue } from './preview-value.ts';
@@ -335,6 +336,38 @@ export function reportToolProgress(ctx: ToolContext, update: ToolProgress): void
   }
 }
 
+/**
+ * Asks a person through the run the call belongs to, and waits for the answer while the call
+ * keeps running (its timeout keeps counting: a wait longer than the call's `timeoutMs` ends as
+ * `cancel`). Resolves `undefined` when the call is not in a run that can ask (`callTool` on its
+ * own, a Temporal activity). Never rejects.
+ */
+export function elicit(
+  ctx: ToolContext,
+  request: ElicitationRequest,
+): Promise<ElicitationAnswer | undefined> {
+  const abort = (ctx as { [CALL_ABORT]?: CallAbort })[CALL_ABORT];
+  const channel = abort?.elicit;
+  if (abort === undefined || channel === undefined) return Promise.resolve(undefined);
+  if (abort.aborted) return Promise.resolve({ action: 'cancel' });
+  return new Promise((resolve) => {
+    let settled = false;
+    const settle = (answer: ElicitationAnswer) => {
+      if (settled) return;
+      settled = true;
+      resolve(answer);
+    };
+    // The run's end declines synchronously before the call aborts (run-steps.ts), so a cancel of
+    // the run reads as `decline`, the call's own timeout as `cancel`.
+    abort.whenAborted(() => settle({ action: 'cancel' }));
+    try {
+      channel(request, settle);
+    } catch {
+      settle({ action: 'cancel' });
+    }
+  });
+}
+
 /** Where an object handed out for a call (its ToolContext, its ToolInvocation) keeps the call's {@link CallAbort}. */
 export const CALL_ABORT = Symbol('toolwarden.callAbort');
 
@@ -371,6 +404,8 @@ export class CallAbort {
   invocation: object | undefined = undefined;
   /** Where the call's {@link reportToolProgress} goes (the run's live `tool_progress` events), if anywhere. */
   progress: ((update: ToolProgress) => void) | undefined = undefined;
+  /** Where the call's `elicit()` questions go (the run's `awaiting.elicitation`), if anywhere. */
+  elicit: ElicitationChannel | undefined = undefined;
   private controller: AbortController | undefined;
   private listeners: ((reason: unknown) => void) | ((reason: unknown) => void)[] | undefined;
 

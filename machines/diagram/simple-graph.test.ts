@@ -18,6 +18,7 @@ describe('toSimpleGraph (the inspector’s simple view, issue 15)', () => {
       'run.awaiting.externalTools',
       'run.awaiting.confirmation',
       'run.awaiting.inDoubt',
+      'run.awaiting.elicitation',
       'run.awaiting.backoff',
       'run.resuming',
       'run.finalizing',

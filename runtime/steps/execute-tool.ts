@@ -68,6 +68,8 @@ export function createExecuteToolPort(
         const where = { turnId: meta.turnId, toolCallId: call.toolCallId, tool: tool.id };
         abort.progress = (update) => publishProgress(meta.runId, where, update);
       }
+      // A call's questions to a person (`elicit()`) go to the run, where it can wait.
+      if (task.elicit) abort.elicit = task.elicit.bind(task);
       if (task.onStop) task.onStop(() => abort.abort(stopped()));
       else {
         const { signal } = task.controller;

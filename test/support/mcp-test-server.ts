@@ -8,7 +8,11 @@ import {
 import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  type ElicitResult,
+  ListToolsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 
 /** One tool of the test server: what `tools/list` says, and what a call does. */
 export interface TestTool {
@@ -18,7 +22,17 @@ export interface TestTool {
   outputSchema?: Record<string, unknown>;
   annotations?: Record<string, unknown>;
   /** Default: echoes the arguments as text. */
-  call?: (args: Record<string, unknown>, extra: { signal: AbortSignal }) => Promise<unknown> | unknown;
+  call?: (
+    args: Record<string, unknown>,
+    extra: {
+      signal: AbortSignal;
+      /** Asks the client for input during the call (`elicitation/create`, form mode), as a server's tool does. */
+      elicit: (params: {
+        message: string;
+        requestedSchema: Record<string, unknown>;
+      }) => Promise<ElicitResult>;
+    },
+  ) => Promise<unknown> | unknown;
 }
 
 /** What the server saw: the calls (name, arguments, `_meta`) and the calls canceled by the client. */
@@ -66,7 +80,9 @@ export async function startTestMcpServer(tools: TestTool[]): Promise<{
       const tool = tools.find((candidate) => candidate.name === name);
       if (!tool) return { content: [{ type: 'text', text: `no tool ${name}` }], isError: true };
       if (!tool.call) return { content: [{ type: 'text', text: JSON.stringify(args ?? {}) }] };
-      return (await tool.call(args ?? {}, { signal: extra.signal })) as never;
+      const elicit = (params: { message: string; requestedSchema: Record<string, unknown> }) =>
+        server.elicitInput({ mode: 'form', ...params } as never, { relatedRequestId: extra.requestId });
+      return (await tool.call(args ?? {}, { signal: extra.signal, elicit })) as never;
     });
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
