@@ -82,10 +82,70 @@ export function findCall(messages: readonly Message[], toolCallId: string): Tool
   return undefined;
 }
 
-/** Whether `call` repeats an earlier call of the transcript under `key` (same tool, same canonical input). */
-export function repeatsEarlier(messages: readonly Message[], call: ToolCall, key: KeyOf): boolean {
-  const mine = keyOf(call, key);
-  for (const earlier of callsBefore(messages, call.toolCallId)) if (keyOf(earlier, key) === mine) return true;
+/**
+ * The transcript calls with these ids, each from the newest assistant message that holds it (as
+ * {@link findCall}), found in one pass over the transcript: a batch's results looked up one by
+ * one cost O(calls²) (a 10,000-call batch held the event loop ~8 s; issue 36 item 5).
+ */
+export function findCalls(
+  messages: readonly Message[],
+  toolCallIds: Iterable<string>,
+): Map<string, ToolCall> {
+  const wanted = new Set(toolCallIds);
+  const found = new Map<string, ToolCall>();
+  for (let i = messages.length - 1; i >= 0 && found.size < wanted.size; i--) {
+    const message = messages[i]!;
+    if (message.role !== 'assistant' || !message.toolCalls) continue;
+    for (const call of message.toolCalls) {
+      if (wanted.has(call.toolCallId) && !found.has(call.toolCallId)) found.set(call.toolCallId, call);
+    }
+  }
+  return found;
+}
+
+/**
+ * Whether any of these calls repeats an earlier call of the transcript under `key`: what
+ * {@link repeatsEarlier} says of each, in one pass (O(transcript's look-back + calls), not
+ * O(calls × look-back)). A call's holder is the newest assistant message holding its id; the
+ * earlier calls are those of the assistant messages older than its holder, among the newest
+ * {@link LOOK_BACK}. No key is computed while no earlier call exists (a run's first batch).
+ */
+export function anyRepeatsEarlier(
+  messages: readonly Message[],
+  toolCallIds: Iterable<string>,
+  key: KeyOf,
+): boolean {
+  const wanted = new Set(toolCallIds);
+  if (wanted.size === 0) return false;
+  // The look-back window, newest first, and which wanted calls each message holds (newest holder).
+  const window: (ToolCall[] | undefined)[] = [];
+  const assistants: (readonly ToolCall[])[] = [];
+  const placed = new Set<string>();
+  for (let i = messages.length - 1; i >= 0 && assistants.length < LOOK_BACK; i--) {
+    const message = messages[i]!;
+    if (message.role !== 'assistant' || !message.toolCalls) continue;
+    let held: ToolCall[] | undefined;
+    for (const call of message.toolCalls) {
+      if (!wanted.has(call.toolCallId) || placed.has(call.toolCallId)) continue;
+      placed.add(call.toolCallId);
+      held ??= [];
+      held.push(call);
+    }
+    assistants.push(message.toolCalls);
+    window.push(held);
+  }
+  // Oldest to newest: each holder's calls against the keys of the messages before it.
+  const earlier = new Set<string>();
+  const newestHolder = window.findIndex((held) => held !== undefined);
+  if (newestHolder === -1) return false;
+  for (let w = window.length - 1; w >= newestHolder; w--) {
+    const held = window[w];
+    if (held !== undefined && earlier.size > 0) {
+      for (const call of held) if (earlier.has(keyOf(call, key))) return true;
+    }
+    if (w === newestHolder) break;
+    for (const call of assistants[w]!) earlier.add(keyOf(call, key));
+  }
   return false;
 }
 

@@ -5,7 +5,13 @@ import type { Tool } from '../tools/define-tool.ts';
 import type { PolicyRetryHint } from '../tools/retry-hint.ts';
 import { ToolCatalog } from '../tools/tool-catalog.ts';
 import { type ToolResultJSON, toolResultFromJSON } from '../tools/tool-result.ts';
-import { earlierCalls, findCall, type ProposedCall, repeatsEarlier } from './call-history.ts';
+import {
+  anyRepeatsEarlier,
+  earlierCalls,
+  type findCall,
+  findCalls,
+  type ProposedCall,
+} from './call-history.ts';
 import {
   isPolicy,
   type Policy,
@@ -143,11 +149,8 @@ export function createPolicyEngine(options: PolicyEngineOptions): PolicyEngine {
       const messages = messagesOf(context);
       for (const policy of having('onToolResult')) {
         if (!policy.repeatKey) return true;
-        const key = repeatKeyOf(policy);
-        for (const result of newResults) {
-          const call = findCall(messages, result.toolCallId);
-          if (call && repeatsEarlier(messages, call, key)) return true;
-        }
+        const ids = newResults.map((result) => result.toolCallId);
+        if (anyRepeatsEarlier(messages, ids, repeatKeyOf(policy))) return true;
       }
       return false;
     },
@@ -251,11 +254,25 @@ export function createPolicyEngine(options: PolicyEngineOptions): PolicyEngine {
           if (c.fail) return;
         }
       };
+      // By call id, once a review: looked up per result they cost O(calls²) for a large batch.
+      const hintsOf = new Map<string, PolicyRetryHint[]>();
+      for (const hint of hints) {
+        const own = hintsOf.get(hint.toolCallId);
+        if (own) own.push(hint);
+        else hintsOf.set(hint.toolCallId, [hint]);
+      }
+      const calls =
+        onResult.length > 0
+          ? findCalls(
+              messagesOf(context),
+              results.map((result) => result.toolCallId),
+            )
+          : undefined;
       for (const result of results) {
-        const own = hints.filter((hint) => hint.toolCallId === result.toolCallId);
+        const own = hintsOf.get(result.toolCallId) ?? [];
         for (const hint of own) c.addHint(hint);
         const subject = { toolCallId: result.toolCallId, tool: result.name, hint: own.at(-1) };
-        const call = onResult.length > 0 ? findCall(messagesOf(context), result.toolCallId) : undefined;
+        const call = calls?.get(result.toolCallId);
         for (const policy of onResult) {
           const proposed = call && proposedFor(policy, messagesOf(context), call);
           // A policy for repeated calls only (`repeatKey`) is not asked about a first call.
