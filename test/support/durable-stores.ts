@@ -12,6 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { memoryStore } from '../../stores/memory-store.ts';
+import { RUN_STORE_METHODS } from '../../stores/plain-store.ts';
 import { postgresStore } from '../../stores/postgres-store.ts';
 import type { RunStore } from '../../stores/run-store.ts';
 import { RunStoreUnavailableError } from '../../stores/run-store-errors.ts';
@@ -127,19 +128,7 @@ export interface FlakyStore extends RunStore {
 /** Wraps `store`; `only` limits the failing methods (default: every one). */
 export function flakyStore(store: RunStore, only?: (keyof RunStore)[]): FlakyStore {
   const flaky = { down: false, failures: {} as Record<string, number> } as FlakyStore;
-  for (const method of [
-    'create',
-    'load',
-    'save',
-    'list',
-    'appendEvents',
-    'readEvents',
-    'delete',
-    'close',
-    'heartbeat',
-    'claim',
-    'release',
-  ] as const) {
+  for (const method of RUN_STORE_METHODS) {
     const original = store[method] as ((...args: unknown[]) => Promise<unknown>) | undefined;
     if (original === undefined) continue;
     (flaky as unknown as Record<string, unknown>)[method] = async (...args: unknown[]) => {
