@@ -87,6 +87,8 @@ export { clarificationFromHint } from './policies/clarification-from-hint.ts';
 export { defaultPolicies } from './policies/default-policies.ts';
 export {
   definePolicy,
+  type InDoubtAction,
+  type InDoubtChoice,
   type Policy,
   type PolicyContext,
   type PolicyDecision,

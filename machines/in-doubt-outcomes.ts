@@ -5,20 +5,33 @@
  * | moment                                              | outcome                                                        |
  * |-----------------------------------------------------|----------------------------------------------------------------|
  * | a restored call comes back in doubt (`tool.done` with `result.inDoubt`) | kept as the call's result, a `tool_result` event with `inDoubt` |
- * | every call of the batch is settled, some in doubt   | `awaiting.inDoubt`: `flow.awaiting = { kind: 'in_doubt', calls }`, `await_in_doubt` |
+ * | every call of the batch is settled, some in doubt, and a policy has `onInDoubt` | `settling`: the policies decide per call (docs/durability.md §Effects) |
+ * | `settling`'s decision (`review.done`)               | `rerun`: no result, so `executing` runs it; `tell_model`: an `outcome_unknown` error result and hint; `ask`: stays in doubt; `finalize` / `fail` end the run |
+ * | every call of the batch is settled, some in doubt (and decided on) | `awaiting.inDoubt`: `flow.awaiting = { kind: 'in_doubt', calls }`, `await_in_doubt` |
  * | `resolve.inDoubt`                                   | `done` / `failed`: the call's result, a `tool_result`; `not_done`: no result, so `executing` runs it |
  * | `cancel` while calls run                            | each unfinished call's result is an in-doubt one (`cause: 'canceled'`), with its `tool_result` |
  *
  * @module
  */
 
+import type { PolicyEffects } from '../run/policy-effects.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import { inDoubtResult } from '../tools/call-in-doubt.ts';
+import { type PolicyRetryHint, toPolicyRetryHint } from '../tools/retry-hint.ts';
 import { type ToolResultJSON, toolResultToJSON } from '../tools/tool-result.ts';
+import { appendHints } from './hint-window.ts';
 import { callsToStart } from './run-actions.ts';
-import type { BatchState, InDoubtCall, RunContext } from './run-context.ts';
+import { type BatchState, type InDoubtCall, type RunContext, toolCallMeta } from './run-context.ts';
 import type { RunMachineEvent } from './run-machine-types.ts';
-import { batchWith, pairedResult, toolResultEvent, withFlow } from './run-updates.ts';
+import {
+  applyEffects,
+  batchWith,
+  decisionEvents,
+  hintEvents,
+  pairedResult,
+  toolResultEvent,
+  withFlow,
+} from './run-updates.ts';
 
 /** What an in-doubt action changes and emits (as run-outcomes.ts's RunOutcome). */
 export interface InDoubtOutcome {
@@ -57,6 +70,72 @@ export function callsInDoubt(batch: Pick<BatchState, 'pending' | 'results'>): bo
     } else if (result?.inDoubt) inDoubt = true;
   }
   return inDoubt;
+}
+
+/**
+ * The calls in doubt that policies have not decided on (`flow.inDoubtReviewed`), once no call of
+ * the batch is left to run: what `onInDoubt` is asked about (runtime/steps/review-results.ts).
+ */
+export function inDoubtCallsToReview(context: Pick<RunContext, 'batch' | 'flow'>): InDoubtCall[] {
+  if (!callsInDoubt(context.batch)) return [];
+  const reviewed = context.flow.inDoubtReviewed;
+  const calls = inDoubtCallsOf(context.batch);
+  return reviewed === undefined ? calls : calls.filter((call) => !reviewed.includes(call.toolCallId));
+}
+
+/**
+ * `applyInDoubtReview` (`settling`, docs/durability.md §Effects): each call in doubt as the
+ * policies decided. `rerun`: its result cleared, so `executing` runs it again under the same
+ * idempotency key; `tell_model`: its result the error the planner reads, with a RetryHint of
+ * reason `outcome_unknown` (as a tool declared `whenInDoubt: 'tell_model'` gets); `ask` (the
+ * default): kept in doubt and marked decided, so the run waits in `awaiting.inDoubt`. The rest of
+ * the effects (caps, tools, labels, memory, `finalize`, `fail`) apply as a review's do.
+ */
+export function inDoubtReviewOutcome(context: RunContext, effects: PolicyEffects): InDoubtOutcome {
+  const results = context.batch.results.slice();
+  const reviewed = new Set(context.flow.inDoubtReviewed ?? []);
+  const events: RunEvent[] = [];
+  const hints: PolicyRetryHint[] = [];
+  const at = Date.now();
+  for (const call of inDoubtCallsToReview(context)) {
+    const index = context.batch.pending.findIndex((pending) => pending.toolCallId === call.toolCallId);
+    const action = effects.inDoubt?.[call.toolCallId]?.action ?? 'ask';
+    if (action === 'rerun') {
+      results[index] = null;
+      reviewed.delete(call.toolCallId);
+    } else if (action === 'tell_model') {
+      const told = inDoubtResult(
+        { id: call.name, whenInDoubt: 'tell_model' },
+        call,
+        call.cause,
+        call.startedAt,
+      );
+      const result = pairedResult(context.batch.pending[index], toolResultToJSON(told));
+      results[index] = result;
+      events.push(toolResultEvent(context, result));
+      const hint = toPolicyRetryHint(
+        told.retryHint!,
+        toolCallMeta(context, context.batch.pending[index]!),
+        at,
+      );
+      hints.push(hint);
+      reviewed.delete(call.toolCallId);
+    } else reviewed.add(call.toolCallId);
+  }
+  const applied = applyEffects(context, effects);
+  const flow = (applied.flow ?? context.flow) as RunContext['flow'];
+  return {
+    update: {
+      ...applied,
+      ...(hints.length > 0 ? { hints: appendHints(context.hints, hints) } : {}),
+      batch: batchWith(context.batch, {
+        results,
+        ...(hints.length > 0 ? { newHints: [...context.batch.newHints, ...hints] } : {}),
+      }),
+      flow: { ...flow, inDoubtReviewed: [...reviewed] },
+    },
+    events: [...decisionEvents(context, effects), ...events, ...hintEvents(context, hints)],
+  };
 }
 
 /** `requestInDoubt`: the run waits for the calls in doubt to be resolved. */
@@ -102,7 +181,8 @@ export function inDoubtResolutionOutcome(context: RunContext, event: RunMachineE
   return {
     update: {
       batch: batchWith(context.batch, { results }),
-      flow: withFlow(context, { awaiting: null }).flow,
+      // A call resolved `not_done` that comes back in doubt (another crash) is decided on anew.
+      flow: withFlow(context, { awaiting: null, inDoubtReviewed: undefined }).flow,
     },
     events,
   };

@@ -269,6 +269,11 @@ export interface FlowState {
    * (`awaiting.elicitation`), so entering `executing` again starts none (it clears this).
    */
   callsRunning?: boolean;
+  /**
+   * The calls in doubt (toolCallIds) that `onInDoubt` policies decided to ask a person about:
+   * not asked about again while the run waits in `awaiting.inDoubt`. Cleared by the resolution.
+   */
+  inDoubtReviewed?: string[];
 }
 
 /**

@@ -47,6 +47,7 @@ export type RunMachineActionName =
   | 'applyReview'
   | 'applyToolApproval'
   | 'applyInDoubtResolution'
+  | 'applyInDoubtReview'
   | 'applyValidation'
   | 'clearEffects'
   | 'emitAwait'
@@ -109,8 +110,8 @@ export type RunMachineAction =
   | { type: 'finalizeWith'; params: { reason: string } };
 
 /**
- * The names of the run machine's guards (`provide({ guards })`). `consultsPolicies` and
- * `reviewsResults` are the ones the runtime provides (from the policies it has).
+ * The names of the run machine's guards (`provide({ guards })`). `consultsPolicies`,
+ * `reviewsResults` and `inDoubtToReview` are the ones the runtime provides (from the policies it has).
  */
 export type RunMachineGuardName =
   | 'awaitCapReached'
@@ -123,6 +124,7 @@ export type RunMachineGuardName =
   | 'endsElicitingCall'
   | 'failureCapReached'
   | 'hasAdmittedCalls'
+  | 'inDoubtToReview'
   | 'isClarificationAnswer'
   | 'isElicitationAnswer'
   | 'isExternalResults'
@@ -174,6 +176,7 @@ export type RunStateValue =
         | 'inDoubt';
     }
   | { resuming: 'checking' | 'policies' }
+  | { settling: 'policies' | 'routing' }
   | { validating: 'checking' | 'policies' };
 
 /** The run machine's states, nested as its config nests them. */
@@ -184,6 +187,7 @@ export type RunStateSchema = {
     readonly validating: { states: { readonly checking: {}; readonly policies: {} } };
     readonly admitting: {};
     readonly executing: {};
+    readonly settling: { states: { readonly policies: {}; readonly routing: {} } };
     readonly awaiting: {
       states: {
         readonly clarification: {};

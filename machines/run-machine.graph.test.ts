@@ -26,6 +26,7 @@ import { validateCalls } from '../runtime/steps/validate-batch.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { ToolCatalog } from '../tools/tool-catalog.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
+import { inDoubtCallsToReview } from './in-doubt-outcomes.ts';
 import type { PendingCall, RunContext, RunInput } from './run-context.ts';
 import { type RunMachineEvent, runMachine, validateCallsAction } from './run-machine.ts';
 import type { ValidateBatchOutput } from './run-ports.ts';
@@ -80,6 +81,8 @@ const machine = runMachine.provide({
   guards: {
     consultsPolicies: ({ context }) => context.labels.policies === 'on',
     reviewsResults: ({ context }) => context.labels.policies === 'on',
+    inDoubtToReview: ({ context }) =>
+      context.labels.policies === 'on' && inDoubtCallsToReview(context).length > 0,
   },
 });
 type Snapshot = SnapshotFrom<typeof machine>;
@@ -230,6 +233,22 @@ function reviewOutcomes(): RunMachineEvent[] {
   return [...effects.map((e) => done(REVIEW, e)), failed(REVIEW, 'policy engine down')];
 }
 
+/** What `onInDoubt` policies can decide about the calls in doubt (`settling`). */
+function inDoubtReviewOutcomes(context: RunContext): RunMachineEvent[] {
+  const every = (action: 'ask' | 'rerun' | 'tell_model') =>
+    Object.fromEntries(
+      inDoubtCallsToReview(context).map((call) => [call.toolCallId, { action, policy: 'p' }]),
+    );
+  const effects: PolicyEffects[] = [
+    { decisions: [] },
+    { decisions: [], inDoubt: every('rerun') },
+    { decisions: [], inDoubt: every('tell_model') },
+    { decisions: [], fail: { reason: 'unknown outcome' } },
+    { decisions: [], finalize: { reason: 'unknown outcome' } },
+  ];
+  return [...effects.map((e) => done(REVIEW, e)), failed(REVIEW, 'policy engine down')];
+}
+
 function answers(context: RunContext): RunMachineEvent[] {
   const awaiting = context.flow.awaiting;
   if (awaiting?.kind === 'clarification') {
@@ -282,6 +301,7 @@ function eventsFor(snapshot: Snapshot): RunMachineEvent[] {
   // A question that comes where the run cannot wait on it (its call ended): answered `cancel`.
   if (snapshot.matches('planning')) events.push(...elicitations(context, 'ended:t1:c9'));
   if (snapshot.matches({ resuming: 'policies' })) events.push(...reviewOutcomes());
+  if (snapshot.matches({ settling: 'policies' })) events.push(...inDoubtReviewOutcomes(context));
   if (snapshot.matches({ awaiting: 'backoff' })) events.push({ type: 'sleep.done' });
   // A restored `steps` actor says so; the state requests its work again.
   if (events.length > 0) events.push({ type: 'steps.restored' });
@@ -318,6 +338,7 @@ function serializeState(snapshot: Snapshot): string {
     c.flow.finalize?.reason ?? null,
     c.turn >= (c.caps.maxTurns ?? Number.POSITIVE_INFINITY),
     (c.flow.awaits ?? 0) >= (c.caps.maxAwaits ?? Number.POSITIVE_INFINITY),
+    c.flow.inDoubtReviewed?.length ?? 0,
   ]);
 }
 

@@ -23,7 +23,9 @@ import {
   callsInDoubt,
   canceledCallsOutcome,
   enterInDoubtUpdate,
+  inDoubtCallsToReview,
   inDoubtResolutionOutcome,
+  inDoubtReviewOutcome,
   isInDoubtResolution,
 } from './in-doubt-outcomes.ts';
 import { doneOutput, parsedPlan, planOutput, planParse } from './plan-output.ts';
@@ -116,6 +118,11 @@ const machine = setup({
       firstOpenResult(context.batch.results) === context.batch.results.length,
     awaitsExternalCalls: ({ context }) => awaitsExternalCalls(context.batch),
     callsInDoubt: ({ context }) => callsInDoubt(context.batch),
+    /**
+     * Calls in doubt no policy has decided on; the runtime provides it (false when no policy has
+     * `onInDoubt`); by default (Temporal's workflow) the worker's policies are asked.
+     */
+    inDoubtToReview: ({ context }) => inDoubtCallsToReview(context).length > 0,
     isInDoubtResolution: ({ context, event }) => isInDoubtResolution(context, event),
     isOpenCallElicitation: ({ context, event }) => isOpenCallElicitation(context, event),
     isElicitationAnswer: ({ context, event }) => isElicitationAnswer(context, event),
@@ -299,6 +306,10 @@ const machine = setup({
     }),
     leaveElicitation: assign(({ context }) => leaveElicitationUpdate(context)),
     refuseElicitation: sendTo(STEPS_ACTOR_ID, ({ event }) => refusedElicitationRequest(event)),
+    /** `settling`'s answer: each call in doubt as the policies decided (in-doubt-outcomes.ts). */
+    applyInDoubtReview: enqueueActions(({ context, event, enqueue }) =>
+      apply(enqueue, inDoubtReviewOutcome(context, doneOutput<PolicyEffects>(event))),
+    ),
     /** Every call is settled, some in doubt: the run waits for them to be resolved. */
     requestInDoubt: assign(({ context }) => enterInDoubtUpdate(context)),
     applyInDoubtResolution: enqueueActions(({ context, event, enqueue }) =>
@@ -559,6 +570,7 @@ const machine = setup({
       entry: 'startToolCalls',
       always: [
         // First: a call in doubt is never folded into the transcript as if it were a result.
+        { guard: 'inDoubtToReview', target: 'settling' },
         { guard: 'callsInDoubt', target: 'awaiting.inDoubt', actions: 'requestInDoubt' },
         { guard: 'batchComplete', target: 'resuming' },
         // Calls of tools without `execute` are the app's: awaited once the others are done.
@@ -573,6 +585,36 @@ const machine = setup({
           { guard: 'isOpenCallElicitation', target: 'awaiting.elicitation', actions: 'requestElicitation' },
           { actions: 'refuseElicitation' },
         ],
+      },
+    },
+    /**
+     * Calls in doubt, before the run waits for a person (docs/durability.md §Effects): `onInDoubt`
+     * policies decide for each whether a person is asked (`awaiting.inDoubt`), it runs again, or
+     * the planner is told its outcome is unknown; or they finish or fail the run.
+     */
+    settling: {
+      initial: 'policies',
+      states: {
+        policies: {
+          entry: 'requestReview',
+          on: {
+            'steps.restored': { actions: 'requestReview' },
+            'review.done': { target: 'routing', actions: 'applyInDoubtReview' },
+            'review.error': { target: '#run.failed', actions: 'recordActorError' },
+          },
+        },
+        /** Transient. Calls to run again run in `executing`; the ones left in doubt then wait there. */
+        routing: {
+          always: [
+            { guard: 'policyFailed', target: '#run.failed', actions: 'failFromPolicy' },
+            {
+              guard: 'policyFinalized',
+              target: '#run.finalizing',
+              actions: ['foldBatch', 'finalizeFromPolicy'],
+            },
+            { target: '#run.executing' },
+          ],
+        },
       },
     },
     awaiting: {
@@ -775,13 +817,14 @@ const machine = setup({
  *
  * ```
  * planning ─▶ validating ─▶ admitting ─▶ executing ─▶ resuming ─▶ routing ─▶ planning … ─▶ completed
+ *    │            │             │    (in doubt) └─▶ settling ─▶ awaiting.inDoubt ─▶ executing
  *    │            │             └──▶ awaiting.confirmation ─▶ awaiting.approved ─┘   │
  *    ├──▶ awaiting.{clarification, externalTools, confirmation} ─▶ resuming          ├──▶ awaiting.backoff ─▶ planning
  *    └──────────────────────────────────────────▶ finalizing ◀───────────────────────┘
  *                        (caps, time budget, policy) ─▶ completed | failed        any ─cancel─▶ canceled
  * ```
  *
- * `admitting`, `routing`, `awaiting.approved` and the `checking` substates are transient (only
+ * `admitting`, `routing`, `settling.routing`, `awaiting.approved` and the `checking` substates are transient (only
  * `always` transitions). With no policies (guard `consultsPolicies` false) `validating` and
  * `resuming` request nothing and a step is planning → executing → planning: two requests to
  * `steps` and their two answers, no actor created.

@@ -241,7 +241,8 @@ export function hintEvents(context: RunContext, hints: PolicyRetryHint[]): RunEv
   return hints.map((hint) => ({ type: 'retry_hint', runId: context.runId, at: hint.at, hint }));
 }
 
-function decisionEvents(context: RunContext, effects: PolicyEffects): RunEvent[] {
+/** A `policy_decision` event per decision of the effects, in order. */
+export function decisionEvents(context: RunContext, effects: PolicyEffects): RunEvent[] {
   return effects.decisions.map((decision) => ({
     type: 'policy_decision',
     runId: context.runId,

@@ -1,7 +1,9 @@
 import { z } from 'zod';
+import type { InDoubtCall } from '../machines/run-context.ts';
 import type { Caps, CapsState } from '../run/caps.ts';
 import { CapsSchema } from '../run/caps.ts';
 import { type AwaitClarification, AwaitClarificationSchema } from '../run/planner.ts';
+import type { InDoubtAction } from '../run/policy-effects.ts';
 import { type PolicyRetryHint, type RetryReason, RetryReasonSchema } from '../tools/retry-hint.ts';
 import type { ToolResult } from '../tools/tool-result.ts';
 import type { ProposedCall } from './call-history.ts';
@@ -21,6 +23,7 @@ import type { BatchCall } from './policy-runner.ts';
  * | `backoffMs`          | max                                 | waits in `awaiting.backoff`                 |
  * | `awaitClarification` | first, in registration order         | `true`: question built from the hint        |
  * | `finalize` / `fail`  | first, in registration order         | precedence fail > finalize > awaitClarification > backoff > continue |
+ * | `inDoubt`            | per call: ask > tell_model > rerun  | `onInDoubt` only; a call no policy names is asked about |
  * | `labels`             | later policies override keys        | merged into the run's labels                |
  * | `state`              | per policy, replaced                | the policy's own JSON memory, persisted     |
  */
@@ -62,7 +65,21 @@ export interface PolicyDecision {
    * `retry_hint` event). E.g. `{ reason: 'no_progress', message: 'called 3 times, same result' }`.
    */
   hint?: { reason: RetryReason; message: string };
-  /** Finish: the planner is asked for a final answer with no tools (`finalizing`). */
+  /**
+   * `onInDoubt` only: what becomes of calls in doubt (docs/durability.md §Effects). `calls`:
+   * toolCallIds or tool ids of the calls in doubt (absent: every call). `ask` (what happens to a
+   * call no policy names): the run waits in `awaiting.inDoubt` for `resolveInDoubt`; `rerun`: the
+   * call runs again, under the same idempotency key (the policy vouches that a second run is
+   * harmless); `tell_model`: the planner gets the call's result as an error with a RetryHint of
+   * reason `outcome_unknown` and decides. Several choices about one call: the most careful wins
+   * (ask > tell_model > rerun). An array gives different calls different actions.
+   */
+  inDoubt?: InDoubtChoice | InDoubtChoice[];
+  /**
+   * Finish: the planner is asked for a final answer with no tools (`finalizing`). From
+   * `onInDoubt`, the calls in doubt stay in doubt in the run's record (`toolResults[i].inDoubt`)
+   * and the planner reads them as errors that say their outcome is unknown.
+   */
   finalize?: { reason: string };
   /** Fail the run (`failed`, a `PolicyError` naming this policy). */
   fail?: { reason: string };
@@ -81,6 +98,19 @@ export interface PolicyDecision {
    */
   state?: JsonValue;
 }
+
+export type { InDoubtAction } from '../run/policy-effects.ts';
+
+/** What an `onInDoubt` policy chooses for calls in doubt ({@link PolicyDecision.inDoubt}). */
+export interface InDoubtChoice {
+  action: InDoubtAction;
+  /** toolCallIds or tool ids of the calls in doubt; absent: every call. */
+  calls?: string[];
+}
+
+const InDoubtChoiceSchema = z
+  .object({ action: z.enum(['ask', 'tell_model', 'rerun']), calls: z.array(z.string().min(1)).optional() })
+  .strict();
 
 /** Checks a decision a policy returned; a decision that fails it is a policy error. */
 export const PolicyDecisionSchema = z
@@ -103,6 +133,7 @@ export const PolicyDecisionSchema = z
       })
       .strict(),
     hint: z.object({ reason: RetryReasonSchema, message: z.string().min(1).max(4_096) }).strict(),
+    inDoubt: z.union([InDoubtChoiceSchema, z.array(InDoubtChoiceSchema).max(1_000)]),
     finalize: z.object({ reason: z.string().min(1) }),
     fail: z.object({ reason: z.string().min(1) }),
     labels: z.record(z.string(), z.string()),
@@ -219,6 +250,15 @@ export interface PolicyDefinition {
    * cost to such runs). Synchronous; a throw counts as "no repeat".
    */
   repeatKey?(tool: string, input: unknown): string;
+  /**
+   * The calls of a batch whose outcome is unknown (docs/durability.md §Effects: restored after a
+   * crash, a takeover or a lost Temporal worker, started and never recorded finished, and neither
+   * re-runnable by declaration nor settled by `reconcile`), before the run waits for a person.
+   * Decides with `inDoubt` (ask, rerun, tell_model; per call), `finalize` (finish the run: a
+   * final answer, the calls left in doubt) or `fail`; `labels`, `state` and `note` apply too.
+   * No decision: the run waits in `awaiting.inDoubt`, as it does without policies.
+   */
+  onInDoubt?(calls: readonly InDoubtCall[], ctx: PolicyContext): PolicyHookResult;
 }
 
 /** A defined policy (a value of {@link definePolicy}). */
@@ -227,7 +267,7 @@ export interface Policy extends Readonly<PolicyDefinition> {
 }
 
 /** The hooks a policy may define (docs/policies.md). */
-export type PolicyHookName = 'onRunStart' | 'onRetryHint' | 'onToolBatch' | 'onToolResult';
+export type PolicyHookName = 'onRunStart' | 'onRetryHint' | 'onToolBatch' | 'onToolResult' | 'onInDoubt';
 
 /** Thrown by {@link definePolicy} and the engine for a policy that can never work. */
 export class PolicyDefinitionError extends Error {
@@ -261,7 +301,7 @@ export function definePolicy(definition: PolicyDefinition): Policy {
   if (RESERVED_POLICY_NAMES.includes(name)) {
     throw new PolicyDefinitionError(`Policy name "${name}" is reserved`);
   }
-  const hooks: PolicyHookName[] = ['onRunStart', 'onRetryHint', 'onToolBatch', 'onToolResult'];
+  const hooks: PolicyHookName[] = ['onRunStart', 'onRetryHint', 'onToolBatch', 'onToolResult', 'onInDoubt'];
   if (!hooks.some((hook) => typeof definition[hook] === 'function')) {
     throw new PolicyDefinitionError(`Policy "${name}" has no hooks (${hooks.join(', ')})`);
   }

@@ -2,7 +2,7 @@ import type { RunContext } from '../machines/run-context.ts';
 import { deadlineAt as runDeadline } from '../machines/run-updates.ts';
 import type { Caps } from '../run/caps.ts';
 import type { AwaitClarification } from '../run/planner.ts';
-import type { PolicyEffects } from '../run/policy-effects.ts';
+import type { InDoubtAction, PolicyEffects } from '../run/policy-effects.ts';
 import type { PolicyDecisionRecord } from '../run/run-events.ts';
 import type { PolicyRetryHint } from '../tools/retry-hint.ts';
 import { clarificationFromHint } from './clarification-from-hint.ts';
@@ -70,6 +70,7 @@ const EFFECT_KINDS = [
   'confirm',
   'refuse',
   'hint',
+  'inDoubt',
   'finalize',
   'fail',
   'labels',
@@ -77,6 +78,23 @@ const EFFECT_KINDS = [
 
 /** What `onRunStart` may decide (the run's initial caps, tools, labels): the rest concerns a turn or a batch. */
 const RUN_START_KINDS: ReadonlySet<string> = new Set(['caps', 'disableTools', 'labels', 'fail']);
+
+/**
+ * What `onInDoubt` may decide: the fate of the calls, finishing or failing the run, and the run's
+ * caps, tools and labels. The rest concerns the next turn, which only a settled batch has.
+ */
+const IN_DOUBT_KINDS: ReadonlySet<string> = new Set([
+  'caps',
+  'disableTools',
+  'enableTools',
+  'inDoubt',
+  'finalize',
+  'fail',
+  'labels',
+]);
+
+/** How careful each in-doubt action is: the most careful of several choices about a call wins. */
+const IN_DOUBT_CARE: Record<InDoubtAction, number> = { ask: 2, tell_model: 1, rerun: 0 };
 
 /**
  * One consultation of the policies (one `onRunStart`, `onToolBatch` or `onResults` call of the
@@ -92,6 +110,7 @@ const RUN_START_KINDS: ReadonlySet<string> = new Set(['caps', 'disableTools', 'l
  * | backoff              | max                                                               |
  * | clarification, finalize, fail | first decided wins                                       |
  * | outcome              | fail > finalize > awaitClarification > backoff > continue         |
+ * | in-doubt calls       | per call, the most careful choice: ask > tell_model > rerun       |
  * | labels               | later policies override keys                                      |
  *
  * A fail (decided, or a policy error) ends the consultation: the engine stops asking.
@@ -105,6 +124,9 @@ export class Consultation {
   confirm?: NonNullable<PolicyEffects['confirm']>;
   readonly refuse: NonNullable<PolicyEffects['refuse']> = [];
   readonly resultHints: NonNullable<PolicyEffects['resultHints']> = [];
+  /** `onInDoubt`: the calls in doubt being decided on, and what each policy chose for them. */
+  inDoubtCalls: readonly { toolCallId: string; name: string }[] = [];
+  private readonly inDoubt = new Map<string, { action: InDoubtAction; policy: string }>();
   fail?: { reason: string };
   /** The error that failed the consultation, when a policy broke its contract or decided `fail`. */
   error?: PolicyError;
@@ -225,8 +247,10 @@ export class Consultation {
     const name = policy.name;
     const ignored: string[] = [];
     const allowed = (kind: string) => {
-      if (hook !== 'onRunStart' || RUN_START_KINDS.has(kind)) return true;
-      ignored.push(`${kind} ignored in onRunStart`);
+      const kinds =
+        hook === 'onRunStart' ? RUN_START_KINDS : hook === 'onInDoubt' ? IN_DOUBT_KINDS : undefined;
+      if (kinds === undefined || kinds.has(kind)) return true;
+      ignored.push(`${kind} ignored in ${hook}`);
       return false;
     };
 
@@ -317,6 +341,10 @@ export class Consultation {
         });
       }
     }
+    if (decision.inDoubt) {
+      if (hook !== 'onInDoubt') ignored.push(`inDoubt ignored in ${hook} (onInDoubt only)`);
+      else this.chooseInDoubt(name, decision.inDoubt, ignored);
+    }
     if (decision.finalize && allowed('finalize')) this.finalize ??= { ...decision.finalize };
     if (decision.fail && allowed('fail')) {
       const reason = `${decision.fail.reason} (policy ${name})`;
@@ -339,6 +367,35 @@ export class Consultation {
     const { state: _memory, ...shown } = decision;
     this.record(name, hook, kinds, structuredClone(shown) as Record<string, unknown>, subject, note);
     if (decision.fingerprint !== undefined) this.decisions.at(-1)!.fingerprint = decision.fingerprint;
+  }
+
+  /**
+   * `onInDoubt`: each choice applies to the calls it names (toolCallIds or tool ids; none named:
+   * all); a call keeps the most careful choice made about it. A name that matches no call in
+   * doubt is noted and changes nothing (the call it meant is asked about).
+   */
+  private chooseInDoubt(
+    policy: string,
+    choices: NonNullable<PolicyDecision['inDoubt']>,
+    ignored: string[],
+  ): void {
+    for (const { action, calls } of Array.isArray(choices) ? choices : [choices]) {
+      const named = calls === undefined ? undefined : new Set(calls);
+      for (const call of this.inDoubtCalls) {
+        if (named && !named.has(call.toolCallId) && !named.has(call.name)) continue;
+        const current = this.inDoubt.get(call.toolCallId);
+        if (current === undefined || IN_DOUBT_CARE[action] > IN_DOUBT_CARE[current.action]) {
+          this.inDoubt.set(call.toolCallId, { action, policy });
+        }
+      }
+      const unmatched = (calls ?? []).filter(
+        (id) => !this.inDoubtCalls.some((call) => call.toolCallId === id || call.name === id),
+      );
+      if (unmatched.length > 0) {
+        const shown = unmatched.slice(0, 5).map((id) => JSON.stringify(id.slice(0, 100)));
+        ignored.push(`inDoubt ${action}: no call in doubt is ${shown.join(', ')}`);
+      }
+    }
   }
 
   /**
@@ -428,6 +485,7 @@ export class Consultation {
     if (this.confirm) effects.confirm = this.confirm;
     if (this.refuse.length > 0) effects.refuse = this.refuse;
     if (this.resultHints.length > 0) effects.resultHints = this.resultHints;
+    if (this.inDoubt.size > 0) effects.inDoubt = Object.fromEntries(this.inDoubt);
     if (this.fail) effects.fail = this.fail;
     else if (this.finalize) effects.finalize = this.finalize;
     else if (this.awaitClarification) effects.awaitClarification = this.awaitClarification;

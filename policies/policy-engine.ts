@@ -1,4 +1,4 @@
-import type { RunContext } from '../machines/run-context.ts';
+import type { InDoubtCall, RunContext } from '../machines/run-context.ts';
 import type { Message } from '../run/message.ts';
 import { NO_EFFECTS, type PolicyEffects } from '../run/policy-effects.ts';
 import type { Tool } from '../tools/define-tool.ts';
@@ -68,6 +68,9 @@ export interface PolicyEngine extends Required<PolicyRunner> {
     results: ToolResultJSON[],
     hints: PolicyRetryHint[],
   ): Promise<PolicyEffects>;
+  /** Whether a policy has `onInDoubt`: when none has, calls in doubt wait for a person unasked. */
+  consultsInDoubt(): boolean;
+  onInDoubt(context: PolicyRunContext, calls: readonly InDoubtCall[]): Promise<PolicyEffects>;
 }
 
 /**
@@ -78,6 +81,7 @@ export interface PolicyEngine extends Required<PolicyRunner> {
  * | starts (before its first turn)    | `onRunStart`  | `onRunStart` of each policy (synchronous)                     |
  * | is about to admit a batch         | `onToolBatch` | `onToolBatch` of each policy                                  |
  * | reviews a batch's results         | `onResults`   | per result, in call order: `onToolResult` of each policy, then `onRetryHint` of each policy for the result's hint |
+ * | has calls in doubt (a restore)    | `onInDoubt`   | `onInDoubt` of each policy, with every call of the batch in doubt |
  *
  * Policies run in registration order; each sees, through its context, the state after the ones
  * before it (see {@link Consultation} for the merge rules). A policy that throws, does not settle
@@ -221,6 +225,21 @@ export function createPolicyEngine(options: PolicyEngineOptions): PolicyEngine {
       }
       c.holdUnmatchedConfirm(batch);
       c.deferTurnEffects();
+      return c.effects();
+    },
+
+    consultsInDoubt: () => having('onInDoubt').length > 0,
+
+    async onInDoubt(context: PolicyRunContext, calls: readonly InDoubtCall[]): Promise<PolicyEffects> {
+      const consulted = having('onInDoubt');
+      if (consulted.length === 0 || calls.length === 0) return NO_EFFECTS;
+      const c = consultation(context, context.hints);
+      c.inDoubtCalls = calls;
+      const frozen = frozenCopy(calls);
+      for (const policy of consulted) {
+        await ask(c, policy, 'onInDoubt', () => policy.onInDoubt!.call(policy, frozen, c.contextFor(policy)));
+        if (c.fail) break;
+      }
       return c.effects();
     },
 

@@ -1,4 +1,4 @@
-import type { RunContext } from '../machines/run-context.ts';
+import type { InDoubtCall, RunContext } from '../machines/run-context.ts';
 import type { Caps } from '../run/caps.ts';
 import { NO_EFFECTS, type PolicyEffects } from '../run/policy-effects.ts';
 import type { PolicyDecisionRecord } from '../run/run-events.ts';
@@ -53,6 +53,10 @@ export interface PolicyRunner {
   onRunStart?(input: RunStartInput): RunStartEffects;
   onToolBatch(context: RunContext, calls: BatchCall[]): Promise<PolicyEffects>;
   onResults(context: RunContext, results: ToolResultJSON[], hints: PolicyRetryHint[]): Promise<PolicyEffects>;
+  /** Calls of the batch in doubt (docs/durability.md §Effects); absent: each waits for a person. */
+  onInDoubt?(context: RunContext, calls: readonly InDoubtCall[]): Promise<PolicyEffects>;
+  /** Whether {@link onInDoubt} has anything to ask; absent: it is asked whenever it exists. */
+  consultsInDoubt?(): boolean;
 }
 
 /** The runner of a runtime with no policies. */

@@ -1,4 +1,4 @@
-import type { PendingCall } from '../machines/run-context.ts';
+import type { InDoubtCall, PendingCall } from '../machines/run-context.ts';
 import { type Caps, CapsSchema, DEFAULT_CAPS, tightenCaps } from '../run/caps.ts';
 import type { AwaitClarification } from '../run/planner.ts';
 import type { PolicyEffects } from '../run/policy-effects.ts';
@@ -7,7 +7,7 @@ import type { Tool } from '../tools/define-tool.ts';
 import { type PolicyRetryHint, type RetryHint, toPolicyRetryHint } from '../tools/retry-hint.ts';
 import type { ToolCatalog } from '../tools/tool-catalog.ts';
 import { ToolError } from '../tools/tool-error.ts';
-import type { ToolResultJSON } from '../tools/tool-result.ts';
+import type { InDoubtCause, ToolResultJSON } from '../tools/tool-result.ts';
 import type { Policy, PolicyToolState } from './define-policy.ts';
 import type { PolicyRunContext, ToolInfo } from './policy-consultation.ts';
 import { createPolicyEngine, type PolicyEngine } from './policy-engine.ts';
@@ -74,7 +74,7 @@ export type HarnessOutcome = 'fail' | 'finalize' | 'awaitClarification' | 'backo
 
 /** One consultation of the engine and what it decided. */
 export interface HarnessStep {
-  hook: 'onRunStart' | 'onToolBatch' | 'onResults';
+  hook: 'onRunStart' | 'onToolBatch' | 'onResults' | 'onInDoubt';
   turn: number;
   effects: PolicyEffects;
   decisions: PolicyDecisionRecord[];
@@ -238,6 +238,28 @@ export class PolicyHarness {
     this.ctx.toolCalls += batch.length;
     const effects = await this.engine.onToolBatch(structuredClone(this.ctx), batch);
     return this.apply('onToolBatch', effects);
+  }
+
+  /**
+   * Calls of the open {@link batch} (or new ones) come back in doubt after a restore
+   * (docs/durability.md §Effects): `onInDoubt`. `startedAt` defaults to the fake clock, `cause`
+   * to `restored`. What the policies chose per call is `step.effects.inDoubt` (a call not in it is
+   * asked about).
+   */
+  async inDoubt(calls: (HarnessCall & { startedAt?: number; cause?: InDoubtCause })[]): Promise<HarnessStep> {
+    const pending = this.ctx.pending;
+    const inDoubt: InDoubtCall[] = calls.map((call, index) => ({
+      toolCallId:
+        call.toolCallId ??
+        pending.find((p) => p.name === call.name)?.toolCallId ??
+        `${this.turnId}:c${index + 1}`,
+      name: call.name,
+      input: (call.input ?? {}) as Record<string, unknown>,
+      startedAt: call.startedAt ?? this.clock,
+      cause: call.cause ?? 'restored',
+    }));
+    const effects = await this.engine.onInDoubt(structuredClone(this.ctx), inDoubt);
+    return this.apply('onInDoubt', effects);
   }
 
   /**

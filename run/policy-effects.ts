@@ -39,12 +39,24 @@ export interface PolicyEffects {
   refuse?: { calls: string[]; message: string; reason: RetryReason; policy: string }[];
   /** From the review of results: hints the planner reads with those results (`onToolResult`, `onRetryHint`). */
   resultHints?: { toolCallId: string; tool: string; reason: RetryReason; message: string; policy: string }[];
+  /**
+   * From `onInDoubt`: what becomes of each call in doubt that a policy named, by toolCallId, with
+   * the policy whose choice it is (the most careful of several). A call not listed waits for a
+   * person (`ask`).
+   */
+  inDoubt?: Record<string, { action: InDoubtAction; policy: string }>;
   finalize?: { reason: string };
   fail?: { reason: string };
   labels?: Record<string, string>;
   /** The engine's own state (per-policy memory), persisted with the run. JSON only. */
   policyState?: unknown;
 }
+
+/**
+ * What becomes of a call in doubt (docs/durability.md §Effects), most careful first: `ask` a person
+ * (`awaiting.inDoubt`), `tell_model` (an `outcome_unknown` hint to the planner), `rerun` it.
+ */
+export type InDoubtAction = 'ask' | 'tell_model' | 'rerun';
 
 /** The effects of consulting no policies. */
 export const NO_EFFECTS: PolicyEffects = Object.freeze({ decisions: [] }) as PolicyEffects;

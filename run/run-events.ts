@@ -21,7 +21,7 @@ const base = { runId: z.string(), at: z.number() };
 /** One recorded policy decision: who decided what, and why (docs/policies.md). */
 export const PolicyDecisionRecordSchema = z.object({
   policy: z.string(),
-  hook: z.enum(['onRunStart', 'onRetryHint', 'onToolBatch', 'onToolResult']),
+  hook: z.enum(['onRunStart', 'onRetryHint', 'onToolBatch', 'onToolResult', 'onInDoubt']),
   /** The kinds of effect in the decision: `caps`, `disableTools`, `finalize`, ... */
   kinds: z.array(z.string()),
   decision: z.record(z.string(), z.unknown()),

@@ -6,6 +6,7 @@
  */
 
 import type { InspectionEvent } from 'xstate';
+import { inDoubtCallsToReview } from '../machines/in-doubt-outcomes.ts';
 import type { RunContext } from '../machines/run-context.ts';
 import { type RunMachine, runMachine, validateCallsAction } from '../machines/run-machine.ts';
 import type { RunPorts } from '../machines/run-ports.ts';
@@ -103,6 +104,7 @@ export function provideRunMachine(
       consultsPolicies: ({ context }) =>
         consults.batch(context) || context.batch.pending.length > SYNC_VALIDATION_MAX_CALLS,
       reviewsResults: ({ context }) => consults.review(context),
+      inDoubtToReview: ({ context }) => consults.inDoubt && inDoubtCallsToReview(context).length > 0,
     },
   });
 }
@@ -149,13 +151,16 @@ function consultationsOf(
 ): {
   batch: (context: RunContext) => boolean;
   review: (context: RunContext) => boolean;
+  /** Whether calls in doubt are put to policies (`onInDoubt`) before the run waits for a person. */
+  inDoubt: boolean;
 } {
   // A conditional requiresConfirmation is asked asynchronously, in the validateBatch port.
   const conditional = catalog.list().some((tool) => typeof tool.requiresConfirmation === 'function');
-  if (runner === noPolicies) return { batch: () => conditional, review: () => false };
+  if (runner === noPolicies) return { batch: () => conditional, review: () => false, inDoubt: false };
   const engine = runner as Partial<PolicyEngine>;
   const policies = engine.policies;
-  if (!Array.isArray(policies)) return { batch: () => true, review: () => true };
+  const inDoubt = typeof runner.onInDoubt === 'function' && (runner.consultsInDoubt?.() ?? true);
+  if (!Array.isArray(policies)) return { batch: () => true, review: () => true, inDoubt };
   const has = (hook: 'onToolBatch' | 'onToolResult' | 'onRetryHint') =>
     policies.some((policy) => typeof policy[hook] === 'function');
   const onBatch = has('onToolBatch');
@@ -175,6 +180,7 @@ function consultationsOf(
   const reviews = engine.reviewsResults;
   return {
     batch,
+    inDoubt,
     review: (context) => {
       if (carries || (context.policyState as { carry?: unknown } | null)?.carry !== undefined) return true;
       if (reviews) return reviews(context);

@@ -13,6 +13,8 @@ describe('toSimpleGraph (the inspector’s simple view, issue 15)', () => {
       'run.planning',
       'run.validating',
       'run.executing',
+      'run.settling',
+      'run.settling.policies',
       'run.awaiting',
       'run.awaiting.clarification',
       'run.awaiting.externalTools',
