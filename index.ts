@@ -133,6 +133,8 @@ export {
   type PlanResumeInput,
 } from './run/planner.ts';
 export {
+  type ApprovalRememberedEvent,
+  type ApprovalRevokedEvent,
   type AwaitClarificationEvent,
   type AwaitConfirmationEvent,
   type AwaitExternalToolsEvent,
@@ -140,6 +142,8 @@ export {
   type PolicyDecisionEvent,
   type PolicyDecisionRecord,
   PolicyDecisionRecordSchema,
+  type RememberedApproval,
+  RememberedApprovalSchema,
   type RetryHintEvent,
   type RunCanceledEvent,
   type RunCompletedEvent,
@@ -194,6 +198,7 @@ export {
   stateName,
 } from './runtime/run-handle.ts';
 export { StartOptionsError } from './runtime/start-input.ts';
+export type { ApprovalOptions } from './runtime/steps/remembered-approvals.ts';
 export {
   type MemoryStoreOptions,
   memoryStore,

@@ -220,25 +220,47 @@ export function foldBatchUpdate(context: RunContext): Partial<RunContext> {
       (result, index) => result ?? notRunResult(pending[index]!, 'Not executed: the run stopped this batch'),
     ),
   );
-  // Calls approved with edits ran with the approver's input, not the planner's: the planner is
-  // told after the results (a message between a call and its result would break providers' pairing).
+  // What the approver did to the calls is told after the results (a message between a call and
+  // its result would break providers' pairing): edits (the call ran with the approver's input, not
+  // the planner's) and remembered approvals (recorded, or applied without asking).
+  const notes = [editedNote(pending), rememberedNote(pending)].filter((note) => note !== undefined);
+  if (notes.length === 0 || !folded.messages) return folded;
+  return {
+    ...folded,
+    messages: [...folded.messages, ...notes.map((content) => ({ role: 'user' as const, content }))],
+  };
+}
+
+function editedNote(pending: readonly PendingCall[]): string | undefined {
   const edited = pending.filter((call) => call.edited !== undefined);
-  if (edited.length === 0 || !folded.messages) return folded;
+  if (edited.length === 0) return undefined;
   const lines = edited.map(
     (call) =>
       `${call.name} (${call.providerToolCallId ?? call.toolCallId}) ran with ${JSON.stringify(call.preparedInput)} instead of ${JSON.stringify(call.edited!.original)}`,
   );
   const by = [...new Set(edited.map((call) => call.edited!.by).filter((who) => who !== undefined))];
-  return {
-    ...folded,
-    messages: [
-      ...folded.messages,
-      {
-        role: 'user' as const,
-        content: `The approver${by.length > 0 ? ` (${by.join(', ')})` : ''} edited before approving: ${lines.join('; ')}.`,
-      },
-    ],
-  };
+  return `The approver${by.length > 0 ? ` (${by.join(', ')})` : ''} edited before approving: ${lines.join('; ')}.`;
+}
+
+/** The transcript's record of remembered approvals (docs/policies.md §Sticky approvals). */
+function rememberedNote(pending: readonly PendingCall[]): string | undefined {
+  const lines: string[] = [];
+  for (const call of pending) {
+    const remembered = call.remembered;
+    if (remembered === undefined || call.status !== 'admitted') continue;
+    const id = `${call.name} (${call.providerToolCallId ?? call.toolCallId})`;
+    const who = remembered.by === undefined ? 'the approver' : remembered.by;
+    const covers =
+      remembered.scope === 'tool'
+        ? `every later call of ${call.name}`
+        : `later calls of ${call.name} with the same arguments`;
+    lines.push(
+      remembered.how === 'recorded'
+        ? `${id} was approved by ${who}, who asked to remember it for ${covers}`
+        : `${id} ran without asking: ${who} approved ${covers} earlier`,
+    );
+  }
+  return lines.length === 0 ? undefined : `Approvals: ${lines.join('; ')}.`;
 }
 
 /** `recordClarificationAnswer`. */

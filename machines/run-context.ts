@@ -1,6 +1,7 @@
 import type { Caps, FinalizeReason } from '../run/caps.ts';
 import type { Message } from '../run/message.ts';
 import type { AwaitClarification, AwaitConfirmation, AwaitExternalTools } from '../run/planner.ts';
+import type { RememberedApproval } from '../run/run-events.ts';
 import type { PolicyRetryHint } from '../tools/retry-hint.ts';
 import type { ToolCallMeta } from '../tools/tool-call-meta.ts';
 import type { ToolErrorJSON } from '../tools/tool-error.ts';
@@ -70,7 +71,25 @@ export interface PendingCall {
    * and `permissions` (docs/policies.md §Permissions and risk); set when the call waits.
    */
   approval?: ApprovalFacts;
+  /**
+   * A remembered approval and this call (docs/policies.md §Sticky approvals): the person's
+   * approval of it was remembered (`recorded`), or it ran without asking under one given earlier
+   * in the run or its thread (`applied`).
+   */
+  remembered?: { how: 'recorded' | 'applied'; approvalId: string; scope: RememberScope; by?: string };
 }
+
+/** A held call whose approval was not remembered though `remember` was given, and why (`high_risk`). */
+export interface NotRemembered {
+  toolCallId: string;
+  tool: string;
+  reason: 'high_risk';
+}
+
+/** What a remembered approval covers: every later call of the tool, or those with the same canonical input. */
+export type RememberScope = 'tool' | 'arguments';
+
+export type { RememberedApproval } from '../run/run-events.ts';
 
 /** A call's approval facts: its summary, risk and the permissions it needs (those the run lacks in `missing`). */
 export interface ApprovalFacts {
@@ -79,6 +98,11 @@ export interface ApprovalFacts {
   permissions?: string[];
   /** Permissions the run was not granted (a policy sent the call for approval instead of refusing it). */
   missing?: string[];
+  /**
+   * `false`: a `remember` given with the approval is not recorded for this call (a `high` risk
+   * call, unless the runtime's `approvals.rememberHighRisk`); absent: it is.
+   */
+  rememberable?: false;
 }
 
 /** One call a confirmation holds, as the approver sees it (run.awaiting, events, spans, the inspector, MCP). */
@@ -242,6 +266,12 @@ export interface FlowState {
    * call's tool `permissions`. Absent: none.
    */
   grants?: string[];
+  /**
+   * Approvals a person asked the run to remember, oldest first, at most
+   * {@link MAX_REMEMBERED_APPROVALS}; a thread's next run starts with its last run's.
+   * Absent in snapshots written before it existed: none.
+   */
+  approvals?: RememberedApproval[];
   /** Tokens the planner turns reported (`PlanResult.usage`), summed. */
   usage: { inputTokens: number; outputTokens: number };
   /**
@@ -283,6 +313,9 @@ export interface FlowState {
  */
 export const NO_CALLS: never[] = Object.freeze([]) as never[];
 
+/** Remembered approvals a run keeps; past it, the oldest is forgotten (its calls ask again). */
+export const MAX_REMEMBERED_APPROVALS = 100;
+
 /** See {@link RunContext}: one more top-level key and XState's assigns get ~15× slower. */
 export const MAX_CONTEXT_KEYS = 19;
 
@@ -300,6 +333,8 @@ export interface RunInput {
   traceContext?: Record<string, string> | null;
   /** The user's scopes (`runtime.start({ grants })`). */
   grants?: string[];
+  /** Remembered approvals the run starts with: its thread's (`runtime.continueSession`). */
+  approvals?: RememberedApproval[];
 }
 
 export function turnId(context: Pick<RunContext, 'runId' | 'turn'>): string {

@@ -8,7 +8,14 @@ import type {
 import type { SameType } from '../run/exact-type.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
-import type { ApprovalEdit, InDoubtResolution, RunContext, RunInput } from './run-context.ts';
+import type {
+  ApprovalEdit,
+  InDoubtResolution,
+  NotRemembered,
+  RememberedApproval,
+  RunContext,
+  RunInput,
+} from './run-context.ts';
 import type { StepEvent, StepRequest, StepsInput } from './run-steps.ts';
 
 // The run machine's type, written out (issue 28 item 4). XState infers a type from `setup()` and
@@ -23,7 +30,19 @@ import type { StepEvent, StepRequest, StepsInput } from './run-steps.ts';
 export type RunMachineEvent =
   | { type: 'provide.clarification'; id: string; answer: string }
   | { type: 'provide.toolResults'; id: string; results: ToolResultJSON[] }
-  | { type: 'confirm'; id: string; approved: boolean; by?: string; reason?: string; edits?: ApprovalEdit[] }
+  | {
+      type: 'confirm';
+      id: string;
+      approved: boolean;
+      by?: string;
+      reason?: string;
+      edits?: ApprovalEdit[];
+      /** Approvals to remember (built by the handle from `remember`), and held calls it did not remember, why. */
+      remember?: RememberedApproval[];
+      notRemembered?: NotRemembered[];
+    }
+  // `runtime.revokeApproval`: forget a remembered approval (its calls ask again).
+  | { type: 'approval.revoke'; approvalId: string; by?: string }
   | { type: 'cancel'; reason?: string }
   // `runtime.resolveInDoubt`: toolCallId → how each call in doubt was settled (checked by the handle).
   | { type: 'resolve.inDoubt'; resolutions: Record<string, InDoubtResolution> }
@@ -83,6 +102,7 @@ export type RunMachineActionName =
   | 'recordToolCrash'
   | 'recordToolResult'
   | 'recordTraceContext'
+  | 'revokeApproval'
   | 'refuseBatch'
   | 'refuseElicitation'
   | 'refuseLargeBatch'

@@ -308,6 +308,8 @@ function eventsFor(snapshot: Snapshot): RunMachineEvent[] {
   if (snapshot.matches('awaiting')) events.push(...answers(context));
   // The host stores a plugin's trace context when a segment opens (a working state; one suffices).
   if (snapshot.matches('planning')) events.push({ type: 'trace.context', traceContext: TRACE_CONTEXT });
+  // A remembered approval can be revoked in any state (an unknown id changes nothing; one suffices).
+  if (snapshot.matches('planning')) events.push({ type: 'approval.revoke', approvalId: 'none' });
   events.push({ type: 'cancel', reason: 'test' });
   return events;
 }

@@ -30,6 +30,7 @@ import {
 } from './in-doubt-outcomes.ts';
 import { doneOutput, parsedPlan, planOutput, planParse } from './plan-output.ts';
 import { plannerTurnEvent } from './planner-turn.ts';
+import { revokeApprovalOutcome } from './remembered-approvals.ts';
 import {
   awaitsExternalCalls,
   callsToStart,
@@ -269,6 +270,10 @@ const machine = setup({
     applyToolApproval: enqueueActions(({ context, event, enqueue }) =>
       apply(enqueue, toolApprovalOutcome(context, event)),
     ),
+    /** `runtime.revokeApproval`: a remembered approval forgotten (its calls ask again), in any state. */
+    revokeApproval: enqueueActions(({ context, event, enqueue }) =>
+      apply(enqueue, revokeApprovalOutcome(context, event)),
+    ),
     /** Asks `steps` to run the admitted calls without a result, announcing each (`tool_call_scheduled`). */
     startToolCalls: enqueueActions(({ context, enqueue }) => {
       // Back from a call's question (awaiting.elicitation): the calls run already.
@@ -473,6 +478,9 @@ const machine = setup({
       awaitingSince: null,
       awaits: 0,
       ...(input.grants === undefined ? {} : { grants: [...input.grants] }),
+      ...(input.approvals === undefined || input.approvals.length === 0
+        ? {}
+        : { approvals: structuredClone(input.approvals) }),
     },
   }),
   initial: 'planning',
@@ -483,6 +491,7 @@ const machine = setup({
     'trace.context': { actions: 'recordTraceContext' },
     // A call's question where the run cannot wait on it (its call ended first): `cancel`.
     'call.elicit': { actions: 'refuseElicitation' },
+    'approval.revoke': { actions: 'revokeApproval' },
   },
   states: {
     planning: {

@@ -12,6 +12,7 @@ import { type RetryHint, toPolicyRetryHint } from '../tools/retry-hint.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
 import { appendHints } from './hint-window.ts';
 import { doneOutput, parsedPlan } from './plan-output.ts';
+import { approvalRememberedEvent, rememberedOf, withRemembered } from './remembered-approvals.ts';
 import {
   type FlowState,
   NO_CALLS,
@@ -164,12 +165,28 @@ export function toolApprovalOutcome(context: RunContext, event: RunMachineEvent)
   // Approved with edits: the call runs with the edited input (checked by the tool boundary in the
   // run handle), and keeps what it was and who changed it (issue 24 item 4).
   const edits = new Map(event.approved ? (event.edits ?? []).map((edit) => [edit.toolCallId, edit]) : []);
+  // Approved with `remember`: the approvals the handle built, one per call (issue 35 item 4). A
+  // host that forwards the app's answer as it is (`remember: 'tool'`) records none.
+  const remember = rememberedOf(event);
+  const remembered = new Map(remember.map((approval) => [approval.toolCallId, approval]));
   const approvedCall = (call: PendingCall): PendingCall => {
     const edit = edits.get(call.toolCallId);
-    if (!edit) return { ...call, status };
+    const approval = remembered.get(call.toolCallId);
+    const marked: PendingCall = approval
+      ? {
+          ...call,
+          status,
+          remembered: {
+            how: 'recorded',
+            approvalId: approval.id,
+            scope: approval.scope,
+            ...(approval.by === undefined ? {} : { by: approval.by }),
+          },
+        }
+      : { ...call, status };
+    if (!edit) return marked;
     return {
-      ...call,
-      status,
+      ...marked,
       preparedInput: edit.preparedInput,
       ...(edit.droppedFields ? { droppedFields: edit.droppedFields } : {}),
       edited: {
@@ -179,15 +196,22 @@ export function toolApprovalOutcome(context: RunContext, event: RunMachineEvent)
       },
     };
   };
+  const rememberedEvent = approvalRememberedEvent(context, event);
   return {
     update: {
       batch: batchWith(context.batch, {
         pending: pending.map((call) => (decided(call) ? approvedCall(call) : call)),
         results: nextResults,
       }),
-      ...withFlow(context, { awaiting: null }),
+      ...withFlow(context, {
+        awaiting: null,
+        ...(remember.length === 0 ? {} : { approvals: withRemembered(context.flow.approvals, remember) }),
+      }),
     },
-    events: denied.map((result) => toolResultEvent(context, result)),
+    events: [
+      ...(rememberedEvent ? [rememberedEvent] : []),
+      ...denied.map((result) => toolResultEvent(context, result)),
+    ],
   };
 }
 

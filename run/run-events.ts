@@ -113,10 +113,66 @@ export const ConfirmationCallSchema = z.object({
   risk: z.enum(['low', 'medium', 'high']).optional(),
   permissions: z.array(z.string()).optional(),
   missing: z.array(z.string()).optional(),
+  /** `false`: a `remember` with the approval is not recorded for this call (high risk). */
+  rememberable: z.literal(false).optional(),
 });
 /** One call a confirmation holds: id, tool, input, summary, risk, permissions (those missing). */
 export type ConfirmationCallJSON = z.infer<typeof ConfirmationCallSchema>;
 
+/**
+ * An approval a person asked the run to remember (docs/policies.md §Sticky approvals): later
+ * calls it covers (`scope: 'tool'`: every call of `tool`; `'arguments'`: those whose canonical
+ * input has `fingerprint`), in the run and its thread's later runs, run without asking.
+ */
+export interface RememberedApproval {
+  /** `<confirmation id>/<toolCallId>` of the approval that recorded it. */
+  id: string;
+  scope: 'tool' | 'arguments';
+  tool: string;
+  /** `arguments` only: `callFingerprint(tool, validated input)`. */
+  fingerprint?: string | undefined;
+  /** `arguments` only: the validated input approved. */
+  input?: Record<string, unknown> | undefined;
+  by?: string | undefined;
+  /** When it was recorded, epoch ms. */
+  at: number;
+  /** The run that recorded it (this one, or an earlier run of the thread). */
+  runId: string;
+  toolCallId: string;
+}
+const rememberedApprovalSchema = z.object({
+  id: z.string(),
+  scope: z.enum(['tool', 'arguments']),
+  tool: z.string(),
+  fingerprint: z.string().optional(),
+  input: z.record(z.string(), z.unknown()).optional(),
+  by: z.string().optional(),
+  at: z.number(),
+  runId: z.string(),
+  toolCallId: z.string(),
+});
+/** Schema of {@link RememberedApproval}. */
+export const RememberedApprovalSchema: z.ZodType<RememberedApproval> =
+  exactSchema<RememberedApproval>()(rememberedApprovalSchema);
+
+/**
+ * A confirmation's approval was remembered (`approval_remembered`): the approvals recorded, and
+ * the held calls a `remember` did not cover, with why (`high_risk`).
+ */
+export interface ApprovalRememberedEvent extends RunEventBase {
+  type: 'approval_remembered';
+  confirmationId: string;
+  approvals: RememberedApproval[];
+  notRemembered?: { toolCallId: string; tool: string; reason: 'high_risk' }[] | undefined;
+}
+/** A remembered approval was revoked (`approval_revoked`, `runtime.revokeApproval`): its calls ask again. */
+export interface ApprovalRevokedEvent extends RunEventBase {
+  type: 'approval_revoked';
+  approvalId: string;
+  tool: string;
+  scope: 'tool' | 'arguments';
+  by?: string | undefined;
+}
 /** The run waits for an approval (`await_confirmation`). */
 export interface AwaitConfirmationEvent extends RunEventBase {
   type: 'await_confirmation';
@@ -251,6 +307,8 @@ export type RunEvent =
   | AwaitClarificationEvent
   | AwaitExternalToolsEvent
   | AwaitConfirmationEvent
+  | ApprovalRememberedEvent
+  | ApprovalRevokedEvent
   | AwaitInDoubtEvent
   | PlannerNoteEvent
   | PlannerTurnEvent
@@ -315,6 +373,23 @@ const runEventSchema = z.discriminatedUnion('type', [
        */
       question: z.string().optional(),
     }),
+  }),
+  z.object({
+    type: z.literal('approval_remembered'),
+    ...base,
+    confirmationId: z.string(),
+    approvals: z.array(rememberedApprovalSchema),
+    notRemembered: z
+      .array(z.object({ toolCallId: z.string(), tool: z.string(), reason: z.literal('high_risk') }))
+      .optional(),
+  }),
+  z.object({
+    type: z.literal('approval_revoked'),
+    ...base,
+    approvalId: z.string(),
+    tool: z.string(),
+    scope: z.enum(['tool', 'arguments']),
+    by: z.string().optional(),
   }),
   z.object({
     type: z.literal('await_in_doubt'),

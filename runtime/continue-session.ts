@@ -1,4 +1,4 @@
-import type { RunContext } from '../machines/run-context.ts';
+import type { RememberedApproval, RunContext } from '../machines/run-context.ts';
 import type { Message } from '../run/message.ts';
 import type { RunStore, StoredRun } from '../stores/run-store.ts';
 import { migrateSnapshot } from './durable/snapshot-migration.ts';
@@ -23,14 +23,18 @@ export class SessionBusyError extends Error {
 }
 
 /**
- * The transcript a session's next run starts from (docs/threads.md): the messages of its latest
- * started run that has finished, read from the store; `[]` for a new session.
+ * What a session's next run starts from (docs/threads.md): the messages of its latest started run
+ * that has finished, and the approvals it remembered (docs/policies.md §Sticky approvals), read
+ * from the store; none for a new session.
  *
  * @throws SessionBusyError when a run of the session is running or awaiting;
  *   SnapshotMigrationError / SnapshotFormatTooNewError when this release cannot read that run's
  *   snapshot (docs/durability.md §Upgrades).
  */
-export async function sessionTranscript(store: RunStore, sessionId: string): Promise<Message[]> {
+export async function sessionStart(
+  store: RunStore,
+  sessionId: string,
+): Promise<{ messages: Message[]; approvals: RememberedApproval[] }> {
   const runs = await store.list({ sessionId });
   const busy = runs.find((run) => run.status === 'running' || run.status === 'awaiting');
   if (busy !== undefined) throw new SessionBusyError(sessionId, busy.runId, busy.status);
@@ -39,10 +43,14 @@ export async function sessionTranscript(store: RunStore, sessionId: string): Pro
     (newest, run) => (newest === undefined || run.createdAt > newest.createdAt ? run : newest),
     undefined,
   );
-  if (latest === undefined) return [];
+  if (latest === undefined) return { messages: [], approvals: [] };
   // Throws when this release cannot read it: a conversation is never continued without its past.
   const snapshot = migrateSnapshot(latest.snapshot, { runId: latest.runId }) as {
-    context?: Pick<RunContext, 'messages'>;
+    context?: Pick<RunContext, 'messages' | 'flow'>;
   };
-  return snapshot.context?.messages ?? [];
+  return {
+    messages: snapshot.context?.messages ?? [],
+    // Absent in snapshots written before remembered approvals: none.
+    approvals: snapshot.context?.flow?.approvals ?? [],
+  };
 }

@@ -17,6 +17,7 @@ import { clipText } from '../tools/preview-value.ts';
  * |                        | `approved`               | a boolean                                   | refused   |
  * |                        | `by`                     | absent, or a string of at most {@link MAX_ANSWER_BY_CHARS} | refused |
  * |                        | `reason`                 | absent, or a string of at most {@link MAX_ANSWER_CHARS} | refused |
+ * |                        | `remember`               | absent, `'tool'` or `'arguments'`; only with `approved: true` | refused |
  * | external tool result   | `toolCallId`             | a string                                    | refused   |
  * |                        | `result`                 | JSON of at most 16 MiB (`MAX_TOOL_RESULT_BYTES`) | refused |
  * |                        | `error.message`          | a string; clipped to {@link MAX_ERROR_MESSAGE_CHARS} | refused if not a string |
@@ -53,12 +54,26 @@ export function checkedConfirmation(answer: unknown): {
   by?: string;
   reason?: string;
   edits?: Record<string, unknown>;
+  /** Remember the approval for later calls (docs/policies.md §Sticky approvals). */
+  remember?: 'tool' | 'arguments';
   /** toolCallId → the `__proto__`/`constructor`/`prototype` keys its edit had (left out of the copy): the tool boundary refuses them. */
   forbiddenKeys?: Record<string, string[]>;
 } {
-  const fields = readFields(answer, 'A confirmation answer', ['id', 'approved', 'by', 'reason', 'edits']);
+  const fields = readFields(answer, 'A confirmation answer', [
+    'id',
+    'approved',
+    'by',
+    'reason',
+    'edits',
+    'remember',
+  ]);
   const id = requiredString(fields.id, '`id`');
   if (typeof fields.approved !== 'boolean') throw new AnswerProblem('`approved` must be a boolean');
+  const remember = fields.remember;
+  if (remember !== undefined && remember !== 'tool' && remember !== 'arguments')
+    throw new AnswerProblem("`remember` must be 'tool' or 'arguments' when given");
+  if (remember !== undefined && !fields.approved)
+    throw new AnswerProblem('`remember` comes with an approval (`approved: true`), not a denial');
   const by = optionalString(fields.by, '`by`', MAX_ANSWER_BY_CHARS);
   const reason = optionalString(fields.reason, '`reason`', MAX_ANSWER_CHARS);
   const edits = checkedEdits(fields.edits);
@@ -68,6 +83,7 @@ export function checkedConfirmation(answer: unknown): {
     ...(by === undefined ? {} : { by }),
     ...(reason === undefined ? {} : { reason }),
     ...(edits === undefined ? {} : { edits: edits.values }),
+    ...(remember === undefined ? {} : { remember }),
     ...(edits?.forbiddenKeys === undefined ? {} : { forbiddenKeys: edits.forbiddenKeys }),
   };
 }

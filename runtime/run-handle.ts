@@ -4,7 +4,12 @@ import type { Subject } from 'rxjs/internal/Subject';
 import type { SnapshotFrom } from 'xstate';
 import { persistedSnapshotOf } from '../machines/persisted-snapshot.ts';
 import { type RunAwaiting, runAwaitingOf } from '../machines/run-awaiting.ts';
-import type { InDoubtResolution, RunContext } from '../machines/run-context.ts';
+import type {
+  InDoubtResolution,
+  PendingCall,
+  RememberedApproval,
+  RunContext,
+} from '../machines/run-context.ts';
 import type { RunActorRef, RunMachine } from '../machines/run-machine.ts';
 import { deepFreeze } from '../policies/policy-json.ts';
 import type { CapsState } from '../run/caps.ts';
@@ -23,8 +28,10 @@ import {
   checkedClarification,
   checkedConfirmation,
   checkedToolResults,
+  MAX_ANSWER_BY_CHARS,
 } from './run-answers.ts';
 import { capsState } from './steps/plan-step.ts';
+import { approvalsToRemember } from './steps/remembered-approvals.ts';
 
 // The two classes needed, each from its own module, loaded on the first `events$`: rxjs's index
 // loads every operator (~100 ms), and even these two are ~35 ms of CPU of a cold
@@ -360,6 +367,14 @@ export class RunHandle {
     reason?: string;
     /** Approve with edits: toolCallId → the input the call runs with instead (checked by the tool boundary). */
     edits?: Record<string, unknown>;
+    /**
+     * Remember the approval (docs/policies.md §Sticky approvals): later calls of the same tool
+     * (`'tool'`) or of the same tool with the same canonical input (`'arguments'`), in this run
+     * and the later runs of its thread, run without asking. Not recorded for a `high` risk call
+     * (unless the runtime's `approvals.rememberHighRisk`): the `approval_remembered` event lists it
+     * in `notRemembered`.
+     */
+    remember?: 'tool' | 'arguments';
   }): Promise<void> {
     const checked = this.checked(() => checkedConfirmation(answer));
     await this.revive?.();
@@ -372,7 +387,7 @@ export class RunHandle {
     }
     // Edits pass the tool boundary again; a refused one throws ApprovalEditRefusedError (with the
     // hint) and the run still waits (safety, issue 24 item 4).
-    const { edits: given, forbiddenKeys, ...rest } = checked;
+    const { edits: given, forbiddenKeys, remember, ...rest } = checked;
     const edits = this.checked(() =>
       checkApprovalEdits(
         this.runId,
@@ -381,8 +396,59 @@ export class RunHandle {
         this.catalog,
       ),
     );
+    const remembered =
+      remember === undefined
+        ? undefined
+        : approvalsToRemember(
+            this.runId,
+            checked.id,
+            heldCalls(this.context),
+            {
+              remember,
+              ...(checked.by === undefined ? {} : { by: checked.by }),
+              ...(edits ? { edits } : {}),
+            },
+            Date.now(),
+          );
     // The checked copy, never the app's object: its `type` or other members must not reach the run.
-    this.actor.send({ type: 'confirm', ...rest, ...(edits ? { edits } : {}) });
+    this.actor.send({
+      type: 'confirm',
+      ...rest,
+      ...(edits ? { edits } : {}),
+      ...(remembered === undefined ? {} : remembered),
+    });
+  }
+
+  /**
+   * The approvals this run remembers (docs/policies.md §Sticky approvals), oldest first: those
+   * recorded in it and those its thread's earlier runs handed on. `[]` for none.
+   */
+  get approvals(): readonly RememberedApproval[] {
+    const approvals = this.actor.getSnapshot().context.flow.approvals ?? [];
+    deepFreeze(approvals);
+    return approvals;
+  }
+
+  /**
+   * Forgets a remembered approval by id (`approvals[i].id`): its calls ask again. Records an
+   * `approval_revoked` event. Works in any state but a final one.
+   *
+   * @throws RunAnswerError when the run has no such approval, or has ended; nothing is sent then.
+   */
+  async revokeApproval(approvalId: string, options: { by?: string } = {}): Promise<void> {
+    if (typeof approvalId !== 'string') throw new RunAnswerError(this.runId, '`approvalId` must be a string');
+    const by = options.by;
+    if (by !== undefined && (typeof by !== 'string' || by.length > MAX_ANSWER_BY_CHARS))
+      throw new RunAnswerError(
+        this.runId,
+        `\`by\` must be a string of at most ${MAX_ANSWER_BY_CHARS} characters`,
+      );
+    await this.revive?.();
+    if (this.actor.getSnapshot().status !== 'active')
+      throw new RunAnswerError(this.runId, 'the run has ended: its approvals can no longer change');
+    if (!this.approvals.some((approval) => approval.id === approvalId))
+      throw new RunAnswerError(this.runId, `no remembered approval "${clipText(approvalId, 100)}"`);
+    this.actor.send({ type: 'approval.revoke', approvalId, ...(by === undefined ? {} : { by }) });
   }
 
   /**
@@ -670,4 +736,12 @@ function describeAwait(context: RunContext): string {
   if (awaiting.kind === 'external_tools') return `external tools "${awaiting.externalTools.id}"`;
   if (awaiting.kind === 'in_doubt') return `${awaiting.calls.length} call(s) in doubt`;
   return 'a backoff';
+}
+
+/** The calls the run's confirmation holds (awaiting their approval), in call order. */
+function heldCalls(context: RunContext): PendingCall[] {
+  const awaiting = context.flow.awaiting;
+  if (awaiting?.kind !== 'confirmation' || awaiting.toolCallIds === undefined) return [];
+  const held = new Set(awaiting.toolCallIds);
+  return context.batch.pending.filter((call) => call.status === 'confirm' && held.has(call.toolCallId));
 }

@@ -8,15 +8,16 @@
 import { randomUUID } from 'node:crypto';
 import { createActor, type InspectionEvent } from 'xstate';
 import { type RunAwaiting, runAwaitingOf } from '../machines/run-awaiting.ts';
-import type { InDoubtResolution, RunContext } from '../machines/run-context.ts';
+import type { InDoubtResolution, RememberedApproval, RunContext } from '../machines/run-context.ts';
 import type { RunMachine } from '../machines/run-machine.ts';
 import type { PolicyRunner } from '../policies/policy-runner.ts';
 import type { Caps } from '../run/caps.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import type { RunEventRecord, RunListFilter, RunStore, StoredRun } from '../stores/run-store.ts';
+import { RunNotFoundError } from '../stores/run-store-errors.ts';
 import type { JSONSchema, Tool } from '../tools/define-tool.ts';
 import type { ToolCatalog } from '../tools/tool-catalog.ts';
-import { sessionTranscript } from './continue-session.ts';
+import { sessionStart } from './continue-session.ts';
 import type { DurableRuns, RunEventsOptions } from './durable/durable-runs.ts';
 import type { RecoveredRuns, RecoverOptions, Recovery } from './durable/recover-runs.ts';
 import { readableContext } from './durable/snapshot-migration.ts';
@@ -185,6 +186,21 @@ export interface CoreRuntime {
    *   or cancel it first: a conversation has one run at a time).
    */
   continueSession(sessionId: string, start: Omit<StartOptions, 'sessionId'>): Promise<RunHandle>;
+  /**
+   * A run's remembered approvals (docs/policies.md §Sticky approvals), oldest first: from the live
+   * run here, else from its stored snapshot (not restored). Each has the `id` `revokeApproval` takes.
+   *
+   * @throws RunNotFoundError when the store has no such run.
+   */
+  approvals(runId: string): Promise<readonly RememberedApproval[]>;
+  /**
+   * Forgets a remembered approval of run `runId` (its calls ask again), restoring the run first
+   * when it is not live here; an `approval_revoked` event records it (with `by`).
+   *
+   * @throws RunNotFoundError, RunConflictError (another owner holds it), RunAnswerError (no such
+   *   approval, or the run has ended).
+   */
+  revokeApproval(runId: string, approvalId: string, options?: { by?: string }): Promise<RunHandle>;
   /** The tool catalog (docs/tool-boundary.md). */
   listTools(): Tool[];
   toolSpec(id: string): Tool | undefined;
@@ -195,7 +211,7 @@ export interface CoreRuntime {
 
 /** The runtime the app holds (see `createRuntime`); its members are documented on {@link Runtime}. */
 export function runtimeApi(parts: RuntimeParts): CoreRuntime {
-  const { settings, store, durable, live, machine, inspect, host, resume } = parts;
+  const { settings, store, durable, live, machine, resume } = parts;
   const { catalog, ceilings, agent } = settings;
   const runtime: CoreRuntime = {
     machine,
@@ -205,18 +221,7 @@ export function runtimeApi(parts: RuntimeParts): CoreRuntime {
     owner: durable.owner,
     instance: durable.instance,
 
-    start(start: StartOptions): RunHandle {
-      const runId = start.runId ?? randomUUID();
-      if (live.has(runId)) throw new Error(`Run ${runId} is already live`);
-      const { input, decisions } = startInputOf(
-        runId,
-        start,
-        { agent, ceilings, policies: parts.policies, maxRunIdBytes: store.maxRunIdBytes },
-        (info) => parts.hooks.notifyRunStart(info, 'start'),
-      );
-      const actor = createActor(machine, { input, inspect });
-      return host(actor, undefined, 'start', decisions);
-    },
+    start: (start: StartOptions): RunHandle => startRun(parts, start),
 
     resume,
 
@@ -309,8 +314,23 @@ export function runtimeApi(parts: RuntimeParts): CoreRuntime {
     },
 
     async continueSession(sessionId: string, start: Omit<StartOptions, 'sessionId'>): Promise<RunHandle> {
-      const transcript = await sessionTranscript(store, sessionId);
-      return runtime.start({ ...start, sessionId, messages: [...transcript, ...start.messages] });
+      // The thread's remembered approvals go on with it (docs/policies.md §Sticky approvals).
+      const { messages, approvals } = await sessionStart(store, sessionId);
+      return startRun(parts, { ...start, sessionId, messages: [...messages, ...start.messages] }, approvals);
+    },
+
+    async approvals(runId: string): Promise<readonly RememberedApproval[]> {
+      const here = live.get(runId);
+      if (here) return here.approvals;
+      const stored = await store.load(runId);
+      if (stored === undefined) throw new RunNotFoundError(runId);
+      return readableContext<RunContext>(stored.snapshot)?.flow.approvals ?? [];
+    },
+
+    async revokeApproval(runId: string, approvalId: string, options?: { by?: string }): Promise<RunHandle> {
+      const run = await resume(runId);
+      await run.revokeApproval(approvalId, options);
+      return run;
     },
 
     listTools(): Tool[] {
@@ -357,6 +377,29 @@ function awaitingKinds(awaiting: NonNullable<RuntimeListFilter['awaiting']>): Se
 }
 
 /** A stored run with what it waits for, read from its snapshot. */
+/** `runtime.start`, and `continueSession` with its thread's remembered approvals. */
+function startRun(parts: RuntimeParts, start: StartOptions, approvals?: RememberedApproval[]): RunHandle {
+  const { settings, store, live, machine, inspect, host } = parts;
+  const runId = start.runId ?? randomUUID();
+  if (live.has(runId)) throw new Error(`Run ${runId} is already live`);
+  const { input, decisions } = startInputOf(
+    runId,
+    start,
+    {
+      agent: settings.agent,
+      ceilings: settings.ceilings,
+      policies: parts.policies,
+      maxRunIdBytes: store.maxRunIdBytes,
+    },
+    (info) => parts.hooks.notifyRunStart(info, 'start'),
+  );
+  const actor = createActor(machine, {
+    input: approvals === undefined || approvals.length === 0 ? input : { ...input, approvals },
+    inspect,
+  });
+  return host(actor, undefined, 'start', decisions);
+}
+
 function withAwaiting(stored: StoredRun): StoredRun {
   // A snapshot this release cannot read (a newer release's) awaits nothing it could answer.
   return { ...stored, awaiting: runAwaitingOf(readableContext<RunContext>(stored.snapshot)) };

@@ -47,6 +47,7 @@ export function createRunDeps(options: RuntimeOptions, settings: RuntimeSettings
     plugins,
     defaultToolTimeoutMs: options.defaultToolTimeoutMs,
     limits: options.limits,
+    ...(options.approvals === undefined ? {} : { approvals: options.approvals }),
     finalizeGraceMs: options.finalizeGraceMs,
     // Deltas go to the run's events$ only, live: they are many, and only a UI watching wants them.
     publishDelta: (runId, turnId, delta) =>

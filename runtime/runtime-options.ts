@@ -23,6 +23,7 @@ import type { ParseLimits } from '../tools/parse-arguments.ts';
 import { ToolCatalog } from '../tools/tool-catalog.ts';
 import { type ToolSource, toolSourceOf } from '../tools/tool-source.ts';
 import type { DurableOptions } from './durable/durable-runs.ts';
+import type { ApprovalOptions } from './steps/remembered-approvals.ts';
 
 /** An XState inspection observer: an `Observer` or a plain function. */
 export type InspectObserver = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
@@ -81,6 +82,11 @@ export interface CoreRuntimeOptions {
   finalizeGraceMs?: number;
   /** Where errors the runtime cannot hand to a caller go (a store write failing, a plugin hook throwing). */
   onError?: OnRuntimeError;
+  /**
+   * Approvals (docs/policies.md §Sticky approvals): `rememberHighRisk` (default false: a `high`
+   * risk call always asks, a `remember` on it is ignored).
+   */
+  approvals?: ApprovalOptions;
   /**
    * Traces and metrics (docs/telemetry.md) through `@opentelemetry/api`, by the telemetry plugin installed
    * first (outermost) unless `plugins` has one: on by default, a no-op until an SDK is registered;

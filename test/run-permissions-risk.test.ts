@@ -12,30 +12,13 @@ import type { RunEvent } from '../run/run-events.ts';
 import { StartOptionsError } from '../runtime/start-input.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { call, done, nextEvent, testRuntime } from './run-fixtures.ts';
-
-function refundTool() {
-  const refunded: number[] = [];
-  const tool = defineTool({
-    id: 'payments.refund',
-    description: 'Refund an order',
-    input: z.object({ orderId: z.string(), amount: z.number().positive() }),
-    permissions: ['payments:refund'],
-    risk: ({ amount }) => (amount > 1000 ? 'high' : 'medium'),
-    summary: ({ orderId, amount }) => `Refund ${amount} EUR of ${orderId}`,
-    requiresConfirmation: true,
-    execute: async ({ amount }) => {
-      refunded.push(amount);
-      return { refunded: amount };
-    },
-  });
-  return { tool, refunded };
-}
+import { riskyRefundTool } from './support/refund-tool.ts';
 
 const prompt = [{ role: 'user' as const, content: 'Refund A-17' }];
 
 describe('tool permissions and grants', () => {
   it('refuses a call whose permission the run was not granted: permission_denied naming it', async () => {
-    const { tool, refunded } = refundTool();
+    const { tool, refunded } = riskyRefundTool();
     const planner = scriptedPlanner([call('payments.refund', { orderId: 'A-17', amount: 40 }), done()]);
     const run = testRuntime({ planner, tools: [tool] }).start({ messages: prompt });
     const hint = await nextEvent(run, 'retry_hint');
@@ -49,7 +32,7 @@ describe('tool permissions and grants', () => {
   });
 
   it('with the grant, the confirmation carries a descriptor per call in run.awaiting, the event and the store', async () => {
-    const { tool, refunded } = refundTool();
+    const { tool, refunded } = riskyRefundTool();
     const planner = scriptedPlanner([
       {
         toolCalls: [
@@ -77,6 +60,8 @@ describe('tool permissions and grants', () => {
         input: { orderId: 'A-18', amount: 5000 },
         summary: 'Refund 5000 EUR of A-18',
         risk: 'high',
+        // A `remember` given with the approval would not be kept for it (docs/policies.md §Sticky approvals).
+        rememberable: false,
         permissions: ['payments:refund'],
       },
     ];
@@ -86,11 +71,11 @@ describe('tool permissions and grants', () => {
     expect((await runtime.load(run.runId))?.awaiting).toMatchObject({ calls: descriptors });
     await run.confirm({ id: asked.confirmation.id, approved: true });
     await run.result();
-    expect(refunded.sort()).toEqual([40, 5000]);
+    expect(refunded.map((r) => r.amount).sort()).toEqual([40, 5000]);
   });
 
   it('a policy may send a call lacking a permission for approval instead; the descriptor names what is missing', async () => {
-    const { tool, refunded } = refundTool();
+    const { tool, refunded } = riskyRefundTool();
     const escalate = definePolicy({
       name: 'approve-missing-permissions',
       onToolBatch: (batch) => ({
@@ -106,7 +91,7 @@ describe('tool permissions and grants', () => {
     });
     await run.confirm({ id: asked.confirmation.id, approved: true, by: 'ops' });
     await run.result();
-    expect(refunded).toEqual([40]);
+    expect(refunded.map((r) => r.amount)).toEqual([40]);
   });
 
   it('fails closed: permissions that throw refuse the call; a risk that throws is high', async () => {
@@ -151,7 +136,7 @@ describe('tool permissions and grants', () => {
   });
 
   it('refuses grants that are not an array of non-empty strings', () => {
-    const { tool } = refundTool();
+    const { tool } = riskyRefundTool();
     const runtime = testRuntime({ planner: scriptedPlanner([done()]), tools: [tool] });
     expect(() => runtime.start({ messages: prompt, grants: 'payments:refund' as never })).toThrow(
       StartOptionsError,

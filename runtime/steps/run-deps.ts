@@ -5,6 +5,7 @@ import type { PlanDelta, Planner } from '../../run/planner.ts';
 import type { ToolProgress } from '../../tools/call-tool.ts';
 import type { ParseLimits } from '../../tools/parse-arguments.ts';
 import type { ToolCatalog } from '../../tools/tool-catalog.ts';
+import type { ApprovalOptions } from './remembered-approvals.ts';
 
 /** What the run's steps need from the runtime that hosts them. */
 export interface RunDeps {
@@ -15,6 +16,8 @@ export interface RunDeps {
   /** Used for tools that declare no `timeoutMs`. */
   defaultToolTimeoutMs?: number;
   limits?: ParseLimits;
+  /** Sticky approvals and mixed batches (`createRuntime({ approvals })`). */
+  approvals?: ApprovalOptions;
   /**
    * Extra time the finalizing turn gets after the time budget ran out, in ms. Absent: a tenth of
    * the run's `timeBudgetMs`, between 1 s and 30 s (`finalizeGraceOf`, plan-step.ts).

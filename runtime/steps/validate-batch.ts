@@ -2,12 +2,14 @@ import { type PendingCall, type RunContext, toolCallMeta } from '../../machines/
 import type { RunPort, ValidateBatchInput, ValidateBatchOutput } from '../../machines/run-ports.ts';
 import { deadlineAt } from '../../machines/run-updates.ts';
 import type { PolicyEffects } from '../../run/policy-effects.ts';
+import type { PolicyDecisionRecord } from '../../run/run-events.ts';
 import { type PreparedCall, prepareToolCall } from '../../tools/call-tool.ts';
 import { parseArguments } from '../../tools/parse-arguments.ts';
 import { type PolicyRetryHint, toPolicyRetryHint } from '../../tools/retry-hint.ts';
 import { ToolError } from '../../tools/tool-error.ts';
 import { type ToolResult, type ToolResultJSON, toolResultToJSON } from '../../tools/tool-result.ts';
 import { approvalFactsOf, permissionDeniedHint } from './approval-facts.ts';
+import { rememberedApprovalFor, rememberedDecision, withRememberable } from './remembered-approvals.ts';
 import type { RunDeps } from './run-deps.ts';
 import { OUT_OF_BUDGET_EFFECTS, withinBudget } from './within-budget.ts';
 
@@ -160,6 +162,8 @@ class BatchCheck {
   private readonly offered: Set<string> | undefined;
   private readonly results: (ToolResultJSON | null)[] = [];
   private readonly hints: PolicyRetryHint[] = [];
+  /** `approved_by: 'remembered'` decisions of calls a remembered approval admitted. */
+  private readonly decisions: PolicyDecisionRecord[] = [];
 
   constructor(
     private readonly deps: RunDeps,
@@ -203,11 +207,9 @@ class BatchCheck {
       return { ...call, status: 'rejected' };
     }
     const confirmedByPolicy = policyConfirms(effects, call);
-    const approval = approvalFactsOf(
-      prepared.tool,
-      prepared.input,
-      metaFor(context, call),
-      context.flow.grants,
+    const approval = withRememberable(
+      approvalFactsOf(prepared.tool, prepared.input, metaFor(context, call), context.flow.grants),
+      deps.approvals,
     );
     // A permission the run lacks refuses the call, unless a policy sends it for approval instead.
     if (approval?.missing && !confirmedByPolicy) {
@@ -224,13 +226,26 @@ class BatchCheck {
       return { ...call, status: 'rejected' };
     }
     this.results.push(null);
+    const asks = Boolean(prepared.tool.requiresConfirmation) || confirmedByPolicy;
+    // An approval remembered earlier in the run or its thread lets the call run without asking.
+    const remembered = asks
+      ? rememberedApprovalFor(context.flow.approvals, prepared.tool.id, prepared.input, approval)
+      : undefined;
+    if (remembered) this.decisions.push(rememberedDecision(call, remembered));
     // Object.assign: members added after a spread cost ~0.5 µs each on Node 20 (run-updates.ts).
     return Object.assign({}, call, {
       // A conditional requiresConfirmation counts as `true` here (ask); the port asks it (confirmWhereAsked).
-      status:
-        prepared.tool.requiresConfirmation || confirmedByPolicy
-          ? ('confirm' as const)
-          : ('admitted' as const),
+      status: asks && !remembered ? ('confirm' as const) : ('admitted' as const),
+      ...(remembered === undefined
+        ? {}
+        : {
+            remembered: {
+              how: 'applied' as const,
+              approvalId: remembered.id,
+              scope: remembered.scope,
+              ...(remembered.by === undefined ? {} : { by: remembered.by }),
+            },
+          }),
       preparedInput: prepared.input,
       droppedFields: prepared.droppedFields.length > 0 ? prepared.droppedFields : undefined,
       ...(prepared.tool.execute === undefined ? { external: true as const } : {}),
@@ -240,12 +255,17 @@ class BatchCheck {
 
   /** The batch's output once every call was checked, `pending` in call order. */
   output(pending: PendingCall[]): ValidateBatchOutput {
-    const { effects, disabled } = this;
+    const { effects, disabled, decisions } = this;
+    const withDisabled =
+      this.retryCapped || effects.disabledTools ? { ...effects, disabledTools: disabled } : effects;
     return {
       pending,
       results: this.results,
       hints: this.hints,
-      effects: this.retryCapped || effects.disabledTools ? { ...effects, disabledTools: disabled } : effects,
+      effects:
+        decisions.length === 0
+          ? withDisabled
+          : { ...withDisabled, decisions: [...withDisabled.decisions, ...decisions] },
     };
   }
 }
