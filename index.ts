@@ -65,6 +65,21 @@ export {
   askOnMissingFields,
 } from './policies/builtins/ask-on-missing-fields.ts';
 export { type CircuitBreakerOptions, circuitBreaker } from './policies/builtins/circuit-breaker.ts';
+export {
+  BUDGET_EXHAUSTED,
+  CostBudgetError,
+  type CostBudgetOptions,
+  costBudget,
+} from './policies/builtins/cost-budget.ts';
+export {
+  type CostBalance,
+  type CostHold,
+  type CostLedger,
+  CostLedgerInputError,
+  type CostReservationRequest,
+  memoryCostLedger,
+} from './policies/builtins/cost-ledger.ts';
+export { estimatePromptTokens, type ModelPrice } from './policies/builtins/cost-prices.ts';
 export { type NoProgressOptions, noProgress } from './policies/builtins/no-progress.ts';
 export { type RateLimitBackoffOptions, rateLimitBackoff } from './policies/builtins/rate-limit-backoff.ts';
 export {
@@ -128,6 +143,7 @@ export {
   type PlannedToolCall,
   PlannedToolCallSchema,
   type Planner,
+  type PlannerModel,
   type PlanResult,
   PlanResultSchema,
   type PlanResumeInput,

@@ -275,6 +275,11 @@ export interface FlowState {
   /** Tokens the planner turns reported (`PlanResult.usage`), summed. */
   usage: { inputTokens: number; outputTokens: number };
   /**
+   * Money the planner turns cost (`PlanResult.cost`, set by `costBudget`): `spent` in `currency`
+   * units, and the budget's `limit`. Absent until a turn reports a cost.
+   */
+  cost?: { currency: string; spent: number; limit?: number };
+  /**
    * Time the run spent awaiting someone outside it (a clarification, external tool results, a
    * confirmation), ms: it does not count against the time budget, so a person may answer days
    * later (docs/architecture.md §Awaiting). A backoff is the run's own wait and counts.

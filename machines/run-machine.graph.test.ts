@@ -116,6 +116,7 @@ function planOutcomes(context: RunContext): RunMachineEvent[] {
     { await: { externalTools: { id: 'x', calls: [{ name: 'app.lookup', toolCallId: 'x1', input: {} }] } } },
     { await: { confirmation: { id: 'c', prompt: 'Go?' } } },
     { finalResponse: { text: 'done' } },
+    { declined: { reason: 'budget_exhausted' } }, // a wrapPlan hook did not take the turn
     {},
   ];
   return [

@@ -28,7 +28,7 @@ import {
   inDoubtReviewOutcome,
   isInDoubtResolution,
 } from './in-doubt-outcomes.ts';
-import { doneOutput, parsedPlan, planOutput, planParse } from './plan-output.ts';
+import { doneOutput, parsedPlan, planOf, planOutput, planParse } from './plan-output.ts';
 import { plannerTurnEvent } from './planner-turn.ts';
 import { revokeApprovalOutcome } from './remembered-approvals.ts';
 import {
@@ -96,6 +96,8 @@ const machine = setup({
      */
     reviewsResults: () => true,
     planTimedOut: ({ event }) => planOutput(event).timedOut === true,
+    /** A `wrapPlan` hook declined the turn (`PlanResult.declined`: costBudget's `budget_exhausted`). */
+    planDeclined: ({ event }) => parsedPlan(event)?.declined !== undefined,
     planInvalid: ({ event }) => parsedPlan(event) === undefined,
     planHasToolCalls: ({ event }) => (parsedPlan(event)?.toolCalls?.length ?? 0) > 0,
     planAwaitsClarification: ({ event }) => parsedPlan(event)?.await?.clarification !== undefined,
@@ -235,6 +237,13 @@ const machine = setup({
     /** `planning`'s turn ran out of the time budget: the run finalizes (`time_budget`). */
     finalizeTimedOut: assign(({ context, event }) =>
       withUsage(context, event, (used) => withFlow(used, { finalize: { reason: 'time_budget', at: now() } })),
+    ),
+    /** `planning`'s turn was declined (`PlanResult.declined`): the run finalizes with its reason. */
+    finalizeDeclined: assign(({ context, event }) =>
+      withUsage(context, event, (used) => {
+        const { reason, note } = planOf(event).declined!;
+        return withFlow(used, { finalize: { reason, ...(note === undefined ? {} : { note }), at: now() } });
+      }),
     ),
     finalizeFromPolicy: assign(({ context }) =>
       withFlow(context, {
@@ -501,6 +510,8 @@ const machine = setup({
         'plan.done': [
           { guard: 'planTimedOut', target: 'finalizing', actions: ['emitPlannerTurn', 'finalizeTimedOut'] },
           { guard: 'planInvalid', target: 'failed', actions: ['emitPlannerTurn', 'failInvalidPlan'] },
+          // Not taken (a budget it cannot fit): the run answers in a finalizing turn instead.
+          { guard: 'planDeclined', target: 'finalizing', actions: ['emitPlannerTurn', 'finalizeDeclined'] },
           // Refused before its calls become the batch (maxCallsPerBatch): nothing to fold, the
           // hint reviewed by policies as any, then the run plans again.
           {

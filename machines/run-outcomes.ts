@@ -7,6 +7,7 @@
  * @module
  */
 
+import type { ParsedPlanResult } from '../run/planner.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import { type RetryHint, toPolicyRetryHint } from '../tools/retry-hint.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
@@ -64,10 +65,12 @@ export function withUsage(
 
 /** `flow` with a planner turn's usage added; the same object when it reported none. */
 function usedFlow(flow: FlowState, event: Extract<RunMachineEvent, { type: 'plan.done' }>): FlowState {
-  const usage = parsedPlan(event)?.usage;
+  const plan = parsedPlan(event);
+  const usage = plan?.usage;
+  const cost = plan?.cost;
   // Time the host lost (a retried activity) is not the run's: it moves the deadline as a wait does.
   const lost = event.output.hostLostMs;
-  if (!usage && !lost) return flow;
+  if (!usage && !lost && !cost) return flow;
   // Object.assign: a spread of a `flow` a spread made is ~2x slower (run-updates.ts batchWith).
   const used = Object.assign({}, flow);
   if (usage) {
@@ -77,8 +80,28 @@ function usedFlow(flow: FlowState, event: Extract<RunMachineEvent, { type: 'plan
       outputTokens: total.outputTokens + usage.outputTokens,
     };
   }
+  if (cost) used.cost = costWith(flow.cost, cost);
   if (lost) used.awaitedMs = (flow.awaitedMs ?? 0) + lost;
   return used;
+}
+
+/**
+ * The run's money spent with a turn's `cost` added (docs/policies.md §Money). The turn's `spent`,
+ * when it says (costBudget does), is the run's total as its budget counted it and wins over the
+ * sum; a turn in another currency than the run's so far replaces it (one price table per runtime).
+ */
+function costWith(
+  total: FlowState['cost'],
+  cost: NonNullable<ParsedPlanResult['cost']>,
+): NonNullable<FlowState['cost']> {
+  const before = total?.currency === cost.currency ? total.spent : 0;
+  const next: NonNullable<FlowState['cost']> = {
+    currency: cost.currency,
+    spent: cost.spent ?? before + cost.amount,
+  };
+  const limit = cost.limit ?? (total?.currency === cost.currency ? total.limit : undefined);
+  if (limit !== undefined) next.limit = limit;
+  return next;
 }
 
 /** `emitNotes`: a `planner_note` per note of the plan. */

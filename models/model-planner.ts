@@ -9,7 +9,7 @@ import type {
 } from '@ai-sdk/provider';
 import { SpanKind, SpanStatusCode, type TracerProvider, trace } from '@opentelemetry/api';
 import { z } from 'zod';
-import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../run/planner.ts';
+import type { PlanInput, Planner, PlannerModel, PlanResult, PlanResumeInput } from '../run/planner.ts';
 import { inferenceUsageAttributes, recordInference } from '../telemetry/inference.ts';
 import type { JSONSchema } from '../tools/define-tool.ts';
 import { type AnyLanguageModel, asLanguageModelV3 } from './language-model.ts';
@@ -206,7 +206,12 @@ export function modelPlanner(given: ModelPlannerOptions): Planner {
     if (!options.output || !plan.finalResponse) return plan;
     return structuredFinal(options, outputSchema, call, plan, input);
   };
-  return { planStart: turn, planResume: turn };
+  const model: PlannerModel = {
+    provider: options.model.provider,
+    modelId: options.model.modelId,
+    ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens }),
+  };
+  return { planStart: turn, planResume: turn, model };
 }
 
 /** The system text that asks for the final answer as JSON of the output schema. */
@@ -289,6 +294,9 @@ async function structuredFinal(
     );
     usage.inputTokens += result.usage?.inputTokens?.total ?? 0;
     usage.outputTokens += result.usage?.outputTokens?.total ?? 0;
+    const cached = result.usage?.inputTokens?.cacheRead;
+    if (typeof cached === 'number' && cached > 0)
+      usage.cachedInputTokens = (usage.cachedInputTokens ?? 0) + cached;
     text = result.content
       .flatMap((part) => (part.type === 'text' ? [part.text] : []))
       .join('\n')
@@ -317,10 +325,12 @@ function planFrom(result: LanguageModelV3GenerateResult, toId: (name: string) =>
     }
   }
   const text = texts.join('\n').trim();
+  const cached = result.usage?.inputTokens?.cacheRead;
   const usage = {
     usage: {
       inputTokens: result.usage?.inputTokens?.total ?? 0,
       outputTokens: result.usage?.outputTokens?.total ?? 0,
+      ...(typeof cached === 'number' && cached > 0 ? { cachedInputTokens: cached } : {}),
     },
   };
   if (question) {

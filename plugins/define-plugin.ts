@@ -1,6 +1,6 @@
 import type { InspectionEvent, Observer } from 'xstate';
 import { isPolicy, type Policy } from '../policies/define-policy.ts';
-import type { PlanInput, PlanResult, PlanResumeInput } from '../run/planner.ts';
+import type { PlanInput, PlannerModel, PlanResult, PlanResumeInput } from '../run/planner.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import type { Tool } from '../tools/define-tool.ts';
 import type { ToolCallMeta } from '../tools/tool-call-meta.ts';
@@ -59,6 +59,13 @@ export interface PlanInvocation {
   kind: 'start' | 'resume' | 'finalize';
   input: PlanInput | PlanResumeInput;
   run: RunInfo;
+  /** The planner's model, when it names one (`Planner.model`: `modelPlanner` does). */
+  model?: PlannerModel;
+  /**
+   * What the run's earlier turns cost (`PlanResult.cost` summed, kept in the run's snapshot, so
+   * a restored run counts them): `spent` in `currency` units. Absent until a turn was priced.
+   */
+  cost?: { currency: string; spent: number; limit?: number };
 }
 
 /**

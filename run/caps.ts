@@ -75,6 +75,7 @@ export type FinalizeReason =
   | 'token_cap'
   | 'turn_cap'
   | 'await_cap'
+  | 'budget_exhausted'
   | 'policy'
   | (string & {});
 

@@ -49,6 +49,8 @@ function capText(reason: FinalizeReason, caps: Partial<Caps> | undefined): strin
       return `the run took all the planner turns it may take${n(caps?.maxTurns)}`;
     case 'await_cap':
       return `the run asked for answers as many times as it may${n(caps?.maxAwaits)}`;
+    case 'budget_exhausted':
+      return "the run's money budget cannot pay for another planner turn";
     default:
       return undefined;
   }
@@ -74,7 +76,7 @@ export function finalizeMessage(
   const cap = capText(notice.reason, options.caps);
   const why = notice.policy
     ? `policy "${notice.policy}" stopped the run: ${notice.reason}${notice.note ? ` (${notice.note})` : ''}`
-    : (cap ?? String(notice.reason));
+    : `${cap ?? String(notice.reason)}${notice.note ? ` (${notice.note})` : ''}`;
   const lines = [
     'The run is stopping: give your final answer now, in text. No tools can be called.',
     `Why: ${why}.`,

@@ -61,8 +61,37 @@ export const PlanResultSchema = z.object({
    * the run (`outcome.usage`) and held to `caps.maxTotalTokens`.
    */
   usage: z
-    .object({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int().nonnegative() })
+    .object({
+      inputTokens: z.number().int().nonnegative(),
+      outputTokens: z.number().int().nonnegative(),
+      /**
+       * Of `inputTokens`, those the provider read from its prompt cache (AI SDK
+       * `inputTokens.cacheRead`), priced at `cachedInputPerMTok` by `costBudget`. Absent: none
+       * reported (the provider does not say, or nothing was cached).
+       */
+      cachedInputTokens: z.number().int().nonnegative().optional(),
+    })
     .optional(),
+  /**
+   * What the turn cost in money (docs/policies.md §Money): set by `costBudget` from the turn's
+   * usage and the app's price table, or by a planner that knows its price. `amount` is this
+   * turn's, `spent` the run's so far with it, `limit` the budget, all in `currency` units.
+   */
+  cost: z
+    .object({
+      currency: z.string().min(1),
+      amount: z.number().nonnegative(),
+      spent: z.number().nonnegative().optional(),
+      limit: z.number().nonnegative().optional(),
+    })
+    .optional(),
+  /**
+   * The turn was not taken: a `wrapPlan` hook declined it (`costBudget` before a turn that cannot
+   * fit the budget: `budget_exhausted`). The run finalizes with `reason` as its
+   * `finalizeReason`, and `note` in the finalizing turn's message. Ignored in a finalizing turn,
+   * which must answer.
+   */
+  declined: z.object({ reason: z.string().min(1), note: z.string().optional() }).optional(),
 });
 /** What a planner turn returns: tool calls, a final response, or something to await (docs/planners.md). */
 export type PlanResult = z.input<typeof PlanResultSchema>;
@@ -110,6 +139,21 @@ export interface PlanResumeInput extends PlanInput {
 export interface Planner {
   planStart(input: PlanInput): Promise<PlanResult>;
   planResume(input: PlanResumeInput): Promise<PlanResult>;
+  /**
+   * The model this planner asks, when it asks one (`modelPlanner` sets it from its AI SDK model):
+   * `provider` and `modelId` as the provider names them (OTel `gen_ai.provider.name`,
+   * `gen_ai.request.model`) and the output tokens a turn may write at most. Plugins see it on
+   * each turn (`PlanInvocation.model`); `costBudget` prices turns by it.
+   */
+  readonly model?: PlannerModel;
+}
+
+/** The model a planner asks (`Planner.model`). */
+export interface PlannerModel {
+  provider: string;
+  modelId: string;
+  /** The most output tokens one model call may write (the request's `maxOutputTokens`). */
+  maxOutputTokens?: number;
 }
 
 /** A scripted step: a fixed result, or a function of what the planner was given. */

@@ -229,7 +229,14 @@ export interface PlannerTurnEvent extends RunEventBase {
   result?: unknown;
   error?: ToolErrorJSON | undefined;
   timedOut?: boolean | undefined;
-  usage?: { inputTokens: number; outputTokens: number } | undefined;
+  usage?: { inputTokens: number; outputTokens: number; cachedInputTokens?: number | undefined } | undefined;
+  /**
+   * What the turn cost (`PlanResult.cost`, docs/policies.md §Money): `amount` this turn's, `spent`
+   * the run's so far with it, `limit` the budget, in `currency` units. Absent: nothing priced it.
+   */
+  cost?:
+    | { currency: string; amount: number; spent?: number | undefined; limit?: number | undefined }
+    | undefined;
   startedAt?: number | undefined;
   durationMs?: number | undefined;
   /** A fork's recorded replay reused the parent's turn of this id instead of asking the planner. */
@@ -417,7 +424,17 @@ const runEventSchema = z.discriminatedUnion('type', [
     result: z.unknown().optional(),
     error: ToolErrorJSONSchema.optional(),
     timedOut: z.boolean().optional(),
-    usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }).optional(),
+    usage: z
+      .object({ inputTokens: z.number(), outputTokens: z.number(), cachedInputTokens: z.number().optional() })
+      .optional(),
+    cost: z
+      .object({
+        currency: z.string(),
+        amount: z.number(),
+        spent: z.number().optional(),
+        limit: z.number().optional(),
+      })
+      .optional(),
     startedAt: z.number().optional(),
     durationMs: z.number().optional(),
     replayedFrom: z.string().optional(),

@@ -71,6 +71,11 @@ export interface RunOutcome {
   caps: CapsState;
   /** Tokens the run's planner turns reported, summed (`PlanResult.usage`; zero for planners that report none). */
   usage: { inputTokens: number; outputTokens: number; totalTokens: number };
+  /**
+   * Money the run's planner turns cost (`costBudget`, docs/policies.md §Money): `spent` in
+   * `currency` units and the budget's `limit`. Absent when nothing priced a turn.
+   */
+  cost?: { currency: string; spent: number; limit?: number };
   error?: ToolErrorJSON;
 }
 
@@ -660,6 +665,7 @@ export class RunHandle {
       transcript: frozenTranscript(context.messages),
       caps: capsState(context),
       usage: usageOf(context),
+      ...(context.flow.cost === undefined ? {} : { cost: { ...context.flow.cost } }),
       error: status === 'completed' ? undefined : ownCopy(error),
     };
   }

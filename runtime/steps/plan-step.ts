@@ -62,7 +62,7 @@ export function createPlanPort(deps: RunDeps): RunPort<PlanActorInput, PlanActor
         let pending: Promise<PlanResult>;
         turn.startedAt = Date.now();
         try {
-          pending = invoke({ kind, input: planInput, run: runInfo(context) });
+          pending = invoke(planInvocation(deps, context, kind, planInput));
         } catch (err) {
           // A `wrapPlan` hook that is not an async function threw: the turn fails with it (the
           // scheduler would swallow the throw, and the run would wait for its deadline).
@@ -76,6 +76,20 @@ export function createPlanPort(deps: RunDeps): RunPort<PlanActorInput, PlanActor
       });
     });
   };
+}
+
+/** What `wrapPlan` hooks see of a turn: the planner's model and the run's spend only when there are. */
+function planInvocation(
+  deps: RunDeps,
+  context: RunContext,
+  kind: PlanActorInput['kind'],
+  input: PlanInput | PlanResumeInput,
+): PlanInvocation {
+  const plan: PlanInvocation = { kind, input, run: runInfo(context) };
+  const model = deps.planner.model;
+  if (model !== undefined) plan.model = model;
+  if (context.flow.cost !== undefined) plan.cost = context.flow.cost;
+  return plan;
 }
 
 /**
