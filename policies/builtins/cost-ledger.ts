@@ -72,16 +72,20 @@ export function checkReservation(request: CostReservationRequest): void {
   }
 }
 
-/** A key: 1–256 characters. */
+/** A key: 1–256 characters, no NUL (PostgreSQL text cannot hold it). */
 export function checkKey(key: unknown): void {
-  if (typeof key !== 'string' || key.length === 0 || key.length > 256)
-    throw new CostLedgerInputError(`A ledger key is a string of 1 to 256 characters, got ${String(key)}`);
+  if (typeof key !== 'string' || key.length === 0 || key.length > 256 || key.includes('\u0000'))
+    throw new CostLedgerInputError(
+      `A ledger key is a string of 1 to 256 characters without NUL, got ${JSON.stringify(key)}`,
+    );
 }
 
-/** A reservation id: 1–512 characters. */
+/** A reservation id: 1–512 characters, no NUL. */
 export function checkId(id: unknown): void {
-  if (typeof id !== 'string' || id.length === 0 || id.length > 512)
-    throw new CostLedgerInputError(`A reservation id is a string of 1 to 512 characters, got ${String(id)}`);
+  if (typeof id !== 'string' || id.length === 0 || id.length > 512 || id.includes('\u0000'))
+    throw new CostLedgerInputError(
+      `A reservation id is a string of 1 to 512 characters without NUL, got ${JSON.stringify(id)}`,
+    );
 }
 
 /** An amount: an integer number of micro-units, ≥ 0, within 2⁵³. */
