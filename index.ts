@@ -43,6 +43,12 @@ export {
   restoredRunEffects,
   runTransition,
 } from './machines/run-transition.ts';
+export {
+  BUDGET_EXHAUSTED,
+  CostBudgetError,
+  type CostBudgetOptions,
+  costBudget,
+} from './plugins/cost-budget.ts';
 // --- Plugins (docs/policies.md §Plugins) ------------------------------------------------------
 export {
   definePlugin,
@@ -65,12 +71,6 @@ export {
   askOnMissingFields,
 } from './policies/builtins/ask-on-missing-fields.ts';
 export { type CircuitBreakerOptions, circuitBreaker } from './policies/builtins/circuit-breaker.ts';
-export {
-  BUDGET_EXHAUSTED,
-  CostBudgetError,
-  type CostBudgetOptions,
-  costBudget,
-} from './policies/builtins/cost-budget.ts';
 export {
   type CostBalance,
   type CostHold,

@@ -9,7 +9,7 @@ import { MeterProvider, type MetricData, MetricReader } from '@opentelemetry/sdk
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { modelPlanner } from '../models/model-planner.ts';
-import { CostBudgetError, type CostBudgetOptions, costBudget } from '../policies/builtins/cost-budget.ts';
+import { CostBudgetError, type CostBudgetOptions, costBudget } from '../plugins/cost-budget.ts';
 import { memoryCostLedger } from '../policies/builtins/cost-ledger.ts';
 import { costMicros, estimatePromptTokens } from '../policies/builtins/cost-prices.ts';
 import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../run/planner.ts';

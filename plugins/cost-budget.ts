@@ -1,8 +1,6 @@
 import { type MeterProvider, metrics, trace } from '@opentelemetry/api';
 import { z } from 'zod';
-import { definePlugin, type PlanInvocation, type Plugin, type RunInfo } from '../../plugins/define-plugin.ts';
-import type { PlanInput, PlanResult, PlanResumeInput } from '../../run/planner.ts';
-import type { CostHold, CostLedger } from './cost-ledger.ts';
+import type { CostHold, CostLedger } from '../policies/builtins/cost-ledger.ts';
 import {
   costMicros,
   estimatePromptTokens,
@@ -10,7 +8,9 @@ import {
   type ModelPrice,
   ModelPriceSchema,
   toMicros,
-} from './cost-prices.ts';
+} from '../policies/builtins/cost-prices.ts';
+import type { PlanInput, PlanResult, PlanResumeInput } from '../run/planner.ts';
+import { definePlugin, type PlanInvocation, type Plugin, type RunInfo } from './define-plugin.ts';
 
 /** Options of {@link costBudget}. Amounts are in `currency` units (`0.5` is half a dollar for `USD`). */
 export interface CostBudgetOptions {
