@@ -90,12 +90,6 @@ export const EXCEPTIONS = {
         'a factory that closes over everything it builds; to be split into named steps (issue 37 item 2, open)',
     },
     {
-      file: 'stores/postgres-store.ts',
-      name: 'postgresStore',
-      reason:
-        'a factory that closes over everything it builds; to be split into named steps (issue 37 item 2, open)',
-    },
-    {
       file: 'temporal/temporal-runtime.ts',
       name: 'temporalRuntime',
       reason:
