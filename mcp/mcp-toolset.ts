@@ -1,30 +1,17 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { context, trace } from '@opentelemetry/api';
-import { z } from 'zod';
-import { noteToolErrorType } from '../telemetry/span-notes.ts';
-import { reportToolProgress } from '../tools/call-tool.ts';
 import { closestIds } from '../tools/closest-ids.ts';
 import type { Tool, ToolContext } from '../tools/define-tool.ts';
-import { measureSchema } from '../tools/json-schema-budget.ts';
-import { toolFromJsonSchema } from '../tools/json-schema-tool.ts';
-import { withLinearPatterns } from '../tools/linear-pattern.ts';
 import type { ToolCallMeta } from '../tools/tool-call-meta.ts';
 import { ToolUnavailableError } from '../tools/tool-error.ts';
 import { fromToolSource, type ToolSource } from '../tools/tool-source.ts';
 import { clientCapabilities, type McpClientFeatures, serveClientFeatures } from './client-features.ts';
-import { McpConnection, type McpTransport, TOOL_CALL_META_KEY } from './mcp-connection.ts';
-import { cleanDescription, printable, toolSegment } from './mcp-names.ts';
-import { type McpCallResult, toToolFailure, toToolOutput } from './mcp-result.ts';
-import { trackCallContext } from './run-elicitation.ts';
+import { McpConnection, type McpTransport } from './mcp-connection.ts';
+import { printable } from './mcp-names.ts';
+import { buildMcpTool, type McpToolSettings } from './mcp-tool-build.ts';
+import { callMcpTool, type McpCallSettings, type McpProgress } from './mcp-tool-call.ts';
+import { listToolEntries, type McpToolDefinition, toolsOfEntries } from './mcp-tool-list.ts';
 
 export { type McpTransport, TOOL_CALL_META_KEY } from './mcp-connection.ts';
-
-/** A server's `notifications/progress` for one call (MCP: `progress` grows; `total` and `message` optional). */
-export interface McpProgress {
-  progress: number;
-  total?: number;
-  message?: string;
-}
+export type { McpProgress } from './mcp-tool-call.ts';
 
 /** Options of {@link mcpToolset}. */
 export interface McpToolsetOptions extends McpClientFeatures {
@@ -75,31 +62,6 @@ export const MAX_MCP_LIST_PAGES = 100;
 /** Tools kept from one server's listing by default (issue 25 item 6: 100,000 tools stalled the process 13 s; 500 keep a listing's GC pauses near 50 ms). */
 export const MAX_MCP_TOOLS = 500;
 
-/** A `tools/list` page as read before each tool is checked on its own: one malformed entry must not refuse the page. */
-const ToolListPageSchema = z.looseObject({
-  tools: z.array(z.unknown()).optional(),
-  nextCursor: z.string().optional(),
-});
-
-/** Lets other work run between tools while a listing is converted (each conversion is bounded, their sum is not). */
-const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-interface McpToolDefinition {
-  name: string;
-  /** MCP `execution.taskSupport`: `required` tools are called as Tasks; `optional` and `forbidden` ones directly. */
-  taskSupport?: 'required' | 'optional' | 'forbidden';
-  title?: string;
-  description?: string;
-  inputSchema?: Record<string, unknown>;
-  outputSchema?: Record<string, unknown>;
-  annotations?: {
-    readOnlyHint?: boolean;
-    destructiveHint?: boolean;
-    idempotentHint?: boolean;
-    openWorldHint?: boolean;
-  };
-}
-
 /**
  * Connects to an MCP server and offers its tools behind the tool boundary (issue 13,
  * docs/mcp.md §Client). Each tool's `inputSchema` becomes the boundary's schema (as
@@ -139,6 +101,21 @@ export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset
   connection.beforeConnect = (client) => serveClientFeatures(client, options, () => [...inFlight.values()]);
   const perCallMs = options.timeoutMs ?? 60_000;
   const totalMs = options.maxTotalTimeoutMs ?? 10 * perCallMs;
+  const calling: McpCallSettings = {
+    server: options.name,
+    connection,
+    perCallMs,
+    totalMs,
+    onProgress: options.onProgress,
+    inFlight,
+  };
+  const building: McpToolSettings = {
+    server: options.name,
+    totalMs,
+    confirmDestructive: options.confirmDestructive,
+    warning,
+    execute: (definition, id, input, ctx) => call(definition, id, input, ctx),
+  };
   /** Server tool name → the toolwarden tool made for it, as of the last listing. */
   let offered = new Map<string, Tool>();
   const tools: Tool[] = [];
@@ -184,46 +161,13 @@ export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset
 
   async function list(): Promise<void> {
     const client = await connection.client();
-    const maxTools = options.maxTools ?? MAX_MCP_TOOLS;
-    const maxPages = options.maxListPages ?? MAX_MCP_LIST_PAGES;
-    const definitions: unknown[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; ; page++) {
-      if (page >= maxPages) {
-        warning(`server "${options.name}" kept paging tools/list; read the first ${maxPages} pages`);
-        break;
-      }
-      const result = await client.request(
-        { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
-        ToolListPageSchema,
-      );
-      const listed = result.tools ?? [];
-      const room = maxTools - definitions.length;
-      definitions.push(...listed.slice(0, room));
-      cursor = result.nextCursor;
-      if (listed.length > room || (cursor !== undefined && definitions.length >= maxTools)) {
-        warning(`server "${options.name}" lists more than ${maxTools} tools; kept the first ${maxTools}`);
-        break;
-      }
-      if (cursor === undefined) break;
-    }
-    const next = new Map<string, Tool>();
-    const taken = new Set<string>();
-    for (const [index, entry] of definitions.entries()) {
-      if (index > 0) await yieldToLoop();
-      const definition = readDefinition(entry);
-      if (definition === undefined || next.has(definition.name)) {
-        warning(
-          `server "${options.name}" listed a tool without a name or an object inputSchema, or one name twice; skipped`,
-        );
-        continue;
-      }
-      const kept = offered.get(definition.name);
-      const segment = kept ? kept.id.slice(options.name.length + 1) : toolSegment(definition.name, taken);
-      taken.add(segment);
-      const tool = toTool(definition, segment);
-      if (tool) next.set(definition.name, tool);
-    }
+    const definitions = await listToolEntries(
+      client,
+      options.name,
+      { maxTools: options.maxTools ?? MAX_MCP_TOOLS, maxPages: options.maxListPages ?? MAX_MCP_LIST_PAGES },
+      warning,
+    );
+    const next = await toolsOfEntries(definitions, options.name, offered, toTool, warning);
     offered = next;
     tools.splice(0, tools.length, ...next.values());
     toolset.onToolsChanged?.(tools);
@@ -234,64 +178,12 @@ export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset
   function toTool(definition: McpToolDefinition, segment: string): Tool | undefined {
     const id = `${options.name}.${segment}`;
     try {
-      const tool = buildTool(definition, segment, id);
+      const tool = buildMcpTool(definition, segment, id, building);
       return tool === undefined ? undefined : fromToolSource(tool, source);
     } catch (error) {
       warning(`tool ${id} skipped: ${(error as Error).message}`);
       return undefined;
     }
-  }
-
-  function buildTool(definition: McpToolDefinition, segment: string, id: string): Tool | undefined {
-    if (segment !== definition.name) {
-      warning(`tool "${printable(definition.name)}" of "${options.name}" is offered as "${id}"`);
-    }
-    const description = cleanDescription(definition.description);
-    if (description.changed.length > 0) warning(`description of ${id}: ${description.changed.join(', ')}`);
-    const annotations = definition.annotations ?? {};
-    const readOnly = annotations.readOnlyHint === true;
-    const destructive = !readOnly && annotations.destructiveHint !== false;
-    const tags = [
-      'mcp',
-      `mcp:${options.name}`,
-      ...(readOnly ? ['read-only'] : []),
-      ...(destructive ? ['destructive'] : []),
-      ...(annotations.idempotentHint === true ? ['idempotent'] : []),
-      ...(annotations.openWorldHint !== false ? ['open-world'] : []),
-    ];
-    let output: z.ZodType | undefined;
-    if (definition.outputSchema !== undefined) {
-      try {
-        const refused = measureSchema(definition.outputSchema).refused;
-        if (refused !== undefined) throw new Error(refused);
-        output = withLinearPatterns(() =>
-          z.fromJSONSchema(definition.outputSchema as Parameters<typeof z.fromJSONSchema>[0]),
-        ).value;
-      } catch (error) {
-        warning(
-          `outputSchema of ${id} cannot be read (${(error as Error).message}); results are not checked`,
-        );
-      }
-    }
-    return toolFromJsonSchema(
-      { name: id, description: description.text, parameters: definition.inputSchema ?? { type: 'object' } },
-      {
-        onWarning: warning,
-        ...(definition.title === undefined
-          ? {}
-          : { title: cleanDescription(definition.title).text.slice(0, 200) }),
-        tags,
-        ...(output === undefined ? {} : { output }),
-        // The SDK enforces `timeoutMs` between progress notifications; the boundary the total.
-        timeoutMs: totalMs,
-        ...(options.confirmDestructive && destructive ? { requiresConfirmation: true } : {}),
-        // What re-running a call means after a crash (docs/durability.md §Effects). A server's
-        // hints are hints: a policy or the app may distrust them (wrap the tool without them).
-        ...(readOnly ? { readOnly: true } : {}),
-        ...(!readOnly && annotations.idempotentHint === true ? { idempotent: true } : {}),
-        execute: (input, ctx) => call(definition, id, input, ctx),
-      },
-    );
   }
 
   async function call(
@@ -308,48 +200,7 @@ export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset
         `MCP server "${options.name}" no longer offers this tool${near.length > 0 ? `; closest: ${near.join(', ')}` : ''}`,
       );
     }
-    const client: Client = await connection.client();
-    const span = trace.getSpan(context.active());
-    const params = { name, arguments: input as Record<string, unknown>, _meta: requestMeta(ctx) };
-    const requestOptions = {
-      signal: ctx.signal,
-      timeout: perCallMs,
-      resetTimeoutOnProgress: true,
-      // The boundary's own deadline (`totalMs`) aborts `signal` first (the SDK then sends
-      // notifications/cancelled); the SDK's total is only a backstop.
-      maxTotalTimeout: totalMs + 5_000,
-      onprogress: (progress: McpProgress) => {
-        span?.addEvent('mcp.progress', {
-          'mcp.progress': progress.progress,
-          ...(progress.total === undefined ? {} : { 'mcp.progress.total': progress.total }),
-          ...(progress.message === undefined
-            ? {}
-            : { 'mcp.progress.message': progress.message.slice(0, 500) }),
-        });
-        options.onProgress?.(progress, ctx.meta);
-        reportToolProgress(ctx, progress);
-      },
-    };
-    inFlight.set(ctx.meta.toolCallId, ctx.meta);
-    trackCallContext(ctx);
-    let result: McpCallResult;
-    try {
-      const { CallToolResultSchema } = await sdkTypes();
-      result = (
-        definition.taskSupport === 'required'
-          ? await callAsTask(client, params, requestOptions, ctx, span)
-          : await client.request({ method: 'tools/call', params }, CallToolResultSchema, requestOptions)
-      ) as McpCallResult;
-    } catch (error) {
-      throw toToolFailure(options.name, id, perCallMs, error, ctx.signal, () => connection.lost(client));
-    } finally {
-      inFlight.delete(ctx.meta.toolCallId);
-      describeCall(connection, client, ctx);
-    }
-    // Outside the `try`: an `isError` answer is the tool's own failure, never the connection's.
-    // MCP's name for a tool that ran and reported a failure (docs/gen-ai/mcp.md, `error.type`).
-    if (result.isError === true) noteToolErrorType('tool_error');
-    return toToolOutput(options.name, name, result);
+    return callMcpTool(calling, definition, id, input, ctx);
   }
 
   try {
@@ -366,119 +217,4 @@ export async function mcpToolset(options: McpToolsetOptions): Promise<McpToolset
         );
   }
   return toolset;
-}
-
-let types: Promise<typeof import('@modelcontextprotocol/sdk/types.js')> | undefined;
-/** The SDK's schemas, imported once (the optional peer is loaded on first use, not with this module). */
-function sdkTypes(): Promise<typeof import('@modelcontextprotocol/sdk/types.js')> {
-  types ??= import('@modelcontextprotocol/sdk/types.js');
-  return types;
-}
-
-/**
- * A `tools/call` as an MCP Task (2025-11-25; the tool's `execution.taskSupport` is `required`):
- * the server answers at once with a task, the SDK polls `tasks/get` until it ends and reads its
- * result with `tasks/result` (which also carries the server's elicitation or sampling when the
- * task needs input). Each status is a `mcp.task` event on the call's span and its
- * `mcp.task.status` attribute, so a run waiting on a task shows it; an aborted call (its
- * timeout, a cancel) sends `tasks/cancel`.
- */
-async function callAsTask(
-  client: Client,
-  params: Record<string, unknown>,
-  requestOptions: Record<string, unknown>,
-  ctx: ToolContext,
-  span: ReturnType<typeof trace.getSpan>,
-): Promise<unknown> {
-  const { CallToolResultSchema } = await sdkTypes();
-  const { signal } = ctx;
-  let taskId: string | undefined;
-  const cancel = () => {
-    if (taskId !== undefined) void client.experimental.tasks.cancelTask(taskId).catch(() => {});
-  };
-  signal.addEventListener('abort', cancel, { once: true });
-  try {
-    const stream = client.experimental.tasks.requestStream(
-      { method: 'tools/call', params } as never,
-      CallToolResultSchema,
-      { ...requestOptions, task: {} },
-    );
-    for await (const message of stream) {
-      if (message.type === 'result') return message.result;
-      if (message.type === 'error') throw message.error;
-      taskId = message.task.taskId;
-      span?.setAttributes({ 'mcp.task.id': taskId, 'mcp.task.status': message.task.status });
-      // The run shows it waits on the task: a live tool_progress event per status.
-      reportToolProgress(ctx, {
-        message: `MCP task ${message.task.status}${message.task.statusMessage ? `: ${message.task.statusMessage.slice(0, 300)}` : ''}`,
-      });
-      span?.addEvent('mcp.task', {
-        'mcp.task.id': taskId,
-        'mcp.task.status': message.task.status,
-        ...(message.task.statusMessage === undefined
-          ? {}
-          : { 'mcp.task.status_message': message.task.statusMessage.slice(0, 500) }),
-      });
-    }
-    throw new Error('the task ended without a result');
-  } finally {
-    signal.removeEventListener('abort', cancel);
-  }
-}
-
-/**
- * The MCP side of the call on its `execute_tool` span (the active span while `execute` runs), as
- * OpenTelemetry's MCP conventions name it: `mcp.method.name`, `mcp.session.id` (HTTP),
- * `mcp.protocol.version`, `jsonrpc.request.id`.
- */
-function describeCall(connection: McpConnection, client: Client, ctx: ToolContext): void {
-  const span = trace.getSpan(context.active());
-  if (span === undefined || !span.isRecording()) return;
-  const sent = connection.sentRequest(client, ctx.meta.toolCallId);
-  span.setAttributes({
-    'mcp.method.name': 'tools/call',
-    ...(sent?.sessionId === undefined ? {} : { 'mcp.session.id': sent.sessionId }),
-    ...(sent?.protocolVersion === undefined ? {} : { 'mcp.protocol.version': sent.protocolVersion }),
-    ...(sent?.requestId === undefined ? {} : { 'jsonrpc.request.id': String(sent.requestId) }),
-  });
-}
-
-/** `_meta` of a call: the run's ToolCallMeta and the W3C trace context of the active span. */
-function requestMeta(ctx: ToolContext): Record<string, unknown> {
-  const meta: Record<string, unknown> = { [TOOL_CALL_META_KEY]: ctx.meta };
-  const span = trace.getSpan(context.active())?.spanContext();
-  if (span !== undefined && trace.isSpanContextValid(span)) {
-    meta.traceparent = `00-${span.traceId}-${span.spanId}-${(span.traceFlags & 1).toString(16).padStart(2, '0')}`;
-    if (span.traceState !== undefined) meta.tracestate = span.traceState.serialize();
-  }
-  return meta;
-}
-
-/** A listed tool as far as it can be read: a string name and an object `inputSchema`; a non-string description or non-object annotations are dropped. */
-function readDefinition(entry: unknown): McpToolDefinition | undefined {
-  if (entry === null || typeof entry !== 'object') return undefined;
-  const raw = entry as Record<string, unknown>;
-  const isObject = (value: unknown): value is Record<string, unknown> =>
-    value !== null && typeof value === 'object' && !Array.isArray(value);
-  if (typeof raw.name !== 'string' || (raw.inputSchema !== undefined && !isObject(raw.inputSchema)))
-    return undefined;
-  const taskSupport = isObject(raw.execution) ? raw.execution.taskSupport : undefined;
-  return {
-    name: raw.name,
-    ...(taskSupport === 'required' || taskSupport === 'optional' || taskSupport === 'forbidden'
-      ? { taskSupport }
-      : {}),
-    ...(typeof raw.description === 'string' ? { description: raw.description } : {}),
-    // MCP's display name: the tool's own `title`, else the older `annotations.title`.
-    ...(typeof raw.title === 'string'
-      ? { title: raw.title }
-      : isObject(raw.annotations) && typeof raw.annotations.title === 'string'
-        ? { title: raw.annotations.title }
-        : {}),
-    ...(isObject(raw.inputSchema) ? { inputSchema: raw.inputSchema } : {}),
-    ...(isObject(raw.outputSchema) ? { outputSchema: raw.outputSchema } : {}),
-    ...(isObject(raw.annotations)
-      ? { annotations: raw.annotations as McpToolDefinition['annotations'] }
-      : {}),
-  };
 }

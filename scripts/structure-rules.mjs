@@ -66,18 +66,6 @@ export const EXCEPTIONS = {
         'a factory that closes over everything it builds; to be split into named steps (issue 37 item 2, open)',
     },
     {
-      file: 'mcp/mcp-toolset.ts',
-      name: 'mcpToolset',
-      reason:
-        'a factory that closes over everything it builds; to be split into named steps (issue 37 item 2, open)',
-    },
-    {
-      file: 'mcp/serve-mcp.ts',
-      name: 'serveMcp',
-      reason:
-        'a factory that closes over everything it builds; to be split into named steps (issue 37 item 2, open)',
-    },
-    {
       file: 'policies/policy-engine.ts',
       name: 'createPolicyEngine',
       reason:
