@@ -23,6 +23,7 @@
  */
 
 import { isImmutableCopy } from './immutable-copy.ts';
+import { plainStore } from './plain-store.ts';
 import type {
   NewRun,
   NewRunEvent,
@@ -95,19 +96,174 @@ interface Entry {
 
 /** Creates an empty in-memory {@link RunStore}. */
 export function memoryStore(options: MemoryStoreOptions = {}): RunStore {
-  const now = options.now ?? Date.now;
-  const maxFinished = bound(options.maxFinishedRuns, DEFAULT_MAX_FINISHED_RUNS, 'maxFinishedRuns');
-  const finishedTtl = bound(options.finishedTtlMs, DEFAULT_FINISHED_TTL_MS, 'finishedTtlMs');
-  const entries = new Map<string, Entry>();
-  /** Finished runs → when they finished, oldest first (insertion order). */
-  const finished = new Map<string, number>();
-  /** Owner → epoch ms its lease is live until. */
-  const leases = new Map<string, number>();
-  let touches = 0;
-  let closed = false;
+  return plainStore(new MemoryRunStore(options));
+}
 
-  function ensureOpen(operation: string, runId?: string): void {
-    if (closed) {
+/** The memory store: each operation a method on its maps, synchronous inside each call. */
+class MemoryRunStore implements RunStore {
+  readonly volatile = true;
+  private readonly now: () => number;
+  private readonly maxFinished: number;
+  private readonly finishedTtl: number;
+  private readonly entries = new Map<string, Entry>();
+  /** Finished runs → when they finished, oldest first (insertion order). */
+  private readonly finished = new Map<string, number>();
+  /** Owner → epoch ms its lease is live until. */
+  private readonly leases = new Map<string, number>();
+  private touches = 0;
+  private closed = false;
+
+  constructor(options: MemoryStoreOptions) {
+    this.now = options.now ?? Date.now;
+    this.maxFinished = bound(options.maxFinishedRuns, DEFAULT_MAX_FINISHED_RUNS, 'maxFinishedRuns');
+    this.finishedTtl = bound(options.finishedTtlMs, DEFAULT_FINISHED_TTL_MS, 'finishedTtlMs');
+  }
+
+  async create(run: NewRun): Promise<StoredRun> {
+    checkNewRun(run);
+    this.ensureOpen('create', run.runId);
+    if (this.entries.has(run.runId)) throw new RunExistsError(run.runId);
+    const at = this.now();
+    const stored = createdRun(run, at, keep(run.snapshot));
+    const given = run.events ?? [];
+    // The first events' own array (exactly their size), not pushes into a new one.
+    const entry: Entry = { run: stored, touch: ++this.touches, events: given.map(kept) };
+    checkAts(entry, given);
+    this.entries.set(run.runId, entry);
+    this.finishedAt(run.runId, stored.status, at);
+    return written(stored);
+  }
+
+  async load(runId: string): Promise<StoredRun | undefined> {
+    checkRunId(runId);
+    this.ensureOpen('load', runId);
+    const entry = this.entries.get(runId);
+    return entry === undefined ? undefined : structuredClone(entry.run);
+  }
+
+  async save(runId: string, update: RunUpdate): Promise<StoredRun> {
+    checkRunId(runId);
+    checkRunUpdate(update);
+    this.ensureOpen('save', runId);
+    const entry = this.entries.get(runId);
+    if (entry === undefined) throw new RunNotFoundError(runId);
+    if (entry.run.version !== update.expectedVersion) {
+      throw new StaleRunVersionError(runId, update.expectedVersion, entry.run.version);
+    }
+    // Copy first: if the snapshot cannot be cloned, the stored run is left as it was.
+    const snapshot = keep(update.snapshot);
+    const given = update.events ?? [];
+    const events = given.map(kept);
+    // Object.assign and plain stores: a spread followed by members (~0.7 µs here on Node 20),
+    // rest destructuring and spreads of optional members each cost more, at a save or two per
+    // run step. The members keep the stored run's order.
+    const run: StoredRun = Object.assign({}, entry.run);
+    run.status = update.status;
+    run.version = entry.run.version + 1;
+    run.snapshot = snapshot;
+    run.updatedAt = this.now();
+    if (update.labels !== undefined) run.labels = ownLabels(update.labels);
+    entry.run = run;
+    append(entry, events, given);
+    // A run that waits may stay for long: its log gives back the room it grew by (an array
+    // grows by half again plus 16 slots; ~340 bytes after 10 steps, issue 29 item 3).
+    if (run.status === 'awaiting' && events.length > 0) compact(entry);
+    entry.touch = ++this.touches;
+    if (!FINISHED_STATUSES.includes(run.status)) this.finished.delete(runId);
+    this.finishedAt(runId, run.status, run.updatedAt);
+    return written(entry.run);
+  }
+
+  async list(filter?: RunListFilter): Promise<StoredRun[]> {
+    const { statuses, sessionId, limit } = checkListFilter(filter);
+    this.ensureOpen('list');
+    const matching = [...this.entries.values()].filter(
+      ({ run }) =>
+        (statuses === undefined || statuses.includes(run.status)) &&
+        (sessionId === undefined || run.sessionId === sessionId),
+    );
+    matching.sort((a, b) => b.run.updatedAt - a.run.updatedAt || b.touch - a.touch);
+    return matching.slice(0, limit).map(({ run }) => structuredClone(run));
+  }
+
+  async appendEvents(runId: string, events: NewRunEvent[]): Promise<void> {
+    checkRunId(runId);
+    checkEvents(events);
+    this.ensureOpen('appendEvents', runId);
+    const entry = this.entries.get(runId);
+    if (entry === undefined) throw new RunNotFoundError(runId);
+    append(entry, events.map(kept), events);
+  }
+
+  async readEvents(runId: string, options?: ReadEventsOptions): Promise<RunEventRecord[]> {
+    checkRunId(runId);
+    const { afterSeq, limit } = checkReadEventsOptions(options);
+    this.ensureOpen('readEvents', runId);
+    const entry = this.entries.get(runId);
+    if (entry === undefined) return [];
+    // seq n sits at index n - 1.
+    const end = Math.min(entry.events.length, limit === undefined ? Infinity : afterSeq + limit);
+    const page: RunEventRecord[] = [];
+    for (let index = afterSeq; index < end; index++) {
+      const event = entry.events[index];
+      page.push({ runId, seq: index + 1, event, at: entry.ats?.[index] ?? ownAt(event)! });
+    }
+    return structuredClone(page);
+  }
+
+  async delete(runId: string): Promise<boolean> {
+    checkRunId(runId);
+    this.ensureOpen('delete', runId);
+    this.finished.delete(runId);
+    return this.entries.delete(runId);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.entries.clear();
+    this.finished.clear();
+    this.leases.clear();
+  }
+
+  async heartbeat(owner: string, ttlMs: number): Promise<void> {
+    checkOwner(owner);
+    checkTtl(ttlMs);
+    this.ensureOpen('heartbeat');
+    this.leases.set(owner, this.now() + ttlMs);
+  }
+
+  async claim(runId: string, owner: string): Promise<StoredRun> {
+    checkRunId(runId);
+    checkOwner(owner);
+    this.ensureOpen('claim', runId);
+    const entry = this.entries.get(runId);
+    if (entry === undefined) throw new RunNotFoundError(runId);
+    if (FINISHED_STATUSES.includes(entry.run.status)) return structuredClone(entry.run);
+    const at = this.now();
+    const holder = entry.run.owner;
+    const leaseUntil = holder === undefined ? undefined : this.leases.get(holder);
+    if (holder !== undefined && holder !== owner && leaseUntil !== undefined && leaseUntil > at) {
+      throw new RunLeasedError(runId, holder, leaseUntil);
+    }
+    entry.run = { ...entry.run, owner, version: entry.run.version + 1, updatedAt: at };
+    entry.touch = ++this.touches;
+    return structuredClone(entry.run);
+  }
+
+  async release(runId: string, owner: string): Promise<boolean> {
+    checkRunId(runId);
+    checkOwner(owner);
+    this.ensureOpen('release', runId);
+    const entry = this.entries.get(runId);
+    if (entry === undefined || entry.run.owner !== owner) return false;
+    const { owner: _released, ...rest } = entry.run;
+    entry.run = rest;
+    return true;
+  }
+
+  /** Throws RunStoreUnavailableError once closed; else forgets the finished runs past the TTL. */
+  private ensureOpen(operation: string, runId?: string): void {
+    if (this.closed) {
       throw new RunStoreUnavailableError({
         store: 'memory run store',
         operation,
@@ -115,177 +271,31 @@ export function memoryStore(options: MemoryStoreOptions = {}): RunStore {
         cause: new RunStoreClosedError(),
       });
     }
-    expire();
+    this.expire();
   }
 
   /** Forgets finished runs past the TTL (the oldest are first in `finished`). */
-  function expire(): void {
-    if (finished.size === 0 || finishedTtl === Number.POSITIVE_INFINITY) return;
-    const before = now() - finishedTtl;
-    for (const [runId, at] of finished) {
+  private expire(): void {
+    if (this.finished.size === 0 || this.finishedTtl === Number.POSITIVE_INFINITY) return;
+    const before = this.now() - this.finishedTtl;
+    for (const [runId, at] of this.finished) {
       if (at > before) return;
-      finished.delete(runId);
-      entries.delete(runId);
+      this.finished.delete(runId);
+      this.entries.delete(runId);
     }
   }
 
   /** Records that `runId` was just written with `status`; forgets the oldest finished past the bound. */
-  function finishedAt(runId: string, status: StoredRun['status'], at: number): void {
+  private finishedAt(runId: string, status: StoredRun['status'], at: number): void {
     if (!FINISHED_STATUSES.includes(status)) return;
-    finished.delete(runId);
-    finished.set(runId, at);
-    while (finished.size > maxFinished) {
-      const oldest = finished.keys().next().value!;
-      finished.delete(oldest);
-      entries.delete(oldest);
+    this.finished.delete(runId);
+    this.finished.set(runId, at);
+    while (this.finished.size > this.maxFinished) {
+      const oldest = this.finished.keys().next().value!;
+      this.finished.delete(oldest);
+      this.entries.delete(oldest);
     }
   }
-
-  return {
-    volatile: true,
-
-    async create(run: NewRun): Promise<StoredRun> {
-      checkNewRun(run);
-      ensureOpen('create', run.runId);
-      if (entries.has(run.runId)) throw new RunExistsError(run.runId);
-      const at = now();
-      const stored = createdRun(run, at, keep(run.snapshot));
-      const given = run.events ?? [];
-      // The first events' own array (exactly their size), not pushes into a new one.
-      const entry: Entry = { run: stored, touch: ++touches, events: given.map(kept) };
-      checkAts(entry, given);
-      entries.set(run.runId, entry);
-      finishedAt(run.runId, stored.status, at);
-      return written(stored);
-    },
-
-    async load(runId: string): Promise<StoredRun | undefined> {
-      checkRunId(runId);
-      ensureOpen('load', runId);
-      const entry = entries.get(runId);
-      return entry === undefined ? undefined : structuredClone(entry.run);
-    },
-
-    async save(runId: string, update: RunUpdate): Promise<StoredRun> {
-      checkRunId(runId);
-      checkRunUpdate(update);
-      ensureOpen('save', runId);
-      const entry = entries.get(runId);
-      if (entry === undefined) throw new RunNotFoundError(runId);
-      if (entry.run.version !== update.expectedVersion) {
-        throw new StaleRunVersionError(runId, update.expectedVersion, entry.run.version);
-      }
-      // Copy first: if the snapshot cannot be cloned, the stored run is left as it was.
-      const snapshot = keep(update.snapshot);
-      const given = update.events ?? [];
-      const events = given.map(kept);
-      // Object.assign and plain stores: a spread followed by members (~0.7 µs here on Node 20),
-      // rest destructuring and spreads of optional members each cost more, at a save or two per
-      // run step. The members keep the stored run's order.
-      const run: StoredRun = Object.assign({}, entry.run);
-      run.status = update.status;
-      run.version = entry.run.version + 1;
-      run.snapshot = snapshot;
-      run.updatedAt = now();
-      if (update.labels !== undefined) run.labels = ownLabels(update.labels);
-      entry.run = run;
-      append(entry, events, given);
-      // A run that waits may stay for long: its log gives back the room it grew by (an array
-      // grows by half again plus 16 slots; ~340 bytes after 10 steps, issue 29 item 3).
-      if (run.status === 'awaiting' && events.length > 0) compact(entry);
-      entry.touch = ++touches;
-      if (!FINISHED_STATUSES.includes(run.status)) finished.delete(runId);
-      finishedAt(runId, run.status, run.updatedAt);
-      return written(entry.run);
-    },
-
-    async list(filter?: RunListFilter): Promise<StoredRun[]> {
-      const { statuses, sessionId, limit } = checkListFilter(filter);
-      ensureOpen('list');
-      const matching = [...entries.values()].filter(
-        ({ run }) =>
-          (statuses === undefined || statuses.includes(run.status)) &&
-          (sessionId === undefined || run.sessionId === sessionId),
-      );
-      matching.sort((a, b) => b.run.updatedAt - a.run.updatedAt || b.touch - a.touch);
-      return matching.slice(0, limit).map(({ run }) => structuredClone(run));
-    },
-
-    async appendEvents(runId: string, events: NewRunEvent[]): Promise<void> {
-      checkRunId(runId);
-      checkEvents(events);
-      ensureOpen('appendEvents', runId);
-      const entry = entries.get(runId);
-      if (entry === undefined) throw new RunNotFoundError(runId);
-      append(entry, events.map(kept), events);
-    },
-
-    async readEvents(runId: string, options?: ReadEventsOptions): Promise<RunEventRecord[]> {
-      checkRunId(runId);
-      const { afterSeq, limit } = checkReadEventsOptions(options);
-      ensureOpen('readEvents', runId);
-      const entry = entries.get(runId);
-      if (entry === undefined) return [];
-      // seq n sits at index n - 1.
-      const end = Math.min(entry.events.length, limit === undefined ? Infinity : afterSeq + limit);
-      const page: RunEventRecord[] = [];
-      for (let index = afterSeq; index < end; index++) {
-        const event = entry.events[index];
-        page.push({ runId, seq: index + 1, event, at: entry.ats?.[index] ?? ownAt(event)! });
-      }
-      return structuredClone(page);
-    },
-
-    async delete(runId: string): Promise<boolean> {
-      checkRunId(runId);
-      ensureOpen('delete', runId);
-      finished.delete(runId);
-      return entries.delete(runId);
-    },
-
-    async close(): Promise<void> {
-      closed = true;
-      entries.clear();
-      finished.clear();
-      leases.clear();
-    },
-
-    async heartbeat(owner: string, ttlMs: number): Promise<void> {
-      checkOwner(owner);
-      checkTtl(ttlMs);
-      ensureOpen('heartbeat');
-      leases.set(owner, now() + ttlMs);
-    },
-
-    async claim(runId: string, owner: string): Promise<StoredRun> {
-      checkRunId(runId);
-      checkOwner(owner);
-      ensureOpen('claim', runId);
-      const entry = entries.get(runId);
-      if (entry === undefined) throw new RunNotFoundError(runId);
-      if (FINISHED_STATUSES.includes(entry.run.status)) return structuredClone(entry.run);
-      const at = now();
-      const holder = entry.run.owner;
-      const leaseUntil = holder === undefined ? undefined : leases.get(holder);
-      if (holder !== undefined && holder !== owner && leaseUntil !== undefined && leaseUntil > at) {
-        throw new RunLeasedError(runId, holder, leaseUntil);
-      }
-      entry.run = { ...entry.run, owner, version: entry.run.version + 1, updatedAt: at };
-      entry.touch = ++touches;
-      return structuredClone(entry.run);
-    },
-
-    async release(runId: string, owner: string): Promise<boolean> {
-      checkRunId(runId);
-      checkOwner(owner);
-      ensureOpen('release', runId);
-      const entry = entries.get(runId);
-      if (entry === undefined || entry.run.owner !== owner) return false;
-      const { owner: _released, ...rest } = entry.run;
-      entry.run = rest;
-      return true;
-    },
-  };
 }
 
 /** A bound ≥ 0 (`Infinity` allowed), or `fallback` when not given. */
