@@ -104,6 +104,10 @@ button[aria-pressed="true"] { background: var(--sel); border-color: var(--accent
 #await-body pre { white-space: pre-wrap; word-break: break-word; background: var(--soft); padding: 6px; border-radius: 4px; font-size: 11px; margin: 4px 0; }
 #await-body textarea { width: 100%; min-height: 60px; font-family: ui-monospace, "DejaVu Sans Mono", monospace; }
 .edit-call label { display: block; margin: 6px 0; }
+.in-doubt-call { border-top: 1px solid var(--line); padding-top: 6px; margin-top: 6px; }
+.in-doubt-call label.note, .in-doubt-call .in-doubt-choices { display: block; margin: 4px 0; }
+.in-doubt-choice { margin-right: 12px; }
+.in-doubt-call input.in-doubt-error { width: 100%; }
 #await-body .actions { display: flex; gap: 6px; margin-top: 6px; align-items: center; }
 #await-body .note { color: var(--muted); font-size: 12px; }
 .outcome { padding: 6px 10px; border-bottom: 1px solid var(--line); background: #fef2f2; color: #7f1d1d; font-size: 12px; }

@@ -101,6 +101,11 @@ export function inspectorPlugin(options: InspectorPluginOptions = {}): Inspector
     provideClarification: (runId, answer) => need().provideClarification(runId, answer),
     provideToolResults: (runId, results) => need().provideToolResults(runId, results),
     confirm: (runId, answer) => need().confirm(runId, answer),
+    resolveInDoubt: (runId, resolutions) => {
+      const runtime = need();
+      if (!runtime.resolveInDoubt) throw new Error('this runtime cannot resolve calls in doubt');
+      return runtime.resolveInDoubt(runId, resolutions);
+    },
     fork: (runId, fork) => {
       const runtime = need();
       if (!runtime.fork) throw new Error('this runtime cannot fork runs');

@@ -7,6 +7,7 @@ import { EventStreams } from './server/event-streams.ts';
 import { firstRunsPage } from './server/first-page.ts';
 import { forkRoute } from './server/fork-route.ts';
 import { guardRequests } from './server/guard-requests.ts';
+import { inDoubtRoute } from './server/in-doubt-route.ts';
 import type { InspectorServerOptions } from './server/inspector-server-options.ts';
 import { listen } from './server/listen.ts';
 import { pageRoute } from './server/page-route.ts';
@@ -57,7 +58,7 @@ export class InspectorHostError extends Error {
  * defeats DNS rebinding); WebSocket upgrades with a non-loopback `Origin` are refused too.
  *
  * Built in named steps, one module each under `inspector/server/`: {@link guardRequests},
- * {@link pageRoute}, the writes ({@link answerRoute}, {@link forkRoute}, guarded alike by
+ * {@link pageRoute}, the writes ({@link answerRoute}, {@link inDoubtRoute}, {@link forkRoute}, guarded alike by
  * `acceptWrite`), {@link EventStreams}, {@link readRoutes}, {@link listen},
  * {@link acceptStatelySockets}.
  *
@@ -85,6 +86,7 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
   app.use('*', guardRequests(token));
   pageRoute(app, options, firstPage);
   answerRoute(app, options);
+  inDoubtRoute(app, options);
   forkRoute(app, options);
   streams.route(app);
   readRoutes(app, store, {

@@ -1,4 +1,5 @@
 import type { LogEntry } from '../inspection-store.ts';
+import type { InDoubtCallData } from './in-doubt-form.ts';
 
 /** A tool call's result as a run's log carries it (`tool_result`), the fields the page reads. */
 export interface ToolResultData {
@@ -36,6 +37,7 @@ export interface EventData {
   clarification?: ClarificationData;
   confirmation?: ConfirmationData;
   externalTools?: { calls?: { toolCallId: string; [field: string]: unknown }[] };
+  inDoubt?: { calls?: InDoubtCallData[] };
   tool?: string;
   toolCallId?: string;
   turnId?: string;

@@ -1,7 +1,7 @@
 /**
  * What a waiting run awaits, and the forms that answer it (when the page may): a clarification's
- * answer, a confirmation's approve / deny with each call's input editable (sent as `edits`), and
- * external tool calls' results as JSON. A refused answer is shown and the form stays open.
+ * answer, a confirmation's approve / deny with each call's input editable (sent as `edits`),
+ * external tool calls' results as JSON, and per call in doubt done / not done / failed. A refused answer is shown and the form stays open.
  */
 import type { LogEntry, RunSummary } from '../inspection-store.ts';
 import { apiUrl, postJson, runPath } from './api.ts';
@@ -9,6 +9,14 @@ import { pageConfig } from './config.ts';
 import { $, button, el } from './dom.ts';
 import { type RefusedEdit, readEdits, refusedEditText } from './edit-form.ts';
 import { type ConfirmationData, dataOf } from './event-data.ts';
+import {
+  type InDoubtCallData,
+  type InDoubtChoice,
+  type InDoubtResolutionBody,
+  inDoubtCallLine,
+  readInDoubtResolutions,
+  refusedCall,
+} from './in-doubt-form.ts';
 import { contextOf } from './run-context.ts';
 import { selectedRun, state } from './state.ts';
 
@@ -38,11 +46,20 @@ function showError(text: string): void {
 /** Refusals a form places itself (a 422 edit's hint by its call); false: shown under the form. */
 type Refused = (status: number, json: RefusedEdit) => boolean;
 
-/** Sends an answer; a refused one is shown under the form (or placed by `refused`), which stays open. */
-function send(run: RunSummary, payload: unknown, sender: HTMLButtonElement, refused?: Refused): void {
+/**
+ * Sends an answer (to `answer`, or `in-doubt` for resolutions); a refused one is shown under the
+ * form (or placed by `refused`), which stays open.
+ */
+function send(
+  run: RunSummary,
+  payload: unknown,
+  sender: HTMLButtonElement,
+  refused?: Refused,
+  path: 'answer' | 'in-doubt' = 'answer',
+): void {
   $('answer-error').hidden = true;
   sender.disabled = true;
-  postJson<RefusedEdit>(apiUrl(runPath(run.key, 'answer')), 'answer', payload).then(
+  postJson<RefusedEdit>(apiUrl(runPath(run.key, path)), 'answer', payload).then(
     ({ ok, status, json }) => {
       sender.disabled = false;
       if (!ok && refused?.(status, json)) return;
@@ -157,7 +174,115 @@ export function renderAwait(): void {
       send(run, { kind: 'toolResults', results: parsed }, results);
     });
     body.append(text, actions(results));
+  } else if (entry.type === 'await_in_doubt') {
+    const calls = d.inDoubt?.calls ?? [];
+    body.append(
+      el(
+        'p',
+        'question',
+        `${calls.length} call(s) started and never recorded finished: did each happen? Check the system it acts on, then resolve each.`,
+      ),
+    );
+    if (!canAnswer) {
+      for (const call of calls) body.append(el('p', 'note', inDoubtCallLine(call)));
+      readOnly();
+      return;
+    }
+    const form = inDoubtForm(calls, body);
+    const resolve = button('', 'Resolve', 'in-doubt-send');
+    resolve.addEventListener('click', () => {
+      const resolutions = form.read();
+      if (resolutions) send(run, { resolutions }, resolve, form.refused, 'in-doubt');
+    });
+    body.append(actions(resolve));
   }
+}
+
+/**
+ * Per call in doubt (issue 34 item 3): its tool, id, start and input, and the person's answer:
+ * done (with the output it returned, JSON), not done (run it now, under the same idempotency
+ * key) or failed (with the message the planner sees). `read()` gives the resolutions, or null
+ * with the problem shown by its call; `refused` puts a 409 that names a call by it.
+ */
+function inDoubtForm(
+  calls: InDoubtCallData[],
+  body: HTMLElement,
+): { read(): Record<string, InDoubtResolutionBody> | null; refused: Refused } {
+  const fields = calls.map((call, index) => {
+    const box = el('div', 'in-doubt-call');
+    box.dataset.toolCallId = call.toolCallId;
+    box.append(
+      el('p', 'note', inDoubtCallLine(call)),
+      el('pre', '', JSON.stringify(call.input ?? {}, null, 2)),
+    );
+    const choices = el('div', 'in-doubt-choices');
+    choices.setAttribute('role', 'radiogroup');
+    choices.setAttribute('aria-label', `Outcome of ${call.name ?? 'tool'} (${call.toolCallId})`);
+    const radios = (
+      [
+        ['done', 'done: it happened'],
+        ['not_done', 'not done: run it'],
+        ['failed', 'failed'],
+      ] as const
+    ).map(([value, text]) => {
+      const label = el('label', 'in-doubt-choice');
+      const radio = el('input');
+      radio.type = 'radio';
+      radio.name = `in-doubt-${index}`;
+      radio.value = value;
+      label.append(radio, ` ${text}`);
+      choices.append(label);
+      return radio;
+    });
+    const outputLabel = el('label', 'note', 'output it returned (JSON)');
+    const output = el('textarea', 'in-doubt-output');
+    output.setAttribute('aria-label', `Output of ${call.toolCallId}`);
+    outputLabel.append(output);
+    const errorLabel = el('label', 'note', 'why it failed (the planner is told)');
+    const error = el('input', 'in-doubt-error');
+    error.setAttribute('aria-label', `Error of ${call.toolCallId}`);
+    errorLabel.append(error);
+    const hint = el('p', 'error in-doubt-hint');
+    hint.setAttribute('role', 'alert');
+    hint.hidden = true;
+    const choice = (): InDoubtChoice => (radios.find((radio) => radio.checked)?.value ?? '') as InDoubtChoice;
+    const show = () => {
+      outputLabel.hidden = choice() !== 'done';
+      errorLabel.hidden = choice() !== 'failed';
+    };
+    for (const radio of radios) radio.addEventListener('change', show);
+    show();
+    box.append(choices, outputLabel, errorLabel, hint);
+    body.append(box);
+    return { toolCallId: call.toolCallId, choice, output, error, hint };
+  });
+  const ids = fields.map((field) => field.toolCallId);
+  return {
+    read() {
+      for (const field of fields) field.hint.hidden = true;
+      const read = readInDoubtResolutions(
+        fields.map((field) => ({
+          toolCallId: field.toolCallId,
+          choice: field.choice(),
+          output: field.output.value,
+          error: field.error.value,
+        })),
+      );
+      if (read.ok) return read.resolutions;
+      const field = fields.find((f) => f.toolCallId === read.toolCallId)!;
+      field.hint.textContent = read.problem;
+      field.hint.hidden = false;
+      return null;
+    },
+    refused(_status, json) {
+      const id = refusedCall(json.error ?? '', ids);
+      const field = fields.find((f) => f.toolCallId === id);
+      if (!field) return false;
+      field.hint.textContent = json.error ?? 'refused';
+      field.hint.hidden = false;
+      return true;
+    },
+  };
 }
 
 /**

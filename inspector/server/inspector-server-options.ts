@@ -1,3 +1,4 @@
+import type { InDoubtResolution } from '../../machines/run-context.ts';
 import type { RunEvent } from '../../run/run-events.ts';
 import type { ProvidedToolResult } from '../../runtime/run-handle.ts';
 import type { InspectionStore } from '../inspection-store.ts';
@@ -14,6 +15,12 @@ export interface InspectorAnswers {
     runId: string,
     answer: { id: string; approved: boolean; by?: string; reason?: string; edits?: Record<string, unknown> },
   ): Promise<unknown>;
+  /**
+   * `runtime.resolveInDoubt` (issue 34 item 3): settles each call the run holds in doubt, by
+   * `toolCallId`. Throws (RunAnswerError) for a run not in doubt, a call left out or unknown, an
+   * output that fails the tool's output schema; nothing is applied then.
+   */
+  resolveInDoubt?(runId: string, resolutions: Record<string, InDoubtResolution>): Promise<unknown>;
   /**
    * `runtime.list({ awaiting: true })` (issue 35 item 6): the store's waiting runs, read without
    * restoring them; the inspector lists those it does not host (the approval desk).

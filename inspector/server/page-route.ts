@@ -6,7 +6,7 @@ import type { InspectorServerOptions } from './inspector-server-options.ts';
 
 /**
  * `GET /`: the page, its script and style inline under a fresh nonce and a CSP that lets nothing
- * load from elsewhere (offline, SPEC §8). Forms and fork buttons are drawn only when the server
+ * load from elsewhere (offline, docs/inspection.md §Live inspector). Forms and fork buttons are drawn only when the server
  * accepts them (`answers`, not `readOnly`).
  */
 export function pageRoute(app: Hono, options: InspectorServerOptions, firstPage: () => RunPage): void {
