@@ -1,5 +1,5 @@
 /**
- * A run's segments (docs/telemetry.md §Segments): the `invoke_agent` span of each stretch of work,
+ * A run's segments (docs/telemetry.md §Spans): the `invoke_agent` span of each stretch of work,
  * from the run's start (or its working again) to its next await or its end, with the parent and
  * links that keep the run one trace.
  *

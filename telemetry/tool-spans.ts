@@ -1,5 +1,5 @@
 /**
- * Tool calls in telemetry (docs/telemetry.md §Tool calls): the `execute_tool {tool}` span and the
+ * Tool calls in telemetry (docs/telemetry.md §Spans): the `execute_tool {tool}` span and the
  * tool metrics of each call. The span carries the GenAI `execute_tool` attributes and the call's
  * ToolCallMeta (`toolAttributes`), its content when capture is on (redacted), and its outcome.
  *

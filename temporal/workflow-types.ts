@@ -1,5 +1,6 @@
 import type { RunInput } from '../machines/run-context.ts';
 import type { RunEvent } from '../run/run-events.ts';
+import type { ToolErrorJSON } from '../tools/tool-error.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
 import type { ArchivedTranscript } from './transcript-ref.ts';
 
@@ -118,7 +119,8 @@ export interface RunWorkflowStatus {
 export interface RunWorkflowResult {
   status: 'completed' | 'failed' | 'canceled';
   finalResponse?: { text: string; data?: unknown };
-  error?: { name: string; message: string };
+  /** Why the run failed, with its causes (at most MAX_CAUSE_DEPTH links), as the in-process outcome's `error`. */
+  error?: ToolErrorJSON;
   /**
    * The run's last tool results, at most `resultToolResults` (100) and `resultBytes` of JSON (512 KiB), oldest first; large values by
    * reference (`$toolwardenPayload`) unless the client has the payload store. Every result is in

@@ -24,6 +24,7 @@ import {
   setCurrentDetails,
   setHandler,
   sleep,
+  TemporalFailure,
   upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
@@ -36,6 +37,7 @@ import type { ExecuteToolInput, PlanActorInput } from '../machines/run-ports.ts'
 import { runSteps } from '../machines/run-steps.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import { migrateSnapshot, SnapshotMigrationError } from '../runtime/durable/snapshot-migration.ts';
+import { MAX_CAUSE_DEPTH } from '../tools/tool-error.ts';
 import type { ToolResultJSON } from '../tools/tool-result.ts';
 import type { ToolwardenActivities } from './activities.ts';
 import { awaitedQuestion, currentDetails, RUN_MEMO, type RunMemo } from './run-visibility.ts';
@@ -91,7 +93,7 @@ const SAME_CONTEXT = '$context';
  * An activity run in its own cancellation scope, canceled when the machine leaves the state. A
  * failed activity (its retries spent) rejects with its cause, named as thrown in the worker, so
  * the run records why (`Planner failed: the model server is down`), not Temporal's wrapper
- * (`Activity task failed`).
+ * (`Activity task failed`), and with that error's own causes (see {@link thrownInWorker}).
  */
 async function cancellable<T>(signal: AbortSignal, run: () => Promise<T>): Promise<T> {
   const scope = new CancellationScope();
@@ -100,11 +102,40 @@ async function cancellable<T>(signal: AbortSignal, run: () => Promise<T>): Promi
     return await scope.run(run);
   } catch (error) {
     if (!(error instanceof ActivityFailure) || !error.cause) throw error;
-    const cause = error.cause;
-    const unwrapped = new Error(cause.message);
-    unwrapped.name = cause instanceof ApplicationFailure && cause.type ? cause.type : cause.name;
-    throw unwrapped;
+    throw thrownInWorker(error.cause);
   }
+}
+
+/**
+ * The error a worker threw, rebuilt from the failure Temporal carried (each `Error.cause` of it a
+ * failure's `cause`): an Error per link, named by the failure's type (the class name the worker's
+ * converter recorded), so the run keeps the chain as the in-process runtime does (a provider error
+ * over `connect ECONNREFUSED`; machines/run-actions.ts `plannerErrorOf`). At most
+ * MAX_CAUSE_DEPTH + 1 links are rebuilt: `ToolError.from` cuts the chain at MAX_CAUSE_DEPTH with
+ * its truncation marker, as for an error thrown in process.
+ */
+function thrownInWorker(failure: Error): Error {
+  const links: Error[] = [];
+  for (let at: unknown = failure; at instanceof Error && links.length <= MAX_CAUSE_DEPTH; at = at.cause) {
+    links.push(at);
+  }
+  let cause: Error | undefined;
+  for (const link of links.reverse()) {
+    const error = new Error(link.message, cause === undefined ? undefined : { cause });
+    error.name = failureName(link);
+    cause = error;
+  }
+  return cause as Error;
+}
+
+/**
+ * The class name a failure stands for: an ApplicationFailure's type (the worker converts what an
+ * activity throws into one typed by the error's class), else, for a bare TemporalFailure, `Error`:
+ * Temporal's converter keeps only the message and stack of an error's causes, not their classes.
+ */
+function failureName(failure: Error): string {
+  if (failure instanceof ApplicationFailure && failure.type) return failure.type;
+  return failure.constructor === TemporalFailure ? 'Error' : failure.name;
 }
 
 export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflowResult> {
@@ -481,7 +512,7 @@ export async function toolwardenRun(input: RunWorkflowInput): Promise<RunWorkflo
   return {
     status: outcome,
     ...(flow.finalResponse ? { finalResponse: flow.finalResponse } : {}),
-    ...(flow.error ? { error: { name: flow.error.name, message: flow.error.message } } : {}),
+    ...(flow.error ? { error: flow.error } : {}),
     toolResults: newestWithin(toolResults, resultBytes),
     toolResultCount,
     ...(flow.usage ? { usage: flow.usage } : {}),

@@ -141,4 +141,31 @@ describe.skipIf(!available && !required)(SUITE, () => {
     expect(failed.status).toBe('failed');
     expect(failed.error?.message).toContain('the model server is down');
   }, 90_000);
+
+  it('a planner error keeps its cause chain as in process: the provider error over ECONNREFUSED, in the outcome and run_failed (issue 38 item 5)', async () => {
+    const runId = unique('cause');
+    class ModelUnavailableError extends Error {
+      override readonly name = 'ModelUnavailableError';
+    }
+    const unavailable = async (): Promise<never> => {
+      const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8080'), {
+        code: 'ECONNREFUSED',
+      });
+      throw new ModelUnavailableError('model server answered 503 Service Unavailable', { cause: refused });
+    };
+    scripts.set(runId, { planStart: unavailable, planResume: unavailable });
+    const run = await runtime.start({ runId, messages: [{ role: 'user', content: 'x' }] });
+    const outcome = await run.result();
+    // What the in-process runtime keeps for the same error (test/planner-error-cause.test.ts).
+    const expected = {
+      name: 'ModelUnavailableError',
+      message: 'Planner failed: model server answered 503 Service Unavailable',
+      recoverable: false,
+      cause: { name: 'ToolError', message: 'connect ECONNREFUSED 127.0.0.1:8080', recoverable: false },
+    };
+    expect(outcome.status).toBe('failed');
+    expect(outcome.error).toEqual(expected);
+    const { events } = await run.events(0);
+    expect(events.find((event) => event.type === 'run_failed')).toMatchObject({ error: expected });
+  }, 90_000);
 });
