@@ -5,11 +5,17 @@
  * argument parsing, zod validation, the result checks), interleaved in rounds. Target: the
  * boundary adds at most 5% of the round trip.
  *
+ * Besides the wall time per call it prints this process's CPU time per call (`process.cpuUsage`,
+ * user + system): the server's share of a round trip is the same for both, so on a loaded machine,
+ * where the wall time follows the scheduler more than the code, the CPU time is what tells what
+ * the client side adds. The load average is printed with the figures.
+ *
  *     node --import tsx bench/mcp.bench.ts [--calls 300] [--rounds 7]
  *
  * @module
  */
 
+import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -49,22 +55,34 @@ const variants: Record<string, () => Promise<unknown>> = {
   },
 };
 const samples: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
+/** This process's CPU µs per call, per round. */
+const cpu: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
 for (let i = 0; i < 50; i++) for (const run of Object.values(variants)) await run();
 for (let round = 0; round < rounds; round++) {
   const order = round % 2 === 0 ? Object.keys(variants) : Object.keys(variants).reverse();
   for (const name of order) {
+    const cpuBefore = process.cpuUsage();
     const started = performance.now();
     for (let i = 0; i < calls; i++) await variants[name]!();
     samples[name]!.push(((performance.now() - started) * 1000) / calls);
+    const used = process.cpuUsage(cpuBefore);
+    cpu[name]!.push((used.user + used.system) / calls);
   }
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const added = (m: number, base: number) =>
+  `+${(m - base).toFixed(0)} µs (${(((m - base) / base) * 100).toFixed(1)}%)`;
 const base = median(samples['SDK client.callTool']!);
-console.log(`MCP echo over stdio (server-everything), ${calls} calls × ${rounds} rounds, median µs per call`);
+const cpuBase = median(cpu['SDK client.callTool']!);
+console.log(
+  `MCP echo over stdio (server-everything), ${calls} calls × ${rounds} rounds, median µs per call (load average ${os.loadavg()[0]!.toFixed(1)} on ${os.availableParallelism()} cores)`,
+);
 for (const [name, xs] of Object.entries(samples)) {
   const m = median(xs);
+  const c = median(cpu[name]!);
+  const first = name === 'SDK client.callTool';
   console.log(
-    `${name.padEnd(24)} ${m.toFixed(0).padStart(7)} µs  ${name === 'SDK client.callTool' ? '' : `+${(m - base).toFixed(0)} µs (${(((m - base) / base) * 100).toFixed(1)}%)`}`,
+    `${name.padEnd(24)} wall ${m.toFixed(0).padStart(6)} µs ${first ? ''.padEnd(18) : added(m, base).padEnd(18)}  cpu ${c.toFixed(0).padStart(5)} µs ${first ? '' : added(c, cpuBase)}`,
   );
 }
 await direct.close();
