@@ -201,6 +201,8 @@ function elicitations(context: RunContext, ended?: string): RunMachineEvent[] {
   const open = pending.find((call, i) => call.status === 'admitted' && results[i] === null);
   if (ended !== undefined) return [ask(ended, 'a.b', true)];
   if (open === undefined) return [];
+  // The other kinds of question, only in their own small setting: each event here multiplies the paths.
+  if (context.labels.pair !== 'on') return [ask(open.toolCallId, open.name, true)];
   return [
     ask(open.toolCallId, open.name, true),
     ask(open.toolCallId, open.name, false),
@@ -291,7 +293,7 @@ function eventsFor(snapshot: Snapshot): RunMachineEvent[] {
   if (snapshot.matches({ validating: 'policies' })) events.push(...validateOutcomes(context));
   if (snapshot.matches('executing')) events.push(...toolOutcomes(context), ...elicitations(context));
   // A call that asked runs on: its outcomes, and those of the others, come while the run waits.
-  if (snapshot.matches({ awaiting: 'elicitation' })) {
+  if (snapshot.matches({ awaiting: 'elicitation' }) && context.labels.pair === 'on') {
     const awaiting = context.flow.awaiting;
     const asking =
       awaiting?.kind === 'clarification' || awaiting?.kind === 'confirmation'
@@ -300,7 +302,9 @@ function eventsFor(snapshot: Snapshot): RunMachineEvent[] {
     events.push(...toolOutcomes(context), ...toolOutcomes(context, asking?.toolCallId));
   }
   // A question that comes where the run cannot wait on it (its call ended): answered `cancel`.
-  if (snapshot.matches('planning')) events.push(...elicitations(context, 'ended:t1:c9'));
+  if (snapshot.matches('planning') && context.labels.pair === 'on') {
+    events.push(...elicitations(context, 'ended:t1:c9'));
+  }
   if (snapshot.matches({ resuming: 'policies' })) events.push(...reviewOutcomes());
   if (snapshot.matches({ settling: 'policies' })) events.push(...inDoubtReviewOutcomes(context));
   if (snapshot.matches({ awaiting: 'backoff' })) events.push({ type: 'sleep.done' });
