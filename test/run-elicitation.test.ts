@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { ANSWER_HEADER } from '../inspector/inspector-server.ts';
 import type { RunMachineEvent } from '../machines/run-machine-types.ts';
 import {
   initialRunTransition,
@@ -202,5 +203,41 @@ describe('a running call asks a person: awaiting.elicitation', () => {
     } as RunMachineEvent);
     expect(answered.value).toBe('executing');
     expect(refused).toEqual([{ type: 'elicited', id: 'r:t1:c1:e1', action: 'cancel' }]);
+  });
+});
+
+describe('a call’s question answered from the inspector (POST /api/runs/:key/answer)', () => {
+  it('lists the run as awaiting and hands the page’s answer to the call', async () => {
+    const { tool, answers } = askingTool();
+    const runtime = testRuntime({
+      planner: scriptedPlanner([{ toolCalls: [{ name: 'shop.book', input: { day: 'friday' } }] }, done()]),
+      tools: [tool],
+      inspector: { port: 0 },
+    });
+    try {
+      const server = await runtime.inspector!.start();
+      const run = runtime.start({ runId: 'booking-1', messages: prompt });
+      const asked = await nextEvent(run, 'await_clarification');
+      const listed = (await (await fetch(`${server.origin}/api/runs?token=${server.token}`)).json()) as {
+        runs: { key: string; runId: string; status: string }[];
+      };
+      const entry = listed.runs.find((candidate) => candidate.runId === 'booking-1')!;
+      expect(entry.status).toBe('awaiting');
+
+      // As the page sends it: same origin, the answer header.
+      const answered = await fetch(
+        `${server.origin}/api/runs/${encodeURIComponent(entry.key)}/answer?token=${server.token}`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', origin: server.origin, [ANSWER_HEADER]: 'answer' },
+          body: JSON.stringify({ kind: 'clarification', id: asked.clarification.id, answer: '6' }),
+        },
+      );
+      expect(answered.status).toBe(200);
+      expect((await run.result()).status).toBe('completed');
+      expect(answers).toEqual([{ action: 'accept', answer: '6' }]);
+    } finally {
+      await runtime.inspector?.close();
+    }
   });
 });
