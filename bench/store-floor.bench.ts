@@ -7,6 +7,7 @@
  * |---|---|
  * | SQLite ÷ default per step, 10 and 500 steps | CPU µs per step of this process (GC included), the two variants interleaved in rounds; median of each ÷ |
  * | WAL pages per step | frames the SQLite file's WAL grows by over 6 runs of 10 steps, from an emptied WAL (a second connection's `wal_checkpoint(TRUNCATE)`; < 1,000 frames, so no checkpoint restarts it) |
+ * | WAL pages per commit, by b-tree | the same frames, each page named by the `dbstat` table (its table or index; `sqlite_schema` is page 1, written when the file grows), over the commits (frames with a database size) |
  * | bytes handed to write() per step | `wchar` of /proc/self/io over the same runs: WAL frames and the checkpoints' copies back into the database |
  * | `synchronous: 'full'` per step, p50 / p99 | wall ms between two `planner_turn` events of a run (a step: its writes, each fsynced, and the turn), 10-step runs |
  * | PostgreSQL WAL bytes per step | `pg_current_wal_lsn()` before and after 6 runs of 10 steps on `postgresStore` (the database of `scripts/postgres.sh url`, skipped when unreachable) |
@@ -30,6 +31,8 @@ export interface StoreFloor {
   /** CPU µs per step, medians; and SQLite ÷ default, by run length. */
   cpu: Record<number, { defaultUs: number; sqliteUs: number; ratio: number }>;
   walPagesPerStep: number;
+  /** Pages a commit writes, by b-tree (table or index name), over the same runs. */
+  walPagesPerCommit: Record<string, number>;
   writeBytesPerStep: number;
   /** `synchronous: 'full'`: ms per step. */
   fullSync: { p50Ms: number; p99Ms: number; steps: number };
@@ -100,7 +103,35 @@ function walFrames(path: string, pageSize: number): number {
   }
 }
 
-async function walAndWrites(dir: string): Promise<{ pages: number; bytes: number }> {
+/** The WAL's frames of `path` by the b-tree their page belongs to (named through `side`), per commit. */
+function pagesPerCommit(
+  side: { prepare(sql: string): { all(): unknown[] } },
+  path: string,
+  pageSize: number,
+): Record<string, number> {
+  const owners = new Map(
+    (side.prepare('SELECT name, pageno FROM dbstat').all() as { name: string; pageno: number }[]).map(
+      (row) => [row.pageno, row.name],
+    ),
+  );
+  const wal = readFileSync(`${path}-wal`);
+  const counts: Record<string, number> = {};
+  let commits = 0;
+  for (let at = 32; at + 24 + pageSize <= wal.length; at += 24 + pageSize) {
+    const owner = owners.get(wal.readUInt32BE(at)) ?? 'freed';
+    counts[owner] = (counts[owner] ?? 0) + 1;
+    if (wal.readUInt32BE(at + 4) > 0) commits++;
+  }
+  return Object.fromEntries(
+    Object.entries(counts)
+      .sort((a, b) => b[1] - a[1])
+      .map(([owner, frames]) => [owner, round(frames / Math.max(1, commits), 2)]),
+  );
+}
+
+async function walAndWrites(
+  dir: string,
+): Promise<{ pages: number; byCommit: Record<string, number>; bytes: number }> {
   const path = join(dir, 'wal.db');
   const store = sqliteStore({ path });
   const loop = actorLoop({ store }, 10);
@@ -114,9 +145,10 @@ async function walAndWrites(dir: string): Promise<{ pages: number; bytes: number
   for (let i = 0; i < runs; i++) await loop();
   const bytes = writtenBytes() - bytesBefore;
   const pages = walFrames(path, pageSize);
+  const byCommit = pagesPerCommit(side, path, pageSize);
   side.close();
   await store.close();
-  return { pages: round(pages / (runs * 10), 2), bytes: Math.round(bytes / (runs * 10)) };
+  return { pages: round(pages / (runs * 10), 2), byCommit, bytes: Math.round(bytes / (runs * 10)) };
 }
 
 /** Wall ms per step of 10-step runs (between two planner_turn events), on `store`. */
@@ -182,6 +214,7 @@ export async function benchStoreFloor(
     const result: StoreFloor = {
       cpu,
       walPagesPerStep: wal.pages,
+      walPagesPerCommit: wal.byCommit,
       writeBytesPerStep: wal.bytes,
       fullSync: {
         p50Ms: round(quantile(full, 0.5), 2),
@@ -211,6 +244,11 @@ function print(r: StoreFloor): void {
   }
   console.log(
     `  SQLite WAL pages per step ${r.walPagesPerStep} (target ≤ 4); bytes to write() per step ${r.writeBytesPerStep} (target ≤ 16,384)`,
+  );
+  console.log(
+    `  SQLite WAL pages per commit, by b-tree: ${Object.entries(r.walPagesPerCommit)
+      .map(([owner, pages]) => `${owner} ${pages}`)
+      .join(', ')}`,
   );
   console.log(
     `  SQLite per step, synchronous 'full' (fsync a commit): p50 ${r.fullSync.p50Ms} ms, p99 ${r.fullSync.p99Ms} ms; 'normal': p50 ${r.normalSync.p50Ms} ms, p99 ${r.normalSync.p99Ms} ms (${r.fullSync.steps} steps each)`,

@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -33,6 +33,28 @@ describeRunStoreContract('sqliteStore', async ({ now }) => {
     },
   };
 });
+
+/**
+ * The b-trees whose pages the WAL of `path` holds (its frames' page numbers, named by `dbstat`
+ * through `side`, a second connection on the file), sorted.
+ */
+function walBTrees(
+  side: { prepare(sql: string): { all(): unknown[]; get(): unknown } },
+  path: string,
+): string[] {
+  const pageOwners = new Map(
+    (side.prepare('SELECT name, pageno FROM dbstat').all() as { name: string; pageno: number }[]).map(
+      (row) => [row.pageno, row.name],
+    ),
+  );
+  const wal = readFileSync(`${path}-wal`);
+  const pageSize = Number((side.prepare('PRAGMA page_size').get() as { page_size: number }).page_size);
+  const written = new Set<string>();
+  for (let at = 32; at + 24 + pageSize <= wal.length; at += 24 + pageSize) {
+    written.add(pageOwners.get(wal.readUInt32BE(at)) ?? 'unknown');
+  }
+  return [...written].sort();
+}
 
 describe('sqliteStore', () => {
   let dir: string;
@@ -72,7 +94,7 @@ describe('sqliteStore', () => {
           sizes.push(Number(row.rows[0]?.bytes));
         }
       }
-      const rows = await db.execute("SELECT count(*) AS n FROM toolwarden_run_rows WHERE run_id = 'run-1'");
+      const rows = await db.execute('SELECT count(*) AS n FROM toolwarden_run_log WHERE kind = 1');
       expect(Number(rows.rows[0]?.n)).toBe(201);
     } finally {
       db.close();
@@ -91,8 +113,9 @@ describe('sqliteStore', () => {
     const snapshot = () => ({ value: 'planning', context: { messages, hints: [] } });
     await store.create({ ...run, snapshot: snapshot() });
     const expected: { seq: number; event: unknown; at: number }[] = [];
-    // 1 and 8 rows go through the statements with bound rows, 9 and 20 through json_each.
-    for (const [step, count] of [1, 8, 9, 20].entries()) {
+    // A save's entries are its events and as many rows: 2 and 12 go through the statements with
+    // bound rows, 14 and 40 through json_each.
+    for (const [step, count] of [1, 6, 7, 20].entries()) {
       const events = Array.from({ length: count }, (_, i) => ({
         event: { type: 'state_changed', step, i, text: `"quoted" ${'é'.repeat(i)}` },
         at: 1_000 * step + i,
@@ -116,13 +139,13 @@ describe('sqliteStore', () => {
     const db = createClient({ url: `file:${path}` });
     try {
       const types = await db.execute(
-        'SELECT DISTINCT typeof(seq) || typeof(at) || typeof(event) AS t FROM toolwarden_run_events',
+        `SELECT DISTINCT kind, typeof(kind) || typeof(seq) || typeof(value) || typeof(at) AS t
+        FROM toolwarden_run_log ORDER BY kind`,
       );
-      expect(types.rows.map((row) => row.t)).toEqual(['integerintegertext']);
-      const rowTypes = await db.execute(
-        'SELECT DISTINCT typeof(idx) || typeof(value) AS t FROM toolwarden_run_rows',
-      );
-      expect(rowTypes.rows.map((row) => row.t)).toEqual(['integertext']);
+      expect(types.rows.map((row) => [Number(row.kind), row.t])).toEqual([
+        [0, 'integerintegertextinteger'],
+        [1, 'integerintegertextnull'],
+      ]);
     } finally {
       db.close();
     }
@@ -137,7 +160,7 @@ describe('sqliteStore', () => {
     ];
     await store.create({ ...run, snapshot: { value: 'planning', context: { messages, hints: [] } } });
     const db = createClient({ url: `file:${path}` });
-    await db.execute("DELETE FROM toolwarden_run_rows WHERE idx = 1 AND member = 'messages'");
+    await db.execute('DELETE FROM toolwarden_run_log WHERE kind = 1 AND seq = 1');
     db.close();
     await expect(open(path).load('run-1')).rejects.toThrow(/"messages" should have 2 rows, the store has 1/);
   });
@@ -175,9 +198,8 @@ describe('sqliteStore', () => {
       expect(String(mode.rows[0]?.[0])).toBe('wal');
       const tables = await db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
       expect(tables.rows.map((row) => String(row.name))).toEqual([
-        'toolwarden_run_events',
+        'toolwarden_run_log',
         'toolwarden_run_owners',
-        'toolwarden_run_rows',
         'toolwarden_runs',
         'toolwarden_schema_migrations',
       ]);
@@ -196,18 +218,7 @@ describe('sqliteStore', () => {
     try {
       side.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get();
       await store.save('run-1', { expectedVersion: 2, status: 'running', snapshot: { step: 3 } });
-      const pageOwners = new Map(
-        (side.prepare('SELECT name, pageno FROM dbstat').all() as { name: string; pageno: number }[]).map(
-          (row) => [row.pageno, row.name],
-        ),
-      );
-      const wal = readFileSync(`${path}-wal`);
-      const pageSize = Number((side.prepare('PRAGMA page_size').get() as { page_size: number }).page_size);
-      const written = new Set<string>();
-      for (let at = 32; at + 24 + pageSize <= wal.length; at += 24 + pageSize) {
-        written.add(pageOwners.get(wal.readUInt32BE(at)) ?? 'unknown');
-      }
-      expect([...written].sort()).toEqual(['toolwarden_runs', 'toolwarden_runs_by_touch']);
+      expect(walBTrees(side, path)).toEqual(['toolwarden_runs', 'toolwarden_runs_by_touch']);
       // The status changing moves the status index too, and what is listed by status follows.
       await store.save('run-1', { expectedVersion: 3, status: 'awaiting', snapshot: { step: 4 } });
       expect((await store.list({ status: 'awaiting' })).map((r) => r.runId)).toEqual(['run-1']);
@@ -217,41 +228,128 @@ describe('sqliteStore', () => {
     }
   });
 
-  it('migrates a schema 3 file to 4 with its runs and events, and lists by write order after', async () => {
+  it("a step's save, its events and transcript rows with it, writes three b-trees: the run row, the write-order index and the run log (schema 5, issue 36 item 2)", async () => {
     const path = join(dir, 'runs.db');
-    const first = open(path);
-    await first.create({ ...run, sessionId: 's-1', events: [{ event: { type: 'run_started' }, at: 1 }] });
-    await first.create({ ...run, runId: 'run-2', sessionId: 's-1' });
-    await first.close();
-    // The file as release with schema 3 left it: its three indexes over updated_at and touch_seq.
-    const db = createClient({ url: `file:${path}` });
+    const store = open(path);
+    let messages: unknown[] = [{ role: 'user', content: 'Add.' }];
+    const snapshot = () => ({ value: 'planning', context: { messages, hints: [] } });
+    await store.create({ ...run, sessionId: 's-1', snapshot: snapshot() });
+    const step = (n: number) => {
+      messages = [
+        ...messages,
+        { role: 'assistant', toolCalls: [{ toolCallId: `c${n}`, toolName: 'add', input: { a: n, b: 1 } }] },
+        { role: 'tool', toolCallId: `c${n}`, toolName: 'add', content: { sum: n + 1 } },
+      ];
+      const events = ['planner_turn', 'tool_call_scheduled', 'tool_result', 'state_changed'].map((type) => ({
+        event: { type, runId: 'run-1', step: n },
+        at: n,
+      }));
+      return store.save('run-1', { expectedVersion: n, status: 'running', snapshot: snapshot(), events });
+    };
+    await step(1);
+    const { default: Database } = await import('libsql');
+    const side = new Database(path);
     try {
-      await db.batch([
-        'DROP INDEX toolwarden_runs_by_status',
-        'DROP INDEX toolwarden_runs_by_session',
-        'CREATE INDEX toolwarden_runs_by_updated ON toolwarden_runs (updated_at DESC, touch_seq DESC)',
-        'CREATE INDEX toolwarden_runs_by_status ON toolwarden_runs (status, updated_at DESC, touch_seq DESC)',
-        'CREATE INDEX toolwarden_runs_by_session ON toolwarden_runs (session_id, updated_at DESC, touch_seq DESC)',
-        'DELETE FROM toolwarden_schema_migrations WHERE version > 3',
+      side.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get();
+      await step(2);
+      // Page 1 (sqlite_schema) is written when the file grows.
+      expect(walBTrees(side, path).filter((name) => name !== 'sqlite_schema')).toEqual([
+        'toolwarden_run_log',
+        'toolwarden_runs',
+        'toolwarden_runs_by_touch',
       ]);
     } finally {
-      db.close();
+      side.close();
     }
+    expect((await open(path).load('run-1'))?.snapshot).toEqual(snapshot());
+    expect((await store.readEvents('run-1')).map((e) => [e.seq, (e.event as { step: number }).step])).toEqual(
+      [
+        [1, 1],
+        [2, 1],
+        [3, 1],
+        [4, 1],
+        [5, 2],
+        [6, 2],
+        [7, 2],
+        [8, 2],
+      ],
+    );
+  });
+
+  it("migrates release 0.1.0's schema 3 file to the log of schema 5: every run's events, snapshot rows and write order kept", async () => {
+    const path = join(dir, 'runs.db');
+    copyFileSync(new URL('../test/fixtures/releases/0.1.0/runs.db', import.meta.url), path);
+    const before = createClient({ url: `file:${path}` });
+    const old = {
+      events: new Map<string, unknown[]>(),
+      rows: new Map<string, unknown[]>(),
+      order: [] as string[],
+    };
+    try {
+      for (const row of (
+        await before.execute('SELECT run_id, seq, event, at FROM toolwarden_run_events ORDER BY run_id, seq')
+      ).rows) {
+        const list = old.events.get(String(row.run_id)) ?? [];
+        list.push({ seq: Number(row.seq), event: JSON.parse(String(row.event)), at: Number(row.at) });
+        old.events.set(String(row.run_id), list);
+      }
+      for (const row of (
+        await before.execute(
+          'SELECT run_id, member, value FROM toolwarden_run_rows ORDER BY run_id, member, idx',
+        )
+      ).rows) {
+        const key = `${row.run_id}/${row.member}`;
+        old.rows.set(key, [...(old.rows.get(key) ?? []), JSON.parse(String(row.value))]);
+      }
+      old.order = (
+        await before.execute('SELECT run_id FROM toolwarden_runs ORDER BY touch_seq DESC')
+      ).rows.map((row) => String(row.run_id));
+    } finally {
+      before.close();
+    }
+    expect(old.order.length).toBeGreaterThan(1);
+    expect(old.rows.size).toBeGreaterThan(0);
+
     const store = open(path);
-    await store.save('run-1', { expectedVersion: 1, status: 'awaiting', snapshot: { step: 2 } });
-    expect((await store.list({ sessionId: 's-1' })).map((r) => r.runId)).toEqual(['run-1', 'run-2']);
-    expect((await store.list({ status: 'awaiting' })).map((r) => r.runId)).toEqual(['run-1']);
-    expect((await store.readEvents('run-1')).map((e) => e.event)).toEqual([{ type: 'run_started' }]);
+    const listed = await store.list();
+    expect(listed.map((r) => r.runId)).toEqual(old.order);
+    for (const stored of listed) {
+      const events = (await store.readEvents(stored.runId)).map(({ seq, event, at }) => ({ seq, event, at }));
+      expect(events).toEqual(old.events.get(stored.runId) ?? []);
+      const context = (stored.snapshot as { context?: Record<string, unknown> }).context;
+      for (const member of ['messages', 'hints']) {
+        if (old.rows.has(`${stored.runId}/${member}`))
+          expect(context?.[member]).toEqual(old.rows.get(`${stored.runId}/${member}`));
+      }
+    }
+    // Appends after the migration number on from the copied entries.
+    const first = listed[0]!;
+    const seqs = (await store.readEvents(first.runId)).map((e) => e.seq);
+    await store.appendEvents(first.runId, [{ event: { type: 'after_migration' }, at: 1 }]);
+    expect((await store.readEvents(first.runId)).map((e) => e.seq)).toEqual([...seqs, seqs.length + 1]);
+
     const after = createClient({ url: `file:${path}` });
     try {
       const versions = await after.execute(
         'SELECT version FROM toolwarden_schema_migrations ORDER BY version',
       );
       expect(versions.rows.map((row) => Number(row.version))).toEqual(allVersions(SQLITE_SCHEMA_VERSION));
+      const tables = await after.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'toolwarden_run%' ORDER BY name",
+      );
+      expect(tables.rows.map((row) => String(row.name))).toEqual([
+        'toolwarden_run_log',
+        'toolwarden_run_owners',
+        'toolwarden_runs',
+      ]);
       const indexes = await after.execute(
         "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'toolwarden_runs' AND sql IS NOT NULL ORDER BY name",
       );
       expect(indexes.rows.map((row) => [String(row.name), String(row.sql)])).toEqual([
+        [
+          'toolwarden_runs_by_log_key',
+          'CREATE UNIQUE INDEX toolwarden_runs_by_log_key ON toolwarden_runs (log_key)',
+        ],
         [
           'toolwarden_runs_by_session',
           'CREATE INDEX toolwarden_runs_by_session ON toolwarden_runs (session_id)',

@@ -9,8 +9,8 @@
  *   starting at once settle it).
  * - WAL journal mode (readers do not block the writer).
  * - Every statement is prepared once and kept for the store's life (a statement cache on the
- *   connection): a step's write is `BEGIN IMMEDIATE`, one multi-row insert of its events, one
- *   multi-row insert of the snapshot rows it added, one `UPDATE` of the run row, `COMMIT`, all
+ *   connection): a step's write is `BEGIN IMMEDIATE`, one multi-row insert of its events and the
+ *   snapshot rows it added into the run's log, one `UPDATE` of the run row, `COMMIT`, all
  *   within one synchronous call, so no transaction is ever held across an `await`.
  * - Another process's write lock never blocks the event loop (issue 24 item 8): the connection's
  *   busy timeout is 0, so SQLite answers SQLITE_BUSY at once instead of waiting inside the call,
@@ -27,10 +27,11 @@
  *   killed; only an OS crash or power loss can take back the last commits. `synchronous: 'full'`
  *   fsyncs every commit (~3-4 ms each on a typical disk, against ~0.15 ms; a step's p50/p99 in
  *   docs/benchmarks.md §Durable step floor).
- * - What a step's commit writes (schema 4, issue 36 item 2): the run row, the write-order index
- *   (`touch_seq`), the events table and its primary key's index, the rows table and its index;
- *   no other index of the runs table holds a column a step rewrites, and a save sets `status`
- *   only when it changes. `list` orders by write order (`touch_seq DESC`).
+ * - What a step's commit writes (schemas 4 and 5, issue 36 item 2): three b-trees, the run row,
+ *   the write-order index (`touch_seq`) and the run log (`sqlite-log.ts`: events and snapshot
+ *   rows in one table keyed by run and write order); no other index of the runs table holds a
+ *   column a step rewrites, and a save sets `status` only when it changes. `list` orders by
+ *   write order (`touch_seq DESC`).
  *
  * `libsql` is loaded on first use, so importing toolwarden does not load its native binary for
  * apps that never use this store.
@@ -69,16 +70,13 @@ import {
 } from './run-store-input.ts';
 import { groupRows, hasMarkers, joinSnapshot, type MemberRows, RowTracker } from './snapshot-rows.ts';
 import { SqliteConnection } from './sqlite-connection.ts';
+import { LOG_SQL, type LogEntry, logEntries, logInsert, memberKind, memberOfKind } from './sqlite-log.ts';
 import { migrate } from './sqlite-schema.ts';
 import {
-  type BoundStatement,
-  boundEvents,
-  boundMemberRows,
   eventRows,
   type Row,
   RUN_COLUMNS,
   RUN_COLUMNS_WITHOUT_SNAPSHOT,
-  rowEntries,
   SQL,
   toStoredRun,
 } from './sqlite-statements.ts';
@@ -139,14 +137,12 @@ class SqliteRunStore implements RunStore {
     const snapshot = JSON.stringify(split.head);
     const labels = run.labels === undefined ? null : JSON.stringify(run.labels);
     const events = run.events ?? [];
-    const memberRows = rowEntries(split.rows);
+    const entries = logEntries(events, split.rows);
     return this.withDatabase('create', run.runId, (db) =>
       db.write(() => {
         const at = this.now();
-        // Events and rows first, only if the run is absent: the condition the run insert
-        // checks, so either all land or none does.
-        if (events.length > 0) db.run(SQL.insertEventsIfAbsent, run.runId, eventRows(events), run.runId);
-        if (memberRows !== undefined) db.run(SQL.insertRowsIfAbsent, run.runId, memberRows, run.runId);
+        // The run row first (its log_key numbers the entries); a run that exists throws, and the
+        // transaction rolls back whole.
         const inserted = db.run(
           SQL.insertRun,
           run.runId,
@@ -159,8 +155,13 @@ class SqliteRunStore implements RunStore {
           at,
           events.length,
           run.owner ?? null,
+          entries.length,
         );
         if (inserted === 0) throw new RunExistsError(run.runId);
+        if (entries.length > 0) {
+          const numbered = entries.map(([, kind, seq, value, at]) => [kind, seq, value, at]);
+          db.run(LOG_SQL.insertOfNewRun, JSON.stringify(numbered), run.runId);
+        }
         this.rowTracker.written(run.runId, run.snapshot, 1, FINISHED_STATUSES.includes(run.status));
         return this.remember(createdRun(run, at, structuredClone(run.snapshot)));
       }),
@@ -186,25 +187,27 @@ class SqliteRunStore implements RunStore {
       snapshot: JSON.stringify(split.head),
       labels: update.labels === undefined ? null : JSON.stringify(update.labels),
       eventCount: update.events?.length ?? 0,
-      eventInsert: update.events?.length ? boundEvents(update.events, runId, version) : undefined,
       trims: split.rows.filter((member) => member.trim),
-      rowUpsert: boundMemberRows(split.rows, runId, version),
+      entries: logEntries(update.events ?? [], split.rows),
     };
     return this.withDatabase('save', runId, (db) => db.write(() => this.writeSave(db, runId, update, write)));
   }
 
   /**
-   * A save's transaction: the events first, numbered after the run's counter, only if the run is
-   * at `expectedVersion`; then the rows the step added (snapshot-rows.ts), under the same
-   * condition; then the run row. One transaction: the events land exactly when the save does.
+   * A save's transaction: a rewritten member's old rows go; then the step's events and the rows
+   * it added (snapshot-rows.ts) in one insert into the run's log (sqlite-log.ts), numbered after
+   * the run's counters; each only if the run is at `expectedVersion`; then the run row. One
+   * transaction: the events land exactly when the save does.
    */
   private writeSave(db: SqliteConnection, runId: string, update: RunUpdate, write: SaveWrite): StoredRun {
     const version = update.expectedVersion;
-    if (write.eventInsert !== undefined) db.run(write.eventInsert.sql, ...write.eventInsert.args);
     for (const member of write.trims) {
-      db.run(SQL.trimRowsAtVersion, runId, member.member, member.from + member.values.length, runId, version);
+      db.run(LOG_SQL.trimAtVersion, runId, version, memberKind(member.member), member.from);
     }
-    if (write.rowUpsert !== undefined) db.run(write.rowUpsert.sql, ...write.rowUpsert.args);
+    if (write.entries.length > 0) {
+      const insert = logInsert(write.entries, runId, version);
+      db.run(insert.sql, ...insert.args);
+    }
     const saved = this.updateRun(db, runId, update, write);
     if (saved !== undefined) {
       this.remember(saved);
@@ -230,7 +233,16 @@ class SqliteRunStore implements RunStore {
     const version = update.expectedVersion;
     const before = this.known.get(runId);
     const at = this.now();
-    const args = [update.status, write.snapshot, write.labels, at, write.eventCount, runId, version] as const;
+    const args = [
+      update.status,
+      write.snapshot,
+      write.labels,
+      at,
+      write.eventCount,
+      write.entries.length,
+      runId,
+      version,
+    ] as const;
     if (before?.version !== version) {
       const row = db.get(`${SQL.updateRun} RETURNING ${RUN_COLUMNS_WITHOUT_SNAPSHOT}`, ...args);
       return row === undefined ? undefined : toStoredRun(row, undefined);
@@ -281,8 +293,9 @@ class SqliteRunStore implements RunStore {
       // One transaction: reserve seq numbers (last + 1 ... last + n) on the run row, then insert
       // the events at those numbers. A missing run reserves nothing and inserts nothing.
       return db.write(() => {
-        if (db.run(SQL.reserveEvents, events.length, runId) === 0) throw new RunNotFoundError(runId);
-        db.run(SQL.insertReservedEvents, events.length - 1, rows, runId);
+        if (db.run(LOG_SQL.reserve, events.length, events.length, runId) === 0)
+          throw new RunNotFoundError(runId);
+        db.run(LOG_SQL.insertReserved, events.length, events.length - 1, rows, runId);
       });
     });
   }
@@ -293,8 +306,8 @@ class SqliteRunStore implements RunStore {
     return this.withDatabase('readEvents', runId, (db) =>
       db.read(() =>
         (limit === undefined
-          ? db.all(SQL.readEvents, runId, afterSeq)
-          : db.all(SQL.readEventsLimit, runId, afterSeq, limit)
+          ? db.all(LOG_SQL.readEvents, runId, afterSeq)
+          : db.all(LOG_SQL.readEventsLimit, runId, afterSeq, limit)
         ).map((row) => ({
           runId,
           seq: Number(row.seq),
@@ -309,10 +322,8 @@ class SqliteRunStore implements RunStore {
     checkRunId(runId);
     return this.withDatabase('delete', runId, async (db) => {
       const deleted = await db.write(() => {
-        db.run(SQL.deleteEvents, runId);
-        const runs = db.run(SQL.deleteRun, runId);
-        db.run(SQL.deleteRows, runId);
-        return runs;
+        db.run(LOG_SQL.deleteOfRun, runId, runId);
+        return db.run(SQL.deleteRun, runId);
       });
       this.rowTracker.forget(runId);
       this.known.delete(runId);
@@ -434,10 +445,10 @@ class SqliteRunStore implements RunStore {
     const ids = rows.filter((_, index) => hasMarkers(heads[index])).map((row) => String(row.run_id));
     const stored: { runId: string; member: string; value: unknown }[] = [];
     if (ids.length > 0) {
-      for (const row of db.all(SQL.runRows, JSON.stringify(ids))) {
+      for (const row of db.all(LOG_SQL.runRows, JSON.stringify(ids))) {
         stored.push({
           runId: String(row.run_id),
-          member: String(row.member),
+          member: memberOfKind(Number(row.kind)),
           value: JSON.parse(String(row.value)),
         });
       }
@@ -456,10 +467,10 @@ interface SaveWrite {
   /** The labels as JSON text, `null` to keep the stored ones. */
   labels: string | null;
   eventCount: number;
-  eventInsert: BoundStatement | undefined;
-  /** Members rewritten shorter: their rows past the new length go. */
+  /** Members rewritten, not appended to: their stored rows from `from` on go. */
   trims: MemberRows[];
-  rowUpsert: BoundStatement | undefined;
+  /** What the save adds to the run's log: its events, then the members' new rows. */
+  entries: LogEntry[];
 }
 
 function toDatabaseUrl(path: string): string {
