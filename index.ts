@@ -249,6 +249,7 @@ export {
   defineTool,
   type JSONSchema,
   type ReconcileOutcome,
+  type RunUnapproved,
   TOOL_ID_PATTERN,
   type Tool,
   type ToolContext,

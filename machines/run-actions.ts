@@ -350,14 +350,32 @@ export function startTurnUpdate(context: RunContext): Partial<RunContext> {
 export function callsToStart(
   batch: Pick<RunContext['batch'], 'pending' | 'results'>,
 ): { call: PendingCall; index: number }[] {
+  // While calls wait for approval, only those marked to run ahead start (docs/policies.md §Mixed batches).
+  const held = batch.pending.some((call) => call.status === 'confirm');
   const start: { call: PendingCall; index: number }[] = [];
   for (let index = 0; index < batch.pending.length; index++) {
     if (batch.results[index] !== null) continue;
     const call = batch.pending[index]!;
-    if (call.status !== 'admitted' || call.external) continue;
+    if (call.status !== 'admitted' || call.external || (held && !call.runAhead)) continue;
     start.push({ call, index });
   }
   return start;
+}
+
+/**
+ * Whether the batch's calls that ran ahead of its approval are done and the rest wait for it
+ * (`executing` → `awaiting.confirmation`, docs/policies.md §Mixed batches): some call waits for
+ * approval, and every call without a result waits for it or with it.
+ */
+export function awaitsApproval(batch: Pick<RunContext['batch'], 'pending' | 'results'>): boolean {
+  let held = false;
+  for (let index = firstOpenResult(batch.results); index < batch.pending.length; index++) {
+    if (batch.results[index] !== null) continue;
+    const call = batch.pending[index]!;
+    if (call.status === 'confirm') held = true;
+    else if (call.status === 'admitted' && call.runAhead && !call.external) return false;
+  }
+  return held;
 }
 
 /**

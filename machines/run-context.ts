@@ -77,6 +77,12 @@ export interface PendingCall {
    * in the run or its thread (`applied`).
    */
   remembered?: { how: 'recorded' | 'applied'; approvalId: string; scope: RememberScope; by?: string };
+  /**
+   * An admitted call that runs while other calls of its batch wait for approval (its tool's or the
+   * runtime's `runUnapproved: 'parallel'`, docs/policies.md §Mixed batches); admitted calls
+   * without it wait for the approval with them.
+   */
+  runAhead?: true;
 }
 
 /** A held call whose approval was not remembered though `remember` was given, and why (`high_risk`). */

@@ -136,6 +136,7 @@ export type RunMachineAction =
  */
 export type RunMachineGuardName =
   | 'awaitCapReached'
+  | 'awaitsApproval'
   | 'awaitsExternalCalls'
   | 'batchComplete'
   | 'batchExceedsToolCap'
@@ -167,6 +168,7 @@ export type RunMachineGuardName =
   | 'policyFailed'
   | 'policyFinalized'
   | 'reviewsResults'
+  | 'runsAheadOfApproval'
   | 'timeBudgetSpent'
   | 'tokenCapReached'
   | 'toolCapReached'

@@ -39,6 +39,14 @@ const catalog = new ToolCatalog([
     input: z.object({ text: z.string() }),
     execute: async (i) => i,
   }),
+  // Runs while other calls of its batch wait for approval (docs/policies.md §Mixed batches).
+  defineTool({
+    id: 'util.first',
+    description: 'Runs ahead of an approval',
+    input: z.object({}),
+    approvals: { runUnapproved: 'parallel' },
+    execute: async () => ({ ok: true }),
+  }),
   defineTool({
     id: 'ops.guarded',
     description: 'Needs approval',
@@ -98,6 +106,16 @@ const echo = (text: unknown) => ({ name: 'util.echo', input: { text } });
 
 /** What a planner turn can give: every branch of `planning`'s onDone, and a failure. */
 function planOutcomes(context: RunContext): RunMachineEvent[] {
+  // A setting of its own: a mixed batch, one call running first while the other waits for approval.
+  if (context.labels.pair === 'mixed') {
+    const mixed = {
+      toolCalls: [
+        { name: 'util.first', input: {} },
+        { name: 'ops.guarded', input: {} },
+      ],
+    };
+    return [mixed, { finalResponse: { text: 'done' } }].map((result) => done(PLAN, { result }));
+  }
   // The setting of its own: a batch of two, one call asking a person while the other ends.
   if (context.labels.pair === 'on') {
     return [{ toolCalls: [echo('a'), echo('b')] }, { finalResponse: { text: 'done' } }].map((result) =>
@@ -366,7 +384,7 @@ const input = (policies: 'on' | 'off', startedAt = Date.now()): RunInput => ({
   startedAt,
 });
 
-/** The machine is traversed in five settings, each reaching what the others cannot. */
+/** The machine is traversed in seven settings, each reaching what the others cannot. */
 const settings = [
   { name: 'no policies', input: input('off') },
   { name: 'policies', input: input('on') },
@@ -374,6 +392,7 @@ const settings = [
   { name: 'one turn', input: { ...input('off'), caps: { ...caps, maxTurns: 1 } } },
   { name: 'one await', input: { ...input('off'), caps: { ...caps, maxAwaits: 1 } } },
   { name: 'a batch of two', input: { ...input('off'), labels: { policies: 'off', pair: 'on' } } },
+  { name: 'a mixed batch', input: { ...input('off'), labels: { policies: 'off', pair: 'mixed' } } },
 ];
 
 interface Coverage {

@@ -32,6 +32,7 @@ import { doneOutput, parsedPlan, planOf, planOutput, planParse } from './plan-ou
 import { plannerTurnEvent } from './planner-turn.ts';
 import { revokeApprovalOutcome } from './remembered-approvals.ts';
 import {
+  awaitsApproval,
   awaitsExternalCalls,
   callsToStart,
   enterPolicyClarificationUpdate,
@@ -115,6 +116,11 @@ const machine = setup({
     policyAwaitsClarification: ({ context }) => context.flow.effects?.awaitClarification !== undefined,
     policyBacksOff: ({ context }) => context.flow.effects?.backoffUntil !== undefined,
     needsConfirmation: ({ context }) => context.batch.pending.some((call) => call.status === 'confirm'),
+    /** Some calls wait for approval and some run first (docs/policies.md §Mixed batches). */
+    runsAheadOfApproval: ({ context }) =>
+      context.batch.pending.some((call) => call.runAhead === true && call.status === 'admitted') &&
+      context.batch.pending.some((call) => call.status === 'confirm'),
+    awaitsApproval: ({ context }) => awaitsApproval(context.batch),
     hasAdmittedCalls: ({ context }) => context.batch.pending.some((call) => call.status === 'admitted'),
     batchComplete: ({ context }) =>
       context.batch.results.length > 0 &&
@@ -581,6 +587,8 @@ const machine = setup({
       always: [
         { guard: 'policyFailed', target: 'failed', actions: 'failFromPolicy' },
         { guard: 'policyFinalized', target: 'finalizing', actions: ['foldBatch', 'finalizeFromPolicy'] },
+        // Mixed batches: the calls that need no approval run first, then the run asks for the rest.
+        { guard: 'runsAheadOfApproval', target: 'executing' },
         { guard: 'needsConfirmation', target: 'awaiting.confirmation', actions: 'requestToolConfirmation' },
         { guard: 'hasAdmittedCalls', target: 'executing' },
         { target: 'resuming' },
@@ -595,6 +603,8 @@ const machine = setup({
         { guard: 'batchComplete', target: 'resuming' },
         // Calls of tools without `execute` are the app's: awaited once the others are done.
         { guard: 'awaitsExternalCalls', target: 'awaiting.externalTools', actions: 'requestExternalCalls' },
+        // The calls that ran ahead of the batch's approval are done: the rest wait for it.
+        { guard: 'awaitsApproval', target: 'awaiting.confirmation', actions: 'requestToolConfirmation' },
       ],
       on: {
         cancel: { target: 'canceled', actions: ['recordCancel', 'recordCallsInDoubt'] },

@@ -83,8 +83,10 @@ export interface CoreRuntimeOptions {
   /** Where errors the runtime cannot hand to a caller go (a store write failing, a plugin hook throwing). */
   onError?: OnRuntimeError;
   /**
-   * Approvals (docs/policies.md §Sticky approvals): `rememberHighRisk` (default false: a `high`
-   * risk call always asks, a `remember` on it is ignored).
+   * Approvals (docs/policies.md §Sticky approvals, §Mixed batches): `rememberHighRisk` (default
+   * false: a `high` risk call always asks, a `remember` on it is ignored) and `runUnapproved`
+   * (`wait`, default, or `parallel`: a batch's calls that need no approval run first while the
+   * others wait).
    */
   approvals?: ApprovalOptions;
   /**

@@ -132,11 +132,18 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.Zod
   /**
    * How risky an approval of this call is: `low`, `medium`, `high`, or a function of the input,
    * e.g. `({ amount }) => amount > 1000 ? 'high' : 'medium'`. Shown with the confirmation; a
-   * `high` call is never approved by a remembered approval. A function that throws means `high`.
+   * `high` call is never approved by a remembered approval (unless the runtime's
+   * `approvals.rememberHighRisk`). A function that throws means `high`.
    */
   risk?: ApprovalRisk | ApprovalFacet<z.output<I>, ApprovalRisk>;
   /** One line for the approver (`Refund 40 EUR of A-17`), or a function of the input giving it. */
   summary?: string | ApprovalFacet<z.output<I>, string>;
+  /**
+   * `runUnapproved`: what a call of this tool that needs no approval does while other calls of
+   * its batch wait for one: `parallel` runs it first, `wait` holds it with them. Default: the
+   * runtime's `approvals.runUnapproved` (`wait`). docs/policies.md §Mixed batches.
+   */
+  approvals?: { runUnapproved?: RunUnapproved };
   /** Fields filled by plugins from ToolCallMeta or labels; hidden from the model (docs/tool-boundary.md). */
   inject?: string[];
   /**
@@ -161,6 +168,9 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.Zod
 export type ConfirmationCheck<T> = {
   check(input: T, meta: ToolCallMeta): boolean | Promise<boolean>;
 }['check'];
+
+/** See `ToolDefinition.approvals` and the runtime's `approvals.runUnapproved` (docs/policies.md §Mixed batches). */
+export type RunUnapproved = 'parallel' | 'wait';
 
 /** How risky approving a call is (docs/policies.md §Permissions and risk). */
 export type ApprovalRisk = 'low' | 'medium' | 'high';

@@ -6,8 +6,12 @@ import type {
 } from '../../machines/run-context.ts';
 import { callFingerprint } from '../../policies/call-fingerprint.ts';
 import type { PolicyDecisionRecord } from '../../run/run-events.ts';
+import type { RunUnapproved } from '../../tools/define-tool.ts';
 
-/** How a runtime treats approvals (`createRuntime({ approvals })`, docs/policies.md §Sticky approvals). */
+/**
+ * How a runtime treats approvals (`createRuntime({ approvals })`, docs/policies.md §Sticky
+ * approvals and §Mixed batches).
+ */
 export interface ApprovalOptions {
   /**
    * Whether a `remember` given with the approval of a `risk: 'high'` call is recorded. Default
@@ -15,6 +19,12 @@ export interface ApprovalOptions {
    * `approval_remembered` event listing it in `notRemembered` (reason `high_risk`).
    */
   rememberHighRisk?: boolean;
+  /**
+   * What the calls of a batch that need no approval do while other calls of the batch wait for
+   * one: `wait` (default) for the approval with them; `parallel` run first, and the approval is
+   * asked once they finished. A tool's own `approvals.runUnapproved` decides for its calls.
+   */
+  runUnapproved?: RunUnapproved;
 }
 
 /** The name remembered approvals decide under on `policy_decision` events. */

@@ -41,8 +41,29 @@ export function createValidateBatchPort(deps: RunDeps): RunPort<ValidateBatchInp
       context.batch.pending.length > SYNC_VALIDATION_MAX_CALLS
         ? await validateCallsInSlices(deps, context, effects)
         : validateCalls(deps, context, effects);
-    return confirmWhereAsked(deps, context, output, effects);
+    return markRunAhead(deps, await confirmWhereAsked(deps, context, output, effects));
   };
+}
+
+/**
+ * Marks the admitted calls that run while others of the batch wait for approval (`runAhead`, docs/policies.md
+ * §Mixed batches): when some call waits (`confirm`), each admitted call whose tool's
+ * `approvals.runUnapproved`, else the runtime's, is `parallel`. External calls (the app runs
+ * them) always wait with the approval. The batch as it is when no call waits or none runs ahead.
+ */
+function markRunAhead(deps: RunDeps, output: ValidateBatchOutput): ValidateBatchOutput {
+  const { pending } = output;
+  if (!pending.some((call) => call.status === 'confirm')) return output;
+  const fallback = deps.approvals?.runUnapproved ?? 'wait';
+  let marked: PendingCall[] | undefined;
+  for (const [index, call] of pending.entries()) {
+    if (call.status !== 'admitted' || call.external || call.runAhead) continue;
+    const mode = deps.catalog.get(call.name)?.approvals?.runUnapproved ?? fallback;
+    if (mode !== 'parallel') continue;
+    marked ??= pending.slice();
+    marked[index] = { ...call, runAhead: true };
+  }
+  return marked ? { ...output, pending: marked } : output;
 }
 
 /**
@@ -116,7 +137,7 @@ export function validateCalls(
   effects: PolicyEffects,
 ): ValidateBatchOutput {
   const check = new BatchCheck(deps, context, effects);
-  return check.output(context.batch.pending.map((call) => check.call(call)));
+  return markRunAhead(deps, check.output(context.batch.pending.map((call) => check.call(call))));
 }
 
 /**
