@@ -83,6 +83,8 @@ export interface PendingCall {
    * without it wait for the approval with them.
    */
   runAhead?: true;
+  /** A person approved the call (it waited in `awaiting.confirmation`). */
+  approved?: true;
 }
 
 /** A held call whose approval was not remembered though `remember` was given, and why (`high_risk`). */

@@ -195,10 +195,10 @@ export function toolApprovalOutcome(context: RunContext, event: RunMachineEvent)
   const approvedCall = (call: PendingCall): PendingCall => {
     const edit = edits.get(call.toolCallId);
     const approval = remembered.get(call.toolCallId);
+    const decided: PendingCall = event.approved ? { ...call, status, approved: true } : { ...call, status };
     const marked: PendingCall = approval
       ? {
-          ...call,
-          status,
+          ...decided,
           remembered: {
             how: 'recorded',
             approvalId: approval.id,
@@ -206,7 +206,7 @@ export function toolApprovalOutcome(context: RunContext, event: RunMachineEvent)
             ...(approval.by === undefined ? {} : { by: approval.by }),
           },
         }
-      : { ...call, status };
+      : decided;
     if (!edit) return marked;
     return {
       ...marked,

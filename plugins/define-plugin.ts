@@ -52,6 +52,17 @@ export interface ToolInvocation {
    * the validated input before the edit and who made it (approve with edits).
    */
   edited?: { original: Record<string, unknown> | undefined; by?: string };
+  /**
+   * What an approver is shown of the call (its tool's `summary`, `risk`, `permissions`,
+   * docs/policies.md §Permissions and risk) and how it was approved: `person` (a confirmation),
+   * `remembered` (a remembered approval, §Sticky approvals); absent `approvedBy`: it needed none.
+   */
+  approval?: {
+    summary?: string;
+    risk?: 'low' | 'medium' | 'high';
+    permissions?: string[];
+    approvedBy?: 'person' | 'remembered';
+  };
 }
 
 /** One planner turn, as `wrapPlan` sees it. */

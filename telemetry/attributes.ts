@@ -187,6 +187,14 @@ export const ATTR_TOOLWARDEN_TOOL_CALL_EDITED_BY = 'toolwarden.tool_call.edited_
 export const ATTR_TOOLWARDEN_TOOL_CALL_EDITED = 'toolwarden.tool_call.edited';
 /** The input before the approver's edit (JSON; only with `captureContent`, through `redact`), on `execute_tool`. */
 export const ATTR_TOOLWARDEN_TOOL_CALL_ORIGINAL_ARGUMENTS = 'toolwarden.tool_call.original_arguments';
+/** The call's approval risk (`low`/`medium`/`high`, its tool's `risk`; docs/policies.md §Permissions and risk), on `execute_tool`. */
+export const ATTR_TOOLWARDEN_APPROVAL_RISK = 'toolwarden.approval.risk';
+/** The permissions the call needs (string array, its tool's `permissions`), on `execute_tool`. */
+export const ATTR_TOOLWARDEN_APPROVAL_PERMISSIONS = 'toolwarden.approval.permissions';
+/** The approver's one line for the call (its tool's `summary`), on `execute_tool`. */
+export const ATTR_TOOLWARDEN_APPROVAL_SUMMARY = 'toolwarden.approval.summary';
+/** Who let a held call run: `person` (a confirmation) or `remembered` (§Sticky approvals), on `execute_tool`. */
+export const ATTR_TOOLWARDEN_APPROVAL_APPROVED_BY = 'toolwarden.approval.approved_by';
 /** ToolCallMeta.parentToolCallId, for calls of a child run (agent-as-tool). */
 export const ATTR_TOOLWARDEN_TOOL_CALL_PARENT_ID = 'toolwarden.tool_call.parent_id';
 /** ToolCallMeta.attempt: 1 for the first call in a repair chain, 2 after one repair, ... (int). */

@@ -26,6 +26,10 @@ import {
   ATTR_GEN_AI_TOOL_DESCRIPTION,
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_GEN_AI_TOOL_TYPE,
+  ATTR_TOOLWARDEN_APPROVAL_APPROVED_BY,
+  ATTR_TOOLWARDEN_APPROVAL_PERMISSIONS,
+  ATTR_TOOLWARDEN_APPROVAL_RISK,
+  ATTR_TOOLWARDEN_APPROVAL_SUMMARY,
   ATTR_TOOLWARDEN_RETRY_HINT_MESSAGE,
   ATTR_TOOLWARDEN_RETRY_HINT_MISSING_FIELDS,
   ATTR_TOOLWARDEN_RETRY_HINT_REASON,
@@ -220,6 +224,7 @@ export class ToolSpans {
         ...info,
       });
     }
+    if (call.approval) setApprovalAttributes(span, call.approval);
     return span;
   }
 
@@ -335,4 +340,14 @@ function hintAttributes(hint: RetryHint): Attributes {
   if (hint.retryAfterMs !== undefined)
     attributes[ATTR_TOOLWARDEN_RETRY_HINT_RETRY_AFTER_MS] = hint.retryAfterMs;
   return attributes;
+}
+
+/** `toolwarden.approval.*` of a call's approval descriptor (docs/telemetry.md). */
+function setApprovalAttributes(span: Span, approval: NonNullable<ToolInvocation['approval']>): void {
+  if (approval.risk !== undefined) span.setAttribute(ATTR_TOOLWARDEN_APPROVAL_RISK, approval.risk);
+  if (approval.permissions !== undefined)
+    span.setAttribute(ATTR_TOOLWARDEN_APPROVAL_PERMISSIONS, approval.permissions);
+  if (approval.summary !== undefined) span.setAttribute(ATTR_TOOLWARDEN_APPROVAL_SUMMARY, approval.summary);
+  if (approval.approvedBy !== undefined)
+    span.setAttribute(ATTR_TOOLWARDEN_APPROVAL_APPROVED_BY, approval.approvedBy);
 }

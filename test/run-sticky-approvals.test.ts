@@ -16,7 +16,14 @@ import type { RunHandle } from '../runtime/run-handle.ts';
 import { RunAnswerError } from '../runtime/run-handle.ts';
 import { memoryStore } from '../stores/memory-store.ts';
 import { sqliteStore } from '../stores/sqlite-store.ts';
+import {
+  ATTR_TOOLWARDEN_APPROVAL_APPROVED_BY,
+  ATTR_TOOLWARDEN_APPROVAL_PERMISSIONS,
+  ATTR_TOOLWARDEN_APPROVAL_RISK,
+  ATTR_TOOLWARDEN_APPROVAL_SUMMARY,
+} from '../telemetry/attributes.ts';
 import { done, testRuntime } from './run-fixtures.ts';
+import { inMemoryTracing } from './support/in-memory-tracing.ts';
 import { riskyRefundTool } from './support/refund-tool.ts';
 
 const refund = (orderId: string, amount: number): PlanResult => ({
@@ -262,6 +269,28 @@ describe('sticky approvals', () => {
       for (const runtime of runtimes) await runtime.close();
       for (const store of stores) await store.close();
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the execute_tool span carries the approval descriptor and who let the call run (person, remembered)', async () => {
+    const { exporter, provider } = inMemoryTracing();
+    const { tool } = riskyRefundTool();
+    const planner = scriptedPlanner([refund('A-17', 40), refund('A-17', 40), done()]);
+    const runtime = testRuntime({ planner, tools: [tool], telemetry: { tracerProvider: provider } });
+    const run = runtime.start({ messages: prompt, grants });
+    answering(run, ({ id }) => ({ id, approved: true, by: 'ops', remember: 'arguments' }));
+    expect((await run.result()).status).toBe('completed');
+    await provider.forceFlush();
+
+    const spans = exporter.getFinishedSpans().filter((s) => s.name === 'execute_tool payments.refund');
+    expect(spans.map((span) => span.attributes[ATTR_TOOLWARDEN_APPROVAL_APPROVED_BY])).toEqual([
+      'person',
+      'remembered',
+    ]);
+    for (const span of spans) {
+      expect(span.attributes[ATTR_TOOLWARDEN_APPROVAL_RISK]).toBe('medium');
+      expect(span.attributes[ATTR_TOOLWARDEN_APPROVAL_PERMISSIONS]).toEqual(['payments:refund']);
+      expect(span.attributes[ATTR_TOOLWARDEN_APPROVAL_SUMMARY]).toBe('Refund 40 EUR of A-17');
     }
   });
 });

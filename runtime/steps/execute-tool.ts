@@ -1,3 +1,4 @@
+import type { PendingCall } from '../../machines/run-context.ts';
 import type { ExecuteToolInput, ExecuteToolOutput, RunPort } from '../../machines/run-ports.ts';
 import { composeWrappers, type RunInfo, type ToolInvocation } from '../../plugins/define-plugin.ts';
 import {
@@ -139,6 +140,8 @@ function toolInvocation(
   Object.defineProperty(invocation, 'signal', LAZY_SIGNAL);
   // Set after, not spread in: a spread in an object literal takes V8's slow path every call.
   if (call.edited) invocation.edited = { original: call.edited.original, by: call.edited.by };
+  const approval = approvalOf(call);
+  if (approval) invocation.approval = approval;
   abort.invocation = invocation;
   return invocation;
 }
@@ -294,4 +297,21 @@ function ownCopy(input: Record<string, unknown>): Record<string, unknown> {
     if (typeof value === 'object' && value !== null) return structuredClone(input);
   }
   return { ...input };
+}
+
+/**
+ * The call's approval descriptor for plugins (`ToolInvocation.approval`, on the `execute_tool`
+ * span): its facts, and `approvedBy` when it was held for approval (`person`: a confirmation
+ * admitted it; `remembered`: a remembered approval did). `undefined` for a call with neither.
+ */
+function approvalOf(call: PendingCall): ToolInvocation['approval'] {
+  const facts = call.approval;
+  const approvedBy = call.remembered?.how === 'applied' ? 'remembered' : call.approved ? 'person' : undefined;
+  if (facts === undefined && approvedBy === undefined) return undefined;
+  return {
+    ...(facts?.summary === undefined ? {} : { summary: facts.summary }),
+    ...(facts?.risk === undefined ? {} : { risk: facts.risk }),
+    ...(facts?.permissions === undefined ? {} : { permissions: facts.permissions }),
+    ...(approvedBy === undefined ? {} : { approvedBy }),
+  };
 }
