@@ -83,18 +83,6 @@ export const EXCEPTIONS = {
       reason:
         'the Temporal workflow: one workflow function by Temporal’s model; to be split into deterministic steps (issue 37 item 2, open)',
     },
-    {
-      file: 'stores/store-contract.ts',
-      name: 'describeRunStoreContract',
-      reason:
-        'the store contract is test support shipped in product code: it moves under test/ as one conformance suite with its steps as cases (issue 37 item 3, open)',
-    },
-    {
-      file: 'stores/store-contract.ts',
-      name: '(anonymous)',
-      reason:
-        'the store contract is test support shipped in product code: it moves under test/ as one conformance suite with its steps as cases (issue 37 item 3, open)',
-    },
   ],
   imports: [],
 };

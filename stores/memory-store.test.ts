@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { scriptedPlanner } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
+import { runStoreContract } from '../test/store-contract/run-store-contract.ts';
 import { immutableCopy } from './immutable-copy.ts';
 import { DEFAULT_FINISHED_TTL_MS, DEFAULT_MAX_FINISHED_RUNS, memoryStore } from './memory-store.ts';
 import type { NewRunEvent, RunStore } from './run-store.ts';
-import { describeRunStoreContract } from './store-contract.ts';
 
-describeRunStoreContract('memoryStore', async ({ now }) => {
+runStoreContract('memoryStore', async ({ now }) => {
   const store = memoryStore({ now });
   const dead = memoryStore({ now });
   await dead.close();

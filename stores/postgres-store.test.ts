@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runStoreContract } from '../test/store-contract/run-store-contract.ts';
 import {
   dropSchema,
   probePostgresTestDatabase,
@@ -8,7 +9,6 @@ import {
 import { POSTGRES_SCHEMA_VERSION, postgresStore } from './postgres-store.ts';
 import type { RunStore } from './run-store.ts';
 import { RunStoreUnavailableError } from './run-store-errors.ts';
-import { describeRunStoreContract } from './store-contract.ts';
 
 const SUITE = 'postgresStore (PostgreSQL)';
 const database = await probePostgresTestDatabase(SUITE);
@@ -42,7 +42,7 @@ function schemaFixture() {
   };
 }
 
-describeRunStoreContract(
+runStoreContract(
   'postgresStore',
   async ({ now }) => {
     requireDatabase();
@@ -57,7 +57,7 @@ describeRunStoreContract(
       dispose: () => fixture.dispose(),
     };
   },
-  skip === undefined ? { propertyRuns: 25 } : { skip },
+  skip === undefined ? { propertyRuns: 25 } : { skipAll: skip },
 );
 
 describe.skipIf(skip !== undefined)('postgresStore', () => {

@@ -40,7 +40,7 @@
  *
  * Implementations: {@link memoryStore} (default, one process), {@link sqliteStore} (embedded,
  * durable), {@link postgresStore} (several processes or machines). All three pass the same
- * contract suite (`store-contract.ts`).
+ * conformance suite (`test/store-contract/`, in the repository: not shipped).
  *
  * @module
  */

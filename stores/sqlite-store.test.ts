@@ -7,12 +7,12 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { createClient } from '@libsql/client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runStoreContract } from '../test/store-contract/run-store-contract.ts';
 import type { RunStore } from './run-store.ts';
 import { RunStoreUnavailableError } from './run-store-errors.ts';
 import { SQLITE_SCHEMA_VERSION, sqliteStore } from './sqlite-store.ts';
-import { describeRunStoreContract } from './store-contract.ts';
 
-describeRunStoreContract('sqliteStore', async ({ now }) => {
+runStoreContract('sqliteStore', async ({ now }) => {
   const dir = await mkdtemp(join(tmpdir(), 'toolwarden-sqlite-'));
   const path = join(dir, 'runs.db');
   const opened: RunStore[] = [];

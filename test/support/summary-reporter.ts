@@ -37,6 +37,8 @@ export default class SummaryReporter implements Reporter {
     let failed = 0;
     let skipped = 0;
     const skippedSuites: string[] = [];
+    /** Single tests skipped with a note (`context.skip(note)`, e.g. a store contract case a store declares it does not run). */
+    const skippedTests: string[] = [];
     const failedFiles: string[] = [];
     for (const module of testModules) {
       const file = module.moduleId.replace(`${process.cwd()}/`, '');
@@ -57,6 +59,7 @@ export default class SummaryReporter implements Reporter {
       if (module.state() === 'failed') continue;
       if (allSkipped(module.children.allTests())) skippedSuites.push(`${file}: ${this.reasonOf(module)}`);
       else {
+        skippedTests.push(...notedSkips(module, file));
         for (const suite of module.children.allSuites()) {
           if (allSkipped(suite.children.allTests()) && !parentSkipped(suite)) {
             skippedSuites.push(`${file} > ${suite.fullName}: ${this.reasonOf(module, suite)}`);
@@ -67,6 +70,11 @@ export default class SummaryReporter implements Reporter {
     if (skippedSuites.length > 0) {
       console.log(
         `\nSkipped suites (a test peer or data set was missing), each with its reason:\n${skippedSuites.map((s) => `  - ${s}`).join('\n')}`,
+      );
+    }
+    if (skippedTests.length > 0) {
+      console.log(
+        `\nSkipped tests, each with its reason:\n${skippedTests.map((s) => `  - ${s}`).join('\n')}`,
       );
     }
     if (failedFiles.length > 0) {
@@ -89,4 +97,16 @@ function allSkipped(tests: Iterable<{ result(): { state: string } }>): boolean {
 function parentSkipped(suite: TestSuite): boolean {
   const parent = suite.parent;
   return parent.type === 'suite' && allSkipped(parent.children.allTests());
+}
+
+/** `file > test: note` for each test skipped with a note whose suite ran other tests. */
+function notedSkips(module: TestModule, file: string): string[] {
+  const noted: string[] = [];
+  for (const test of module.children.allTests()) {
+    const result = test.result();
+    if (result.state !== 'skipped' || !('note' in result) || !result.note) continue;
+    if (test.parent.type === 'suite' && allSkipped(test.parent.children.allTests())) continue;
+    noted.push(`${file} > ${test.fullName}: ${result.note}`);
+  }
+  return noted;
 }
