@@ -104,17 +104,19 @@ export function findCalls(
 }
 
 /**
- * Whether any of these calls repeats an earlier call of the transcript under `key`: what
- * {@link repeatsEarlier} says of each, in one pass (O(transcript's look-back + calls), not
- * O(calls × look-back)). A call's holder is the newest assistant message holding its id; the
- * earlier calls are those of the assistant messages older than its holder, among the newest
- * {@link LOOK_BACK}. No key is computed while no earlier call exists (a run's first batch).
+ * Whether any of these calls repeats an earlier call of the transcript under `key` (same tool,
+ * same canonical input), in one pass: O(transcript's look-back + calls), not O(calls ×
+ * look-back) as asked call by call. A call's holder is the newest assistant message holding its
+ * id; the earlier calls are those of the assistant messages older than its holder, among the
+ * newest {@link LOOK_BACK}. Nothing is indexed and no key computed while the look-back holds the
+ * calls of one assistant message only (a run's first batch: nothing earlier to repeat).
  */
 export function anyRepeatsEarlier(
   messages: readonly Message[],
   toolCallIds: Iterable<string>,
   key: KeyOf,
 ): boolean {
+  if (!hasEarlierCalls(messages)) return false;
   const wanted = new Set(toolCallIds);
   if (wanted.size === 0) return false;
   // The look-back window, newest first, and which wanted calls each message holds (newest holder).
@@ -145,6 +147,19 @@ export function anyRepeatsEarlier(
     }
     if (w === newestHolder) break;
     for (const call of assistants[w]!) earlier.add(keyOf(call, key));
+  }
+  return false;
+}
+
+/** Whether the look-back holds calls of more than one assistant message (else none can repeat another's). */
+function hasEarlierCalls(messages: readonly Message[]): boolean {
+  let seen = 0;
+  let withCalls = 0;
+  for (let i = messages.length - 1; i >= 0 && seen < LOOK_BACK; i--) {
+    const message = messages[i]!;
+    if (message.role !== 'assistant' || !message.toolCalls) continue;
+    seen++;
+    if (message.toolCalls.length > 0 && ++withCalls > 1) return true;
   }
   return false;
 }
