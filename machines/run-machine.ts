@@ -854,6 +854,9 @@ const machine = setup({
  *                        (caps, time budget, policy) ─▶ completed | failed        any ─cancel─▶ canceled
  * ```
  *
+ * While calls run, one may ask a person (`elicit()`): `executing ─▶ awaiting.elicitation ─▶
+ * executing` on the answer or the asking call's end, the batch running on in `steps` throughout.
+ *
  * `admitting`, `routing`, `settling.routing`, `awaiting.approved` and the `checking` substates are transient (only
  * `always` transitions). With no policies (guard `consultsPolicies` false) `validating` and
  * `resuming` request nothing and a step is planning → executing → planning: two requests to

@@ -13,7 +13,7 @@
  * | `execute_tools`   | `executing` (the admitted calls without a result)     | one `tool.done` / `tool.error` per call |
  * | `review`          | `resuming.policies`                                   | `review.done` / `review.error`  |
  * | `sleep`           | `awaiting.backoff`                                    | `sleep.done`                    |
- * | `await`           | `awaiting.clarification`, `.externalTools`, `.confirmation` | `provide.clarification`, `provide.toolResults`, `confirm` |
+ * | `await`           | `awaiting.clarification`, `.externalTools`, `.confirmation`, `.elicitation` | `provide.clarification`, `provide.toolResults`, `confirm` |
  * | `elicited`        | an answer to a running call's question (`awaiting.elicitation`) | (nothing: the call is handed the answer) |
  * | `emit`            | any step that reports something (`tool_result`, `run_completed`, …) | (nothing: a `RunEvent` the actor would emit) |
  *

@@ -239,5 +239,6 @@ describe('a call’s question answered from the inspector (POST /api/runs/:key/a
     } finally {
       await runtime.inspector?.close();
     }
-  });
+    // The inspector's start (its page and server) takes seconds on a loaded machine.
+  }, 60_000);
 });
