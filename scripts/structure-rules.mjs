@@ -77,12 +77,6 @@ export const EXCEPTIONS = {
       reason:
         'a factory that closes over everything it builds; to be split into named steps (issue 37 item 2, open)',
     },
-    {
-      file: 'temporal/workflows.ts',
-      name: 'toolwardenRun',
-      reason:
-        'the Temporal workflow: one workflow function by Temporal’s model; to be split into deterministic steps (issue 37 item 2, open)',
-    },
   ],
   imports: [],
 };
