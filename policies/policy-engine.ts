@@ -101,6 +101,32 @@ export interface PolicyEngine extends Required<PolicyRunner> {
  * @throws PolicyDefinitionError when an entry is not a `definePolicy` value or two share a name.
  */
 export function createPolicyEngine(options: PolicyEngineOptions): PolicyEngine {
+  const parts = engineParts(options);
+  return {
+    policies: parts.policies,
+    consultsBatch: (context) => batchPolicies(parts, context.policyState).length > 0,
+    reviewsResults: (context) => reviewsResults(parts, context),
+    onRunStart: (input) => runStart(parts, input),
+    onToolBatch: (context, calls) => toolBatch(parts, context, calls),
+    consultsInDoubt: () => having(parts, 'onInDoubt').length > 0,
+    onInDoubt: (context, calls) => inDoubt(parts, context, calls),
+    onResults: (context, results, hints) => reviewBatch(parts, context, results, hints),
+  };
+}
+
+/** What every step of the engine reads: the policies (checked), their names, tools, limits, clock. */
+interface EngineParts {
+  readonly policies: readonly Policy[];
+  readonly names: ReadonlySet<string>;
+  readonly directory: ToolDirectory;
+  readonly defaultTimeoutMs: number;
+  readonly now: () => number;
+  /** The policies with each hook, in registration order, made on first use. */
+  readonly byHook: Map<PolicyHookName, Policy[]>;
+}
+
+/** Step 1: the options checked. @throws PolicyDefinitionError (see {@link createPolicyEngine}). */
+function engineParts(options: PolicyEngineOptions): EngineParts {
   const policies = [...options.policies];
   const names = new Set<string>();
   for (const [index, policy] of policies.entries()) {
@@ -114,212 +140,285 @@ export function createPolicyEngine(options: PolicyEngineOptions): PolicyEngine {
     }
     names.add(policy.name);
   }
-  const directory = toolDirectory(options.tools);
-  const defaultTimeoutMs = options.timeoutMs ?? DEFAULT_POLICY_TIMEOUT_MS;
-  const now = options.now ?? Date.now;
-  const having = (hook: PolicyHookName) => policies.filter((policy) => typeof policy[hook] === 'function');
-  /** The `onToolBatch` policies whose gate (`consultBatchWhen`) lets them see this run's next batch. */
-  const batchPolicies = (policyState: unknown) =>
-    having('onToolBatch').filter((policy) => batchGateOpen(policy, policyState));
-  const consultation = (
-    run: ConstructorParameters<typeof Consultation>[0],
-    prior: readonly PolicyRetryHint[],
-  ) => new Consultation(run, names, directory, now, prior);
+  return {
+    policies,
+    names,
+    directory: toolDirectory(options.tools),
+    defaultTimeoutMs: options.timeoutMs ?? DEFAULT_POLICY_TIMEOUT_MS,
+    now: options.now ?? Date.now,
+    byHook: new Map(),
+  };
+}
 
-  async function ask(
-    c: Consultation,
-    policy: Policy,
-    hook: Exclude<PolicyHookName, 'onRunStart'>,
-    call: () => PolicyHookResult,
-    subject: DecisionSubject = {},
-  ): Promise<void> {
+/** The policies that have `hook`, in registration order. */
+function having(parts: EngineParts, hook: PolicyHookName): Policy[] {
+  let found = parts.byHook.get(hook);
+  if (!found) {
+    found = parts.policies.filter((policy) => typeof policy[hook] === 'function');
+    parts.byHook.set(hook, found);
+  }
+  return found;
+}
+
+/** The `onToolBatch` policies whose gate (`consultBatchWhen`) lets them see this run's next batch. */
+function batchPolicies(parts: EngineParts, policyState: unknown): Policy[] {
+  return having(parts, 'onToolBatch').filter((policy) => batchGateOpen(policy, policyState));
+}
+
+function consultationOf(
+  parts: EngineParts,
+  run: ConstructorParameters<typeof Consultation>[0],
+  prior: readonly PolicyRetryHint[],
+): Consultation {
+  return new Consultation(run, parts.names, parts.directory, parts.now, prior);
+}
+
+/** One async hook of one policy, within its time limit; its decision (or its error) applied to `c`. */
+async function ask(
+  parts: EngineParts,
+  c: Consultation,
+  policy: Policy,
+  hook: Exclude<PolicyHookName, 'onRunStart'>,
+  call: () => PolicyHookResult,
+  subject: DecisionSubject = {},
+): Promise<void> {
+  try {
+    const decision = await withTimeout(call, policy.timeoutMs ?? parts.defaultTimeoutMs, policy.name, hook);
+    c.apply(policy, hook, decision, subject);
+  } catch (err) {
+    c.policyError(policy, hook, err, subject);
+  }
+}
+
+/** `reviewsResults`: whether a policy wants the batch just folded (see {@link PolicyEngine}). */
+function reviewsResults(parts: EngineParts, context: RunContext): boolean {
+  const { newResults, newHints } = context.batch;
+  if (newHints.length > 0 && having(parts, 'onRetryHint').length > 0) return true;
+  if (newResults.length === 0) return false;
+  const messages = messagesOf(context);
+  for (const policy of having(parts, 'onToolResult')) {
+    if (!policy.repeatKey) return true;
+    const ids = newResults.map((result) => result.toolCallId);
+    if (anyRepeatsEarlier(messages, ids, repeatKeyOf(policy))) return true;
+  }
+  return false;
+}
+
+/** `onRunStart`: each policy's synchronous `onRunStart`. @throws PolicyError (fail closed). */
+function runStart(parts: EngineParts, input: RunStartInput): RunStartEffects {
+  const consulted = having(parts, 'onRunStart');
+  // What a consultation of no policy gives, without building one (every run starts here).
+  if (consulted.length === 0) {
+    return {
+      decisions: [],
+      caps: input.caps,
+      disabledTools: input.disabledTools,
+      labels: { ...input.labels },
+    };
+  }
+  const c = consultationOf(parts, runStartContext(input), []);
+  for (const policy of consulted) {
     try {
-      const decision = await withTimeout(call, policy.timeoutMs ?? defaultTimeoutMs, policy.name, hook);
-      c.apply(policy, hook, decision, subject);
+      const decision = policy.onRunStart!.call(policy, c.contextFor(policy));
+      if (isPromiseLike(decision)) {
+        throw new PolicyError(
+          policy.name,
+          'onRunStart',
+          `Policy "${policy.name}": onRunStart must be synchronous`,
+        );
+      }
+      c.apply(policy, 'onRunStart', decision);
     } catch (err) {
-      c.policyError(policy, hook, err, subject);
+      c.policyError(policy, 'onRunStart', err);
+    }
+    if (c.error) throw c.error;
+  }
+  const effects = c.effects();
+  return {
+    decisions: effects.decisions,
+    caps: effects.caps ?? input.caps,
+    disabledTools: effects.disabledTools ?? input.disabledTools,
+    labels: { ...input.labels, ...effects.labels },
+  };
+}
+
+/** What `onRunStart` policies see of a run that has not taken a turn. */
+function runStartContext(input: RunStartInput): ConstructorParameters<typeof Consultation>[0] {
+  return {
+    runId: input.runId,
+    sessionId: input.sessionId,
+    agent: input.agent,
+    labels: input.labels,
+    turn: 0,
+    startedAt: input.startedAt,
+    ceilings: input.caps,
+    caps: input.caps,
+    toolCalls: 0,
+    consecutiveFailures: 0,
+    toolStats: {},
+    disabledTools: input.disabledTools,
+    restrictTo: null,
+    policyState: null,
+  };
+}
+
+/** `onToolBatch`: the gated policies' `onToolBatch`, in order, until one fails the run. */
+async function toolBatch(
+  parts: EngineParts,
+  context: PolicyRunContext,
+  calls: BatchCall[],
+): Promise<PolicyEffects> {
+  const consulted = batchPolicies(parts, context.policyState);
+  if (consulted.length === 0) return NO_EFFECTS;
+  const c = consultationOf(parts, context, context.hints);
+  const batch = frozenCopy(calls);
+  for (const policy of consulted) {
+    await ask(parts, c, policy, 'onToolBatch', () =>
+      policy.onToolBatch!.call(policy, batch, c.contextFor(policy)),
+    );
+    if (c.fail) break;
+  }
+  c.holdUnmatchedConfirm(batch);
+  c.deferTurnEffects();
+  return c.effects();
+}
+
+/** `onInDoubt`: every `onInDoubt` policy with the batch's calls in doubt. */
+async function inDoubt(
+  parts: EngineParts,
+  context: PolicyRunContext,
+  calls: readonly InDoubtCall[],
+): Promise<PolicyEffects> {
+  const consulted = having(parts, 'onInDoubt');
+  if (consulted.length === 0 || calls.length === 0) return NO_EFFECTS;
+  const c = consultationOf(parts, context, context.hints);
+  c.inDoubtCalls = calls;
+  const frozen = frozenCopy(calls);
+  for (const policy of consulted) {
+    await ask(parts, c, policy, 'onInDoubt', () =>
+      policy.onInDoubt!.call(policy, frozen, c.contextFor(policy)),
+    );
+    if (c.fail) break;
+  }
+  return c.effects();
+}
+
+/**
+ * `onResults`: per result, in call order, `onToolResult` of each policy, then `onRetryHint` of
+ * each for the result's hints; then the hints no result carried. Stops once a policy fails the run.
+ */
+async function reviewBatch(
+  parts: EngineParts,
+  context: PolicyRunContext,
+  results: ToolResultJSON[],
+  hints: PolicyRetryHint[],
+): Promise<PolicyEffects> {
+  const carried = readEngineState(context.policyState).carry !== undefined;
+  if (results.length === 0 && hints.length === 0 && !carried) return NO_EFFECTS;
+  const review = new BatchReview(parts, context, results, hints);
+  for (const result of results) {
+    await review.result(result);
+    if (review.c.fail) return review.c.effects();
+  }
+  await review.rest();
+  return review.c.effects();
+}
+
+/** One review of a batch's results and hints (`reviewBatch`): the consultation and what it has seen. */
+class BatchReview {
+  readonly c: Consultation;
+  private readonly onResult: Policy[];
+  private readonly onHint: Policy[];
+  private readonly unseen: Set<PolicyRetryHint>;
+  /** By call id, once a review: looked up per result they cost O(calls²) for a large batch. */
+  private readonly hintsOf = new Map<string, PolicyRetryHint[]>();
+  private readonly calls: ReturnType<typeof findCalls> | undefined;
+
+  constructor(
+    private readonly parts: EngineParts,
+    private readonly context: PolicyRunContext,
+    results: readonly ToolResultJSON[],
+    hints: PolicyRetryHint[],
+  ) {
+    this.c = consultationOf(parts, context, priorHints(context.hints, hints));
+    this.c.restoreCarried();
+    this.onResult = having(parts, 'onToolResult');
+    this.onHint = having(parts, 'onRetryHint');
+    this.unseen = new Set(hints);
+    for (const hint of hints) {
+      const own = this.hintsOf.get(hint.toolCallId);
+      if (own) own.push(hint);
+      else this.hintsOf.set(hint.toolCallId, [hint]);
+    }
+    // The calls the results answer, from the transcript, found once (only `onToolResult` needs them).
+    this.calls =
+      this.onResult.length > 0
+        ? findCalls(
+            messagesOf(context),
+            results.map((result) => result.toolCallId),
+          )
+        : undefined;
+  }
+
+  /** One result: each `onToolResult` policy (a `repeatKey` one only for a repeated call), then its hints. */
+  async result(result: ToolResultJSON): Promise<void> {
+    const { c, parts } = this;
+    const own = this.hintsOf.get(result.toolCallId) ?? [];
+    for (const hint of own) c.addHint(hint);
+    const subject = { toolCallId: result.toolCallId, tool: result.name, hint: own.at(-1) };
+    const call = this.calls?.get(result.toolCallId);
+    for (const policy of this.onResult) {
+      const proposed = call && proposedFor(policy, messagesOf(this.context), call);
+      // A policy for repeated calls only (`repeatKey`) is not asked about a first call.
+      if (policy.repeatKey && !proposed?.earlier?.length) continue;
+      // A fresh copy per policy: a ToolResult holds a ToolError instance, which structuredClone would not keep.
+      const copy = deepFreeze(toolResultFromJSON(structuredClone(result)));
+      await ask(
+        parts,
+        c,
+        policy,
+        'onToolResult',
+        () => policy.onToolResult!.call(policy, copy, c.contextFor(policy), proposed),
+        subject,
+      );
+      if (c.fail) return;
+    }
+    for (const hint of own) {
+      await this.hint(hint);
+      if (c.fail) return;
     }
   }
 
-  return {
-    policies,
-    consultsBatch: (context: Pick<PolicyRunContext, 'policyState'>) =>
-      batchPolicies(context.policyState).length > 0,
+  /** The hints no result carried, after the results. */
+  async rest(): Promise<void> {
+    for (const hint of [...this.unseen]) {
+      this.c.addHint(hint);
+      await this.hint(hint);
+      if (this.c.fail) return;
+    }
+  }
 
-    reviewsResults(context: RunContext): boolean {
-      const { newResults, newHints } = context.batch;
-      if (newHints.length > 0 && having('onRetryHint').length > 0) return true;
-      if (newResults.length === 0) return false;
-      const messages = messagesOf(context);
-      for (const policy of having('onToolResult')) {
-        if (!policy.repeatKey) return true;
-        const ids = newResults.map((result) => result.toolCallId);
-        if (anyRepeatsEarlier(messages, ids, repeatKeyOf(policy))) return true;
-      }
-      return false;
-    },
-
-    onRunStart(input: RunStartInput): RunStartEffects {
-      const consulted = having('onRunStart');
-      // What a consultation of no policy gives, without building one (every run starts here).
-      if (consulted.length === 0) {
-        return {
-          decisions: [],
-          caps: input.caps,
-          disabledTools: input.disabledTools,
-          labels: { ...input.labels },
-        };
-      }
-      const run = {
-        runId: input.runId,
-        sessionId: input.sessionId,
-        agent: input.agent,
-        labels: input.labels,
-        turn: 0,
-        startedAt: input.startedAt,
-        ceilings: input.caps,
-        caps: input.caps,
-        toolCalls: 0,
-        consecutiveFailures: 0,
-        toolStats: {},
-        disabledTools: input.disabledTools,
-        restrictTo: null,
-        policyState: null,
-      };
-      const c = consultation(run, []);
-      for (const policy of consulted) {
-        try {
-          const decision = policy.onRunStart!.call(policy, c.contextFor(policy));
-          if (isPromiseLike(decision)) {
-            throw new PolicyError(
-              policy.name,
-              'onRunStart',
-              `Policy "${policy.name}": onRunStart must be synchronous`,
-            );
-          }
-          c.apply(policy, 'onRunStart', decision);
-        } catch (err) {
-          c.policyError(policy, 'onRunStart', err);
-        }
-        if (c.error) throw c.error;
-      }
-      const effects = c.effects();
-      return {
-        decisions: effects.decisions,
-        caps: effects.caps ?? input.caps,
-        disabledTools: effects.disabledTools ?? input.disabledTools,
-        labels: { ...input.labels, ...effects.labels },
-      };
-    },
-
-    async onToolBatch(context: PolicyRunContext, calls: BatchCall[]): Promise<PolicyEffects> {
-      const consulted = batchPolicies(context.policyState);
-      if (consulted.length === 0) return NO_EFFECTS;
-      const c = consultation(context, context.hints);
-      const batch = frozenCopy(calls);
-      for (const policy of consulted) {
-        await ask(c, policy, 'onToolBatch', () =>
-          policy.onToolBatch!.call(policy, batch, c.contextFor(policy)),
-        );
-        if (c.fail) break;
-      }
-      c.holdUnmatchedConfirm(batch);
-      c.deferTurnEffects();
-      return c.effects();
-    },
-
-    consultsInDoubt: () => having('onInDoubt').length > 0,
-
-    async onInDoubt(context: PolicyRunContext, calls: readonly InDoubtCall[]): Promise<PolicyEffects> {
-      const consulted = having('onInDoubt');
-      if (consulted.length === 0 || calls.length === 0) return NO_EFFECTS;
-      const c = consultation(context, context.hints);
-      c.inDoubtCalls = calls;
-      const frozen = frozenCopy(calls);
-      for (const policy of consulted) {
-        await ask(c, policy, 'onInDoubt', () => policy.onInDoubt!.call(policy, frozen, c.contextFor(policy)));
-        if (c.fail) break;
-      }
-      return c.effects();
-    },
-
-    async onResults(
-      context: PolicyRunContext,
-      results: ToolResultJSON[],
-      hints: PolicyRetryHint[],
-    ): Promise<PolicyEffects> {
-      const carried = readEngineState(context.policyState).carry !== undefined;
-      if (results.length === 0 && hints.length === 0 && !carried) return NO_EFFECTS;
-      const c = consultation(context, priorHints(context.hints, hints));
-      c.restoreCarried();
-      const onResult = having('onToolResult');
-      const onHint = having('onRetryHint');
-      const unseen = new Set(hints);
-      const review = async (hint: PolicyRetryHint) => {
-        unseen.delete(hint);
-        const frozen = frozenCopy(hint);
-        for (const policy of onHint) {
-          await ask(
-            c,
-            policy,
-            'onRetryHint',
-            () => policy.onRetryHint!.call(policy, frozen, c.contextFor(policy)),
-            {
-              toolCallId: hint.toolCallId,
-              tool: hint.tool,
-              hint,
-            },
-          );
-          if (c.fail) return;
-        }
-      };
-      // By call id, once a review: looked up per result they cost O(calls²) for a large batch.
-      const hintsOf = new Map<string, PolicyRetryHint[]>();
-      for (const hint of hints) {
-        const own = hintsOf.get(hint.toolCallId);
-        if (own) own.push(hint);
-        else hintsOf.set(hint.toolCallId, [hint]);
-      }
-      const calls =
-        onResult.length > 0
-          ? findCalls(
-              messagesOf(context),
-              results.map((result) => result.toolCallId),
-            )
-          : undefined;
-      for (const result of results) {
-        const own = hintsOf.get(result.toolCallId) ?? [];
-        for (const hint of own) c.addHint(hint);
-        const subject = { toolCallId: result.toolCallId, tool: result.name, hint: own.at(-1) };
-        const call = calls?.get(result.toolCallId);
-        for (const policy of onResult) {
-          const proposed = call && proposedFor(policy, messagesOf(context), call);
-          // A policy for repeated calls only (`repeatKey`) is not asked about a first call.
-          if (policy.repeatKey && !proposed?.earlier?.length) continue;
-          // A fresh copy per policy: a ToolResult holds a ToolError instance, which structuredClone would not keep.
-          const copy = deepFreeze(toolResultFromJSON(structuredClone(result)));
-          await ask(
-            c,
-            policy,
-            'onToolResult',
-            () => policy.onToolResult!.call(policy, copy, c.contextFor(policy), proposed),
-            subject,
-          );
-          if (c.fail) return c.effects();
-        }
-        for (const hint of own) {
-          await review(hint);
-          if (c.fail) return c.effects();
-        }
-      }
-      for (const hint of [...unseen]) {
-        c.addHint(hint);
-        await review(hint);
-        if (c.fail) break;
-      }
-      return c.effects();
-    },
-  };
+  /** One hint: each `onRetryHint` policy. */
+  private async hint(hint: PolicyRetryHint): Promise<void> {
+    const { c, parts } = this;
+    this.unseen.delete(hint);
+    const frozen = frozenCopy(hint);
+    for (const policy of this.onHint) {
+      await ask(
+        parts,
+        c,
+        policy,
+        'onRetryHint',
+        () => policy.onRetryHint!.call(policy, frozen, c.contextFor(policy)),
+        {
+          toolCallId: hint.toolCallId,
+          tool: hint.tool,
+          hint,
+        },
+      );
+      if (c.fail) return;
+    }
+  }
 }
 
 /** A policy's `consultBatchWhen` on its memory in `policyState`, read without copying; a throw opens it. */
