@@ -95,6 +95,25 @@ const MIGRATIONS: readonly Migration[] = [
     description: "one log table for a run's events and snapshot rows, keyed by run and write order",
     statements: LOG_MIGRATION,
   },
+  {
+    // Issue 35 item 2: costBudget's shared budgets (sqlite-cost-ledger.ts), micro-units.
+    version: 6,
+    description: 'cost ledger: shared money budgets',
+    statements: [
+      `CREATE TABLE toolwarden_cost_accounts (
+        key TEXT PRIMARY KEY,
+        spent INTEGER NOT NULL DEFAULT 0 CHECK (spent >= 0),
+        reserved INTEGER NOT NULL DEFAULT 0 CHECK (reserved >= 0)
+      )`,
+      `CREATE TABLE toolwarden_cost_holds (
+        key TEXT NOT NULL REFERENCES toolwarden_cost_accounts (key) ON DELETE CASCADE,
+        id TEXT NOT NULL,
+        amount INTEGER NOT NULL CHECK (amount >= 0),
+        expires_at INTEGER NOT NULL,
+        PRIMARY KEY (key, id)
+      )`,
+    ],
+  },
 ];
 
 /** The schema version this code reads and writes. */

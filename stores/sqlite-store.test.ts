@@ -198,6 +198,8 @@ describe('sqliteStore', () => {
       expect(String(mode.rows[0]?.[0])).toBe('wal');
       const tables = await db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
       expect(tables.rows.map((row) => String(row.name))).toEqual([
+        'toolwarden_cost_accounts',
+        'toolwarden_cost_holds',
         'toolwarden_run_log',
         'toolwarden_run_owners',
         'toolwarden_runs',

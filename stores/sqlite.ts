@@ -9,4 +9,5 @@ import { requireOptionalPeers } from '../run/optional-peers.ts';
 
 requireOptionalPeers('toolwarden/sqlite', { libsql: '^0.5.29' });
 
+export { type SqliteCostLedgerOptions, sqliteCostLedger } from './sqlite-cost-ledger.ts';
 export { SQLITE_SCHEMA_VERSION, type SqliteStoreOptions, sqliteStore } from './sqlite-store.ts';

@@ -75,9 +75,12 @@ export async function tracePlan(
 /**
  * Adds a planner turn's `usage` to its segment's sum, which the segment's `invoke_agent` span
  * carries as `gen_ai.usage.input_tokens` / `gen_ai.usage.output_tokens` when it ends (the model's
- * `chat` spans carry each call's own). Turns that report no usage add nothing.
+ * `chat` spans carry each call's own). Turns that report no usage add nothing. A turn's `cost`
+ * (docs/policies.md §Money) is kept as the segment's `cost`: `toolwarden.cost.*` on that span.
  */
 function addUsage(segment: Segment, result: PlanResult | undefined): void {
+  // A priced turn (costBudget) carries the run's spend so far: the segment's span ends with the latest.
+  if (result?.cost) segment.cost = result.cost;
   const usage = result?.usage;
   if (!usage) return;
   segment.usage ??= { inputTokens: 0, outputTokens: 0 };

@@ -27,6 +27,11 @@ import {
   SpanKind,
   trace,
 } from '@opentelemetry/api';
+import {
+  ATTR_TOOLWARDEN_COST_CURRENCY,
+  ATTR_TOOLWARDEN_COST_LIMIT,
+  ATTR_TOOLWARDEN_COST_SPENT,
+} from '../plugins/cost-budget.ts';
 import type { RunInfo, RunStateChange } from '../plugins/define-plugin.ts';
 import {
   ATTR_ERROR_TYPE,
@@ -81,6 +86,8 @@ export interface Segment {
   started: boolean;
   /** Token usage of the segment's planner turns (`PlanResult.usage`), summed; undefined until one reports it. */
   usage?: { inputTokens: number; outputTokens: number };
+  /** The last priced turn's `PlanResult.cost` (costBudget): the run's spend so far, its limit and currency. */
+  cost?: { currency: string; spent?: number; limit?: number };
   /** `gen_ai.agent.name` of its metrics. */
   agentName: string;
   /** {@link segmentClock} when it opened, for `gen_ai.invoke_agent.duration`. */
@@ -210,6 +217,12 @@ export class RunSegments {
     if (segment.usage) {
       segment.span.setAttribute(ATTR_GEN_AI_USAGE_INPUT_TOKENS, segment.usage.inputTokens);
       segment.span.setAttribute(ATTR_GEN_AI_USAGE_OUTPUT_TOKENS, segment.usage.outputTokens);
+    }
+    if (segment.cost) {
+      const { currency, spent, limit } = segment.cost;
+      segment.span.setAttribute(ATTR_TOOLWARDEN_COST_CURRENCY, currency);
+      if (spent !== undefined) segment.span.setAttribute(ATTR_TOOLWARDEN_COST_SPENT, spent);
+      if (limit !== undefined) segment.span.setAttribute(ATTR_TOOLWARDEN_COST_LIMIT, limit);
     }
     annotate?.(segment.span);
     this.endSpan(segment, runId);

@@ -305,7 +305,7 @@ describe('costBudget telemetry', () => {
     }
   }
 
-  it('puts each turn’s cost on its plan span and counts it in toolwarden.cost', async () => {
+  it('puts each turn’s cost on its plan span, the run’s on its root span, and counts it in toolwarden.cost', async () => {
     const reader = new Reader();
     const meterProvider = new MeterProvider({ readers: [reader] });
     const outcome = await testRuntime({
@@ -329,6 +329,13 @@ describe('costBudget telemetry', () => {
       [0.013, 0.052],
     ]);
     expect(plans.at(-1)?.attributes).toMatchObject({
+      'toolwarden.cost.limit': 0.06,
+      'toolwarden.cost.currency': 'USD',
+    });
+    // The run's root span ends with what the run spent.
+    const root = exporter.getFinishedSpans().find((span) => span.name.startsWith('invoke_agent'));
+    expect(root?.attributes).toMatchObject({
+      'toolwarden.cost.spent': 0.052,
       'toolwarden.cost.limit': 0.06,
       'toolwarden.cost.currency': 'USD',
     });
