@@ -21,6 +21,7 @@ export const SLOW_OR_OUTSIDE = [
   'test/docs-references.test.ts',
   'test/docs-snippets.test.ts',
   'test/durable-crash.test.ts',
+  'test/cost-ledger-processes.test.ts',
   'test/durable-embedding.test.ts',
   'test/durable-recover.test.ts',
   'test/reliability/effects-kill.test.ts',

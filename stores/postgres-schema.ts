@@ -8,6 +8,7 @@
 
 import type { Pool } from 'pg';
 import { latestVersion, type Migration, newerSchemaError } from './migrations.ts';
+import { inTransaction } from './postgres-transaction.ts';
 
 /**
  * Applied in order; never edit a released entry, append a new one. `{schema}` in a statement
@@ -69,6 +70,25 @@ const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    // Issue 35 item 2: costBudget's shared budgets (postgres-cost-ledger.ts), micro-units.
+    version: 4,
+    description: 'cost ledger: shared money budgets',
+    statements: [
+      `CREATE TABLE {schema}.cost_accounts (
+        key text PRIMARY KEY,
+        spent bigint NOT NULL DEFAULT 0 CHECK (spent >= 0),
+        reserved bigint NOT NULL DEFAULT 0 CHECK (reserved >= 0)
+      )`,
+      `CREATE TABLE {schema}.cost_holds (
+        key text NOT NULL REFERENCES {schema}.cost_accounts (key) ON DELETE CASCADE,
+        id text NOT NULL,
+        amount bigint NOT NULL CHECK (amount >= 0),
+        expires_at double precision NOT NULL,
+        PRIMARY KEY (key, id)
+      )`,
+    ],
+  },
 ];
 
 /** The schema version this code reads and writes. */
@@ -82,10 +102,7 @@ const MIGRATION_LOCK_CLASS = 0x74776172;
  * an advisory lock on (MIGRATION_LOCK_CLASS, hashtext(schema)) so concurrent starters serialize.
  */
 export async function migrate(pool: Pool, schemaName: string, schema: string): Promise<void> {
-  const client = await pool.connect();
-  let broken: unknown;
-  try {
-    await client.query('BEGIN');
+  await inTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [MIGRATION_LOCK_CLASS, schemaName]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     await client.query(`CREATE TABLE IF NOT EXISTS ${schema}.schema_migrations (
@@ -110,13 +127,5 @@ export async function migrate(pool: Pool, schemaName: string, schema: string): P
         migration.description,
       ]);
     }
-    await client.query('COMMIT');
-  } catch (error) {
-    broken = error;
-    await client.query('ROLLBACK').catch(() => {});
-    throw error;
-  } finally {
-    // A client whose transaction failed is discarded rather than returned half-broken.
-    client.release(broken instanceof Error ? broken : undefined);
-  }
+  });
 }

@@ -9,4 +9,5 @@ import { requireOptionalPeers } from '../run/optional-peers.ts';
 
 requireOptionalPeers('toolwarden/postgres', { pg: '^8.23.1' });
 
+export { type PostgresCostLedgerOptions, postgresCostLedger } from './postgres-cost-ledger.ts';
 export { POSTGRES_SCHEMA_VERSION, type PostgresStoreOptions, postgresStore } from './postgres-store.ts';

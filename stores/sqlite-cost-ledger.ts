@@ -16,13 +16,7 @@
  */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  type CostLedger,
-  checkId,
-  checkKey,
-  checkMicros,
-  checkReservation,
-} from '../policies/builtins/cost-ledger.ts';
+import { type CostLedger, checkedLedger } from '../policies/builtins/cost-ledger.ts';
 import { SqliteConnection } from './sqlite-connection.ts';
 import { migrate } from './sqlite-schema.ts';
 
@@ -92,9 +86,9 @@ export function sqliteCostLedger(options: SqliteCostLedgerOptions): CostLedger {
     });
   };
 
-  return {
+  return checkedLedger({
+    end,
     async reserve(request) {
-      checkReservation(request);
       const { key, limit } = request;
       const db = await connection();
       return db.write(() => {
@@ -143,21 +137,7 @@ export function sqliteCostLedger(options: SqliteCostLedgerOptions): CostLedger {
       });
     },
 
-    async settle(key, id, spent) {
-      checkKey(key);
-      checkId(id);
-      checkMicros('spent', spent);
-      await end(key, id, spent);
-    },
-
-    async release(key, id) {
-      checkKey(key);
-      checkId(id);
-      await end(key, id, 0);
-    },
-
     async balance(key) {
-      checkKey(key);
       const db = await connection();
       return db.read(() => {
         const account = db.get('SELECT spent FROM toolwarden_cost_accounts WHERE key = ?', key);
@@ -175,5 +155,5 @@ export function sqliteCostLedger(options: SqliteCostLedgerOptions): CostLedger {
       opened = undefined;
       (await made?.catch(() => undefined))?.close();
     },
-  };
+  });
 }

@@ -9,18 +9,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CostLedger } from '../policies/builtins/cost-ledger.ts';
+import { postgresCostLedger } from '../stores/postgres-cost-ledger.ts';
 import { sqliteCostLedger } from '../stores/sqlite-cost-ledger.ts';
 import type { CostLedgerChildConfig, CostLedgerChildReport } from './support/cost-ledger-child.ts';
-import { probePostgresTestDatabase } from './support/postgres-test-database.ts';
+import { postgresTestGate } from './support/durable-stores.ts';
+import { dropSchema, uniqueSchemaName } from './support/postgres-test-database.ts';
 import { spawnWorker, waitForLine } from './support/worker-output.ts';
 
 const CHILD = join(import.meta.dirname, 'support', 'cost-ledger-child.ts');
 const LIMIT = 0.5; // USD: a turn costs at most 0.013, so ~38 turns between 16 runs
 const RUNS = 8;
 
-const database = await probePostgresTestDatabase('cost ledger across processes (PostgreSQL)');
-const pgSkip = !database.reachable && !database.required;
-if (pgSkip) console.warn(database.skipMessage);
+const { database, skip: postgresSkip } = await postgresTestGate('cost ledger across processes (PostgreSQL)');
+const pgSkip = postgresSkip !== undefined;
 
 /** Two workers at once on `ledger`; their reports. */
 async function twoWorkers(ledger: CostLedgerChildConfig['ledger']): Promise<CostLedgerChildReport[]> {
@@ -76,4 +77,21 @@ describe('a shared cost ledger across two processes', () => {
       await ledger.close?.();
     }
   }, 120_000);
+
+  it.skipIf(pgSkip)(
+    'in PostgreSQL: sixteen runs of two processes never overspend it together',
+    async () => {
+      if (!database.reachable) throw new Error(database.failMessage);
+      const schema = uniqueSchemaName('tw_cost');
+      const ledger = postgresCostLedger({ connectionString: database.url, schema });
+      try {
+        const reports = await twoWorkers({ kind: 'postgres', url: database.url, schema });
+        await expectKeptTogether(reports, ledger);
+      } finally {
+        await ledger.close?.();
+        await dropSchema(database.url, schema);
+      }
+    },
+    120_000,
+  );
 });

@@ -8,12 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type CostLedger, CostLedgerInputError, memoryCostLedger } from '../policies/builtins/cost-ledger.ts';
+import { postgresCostLedger } from '../stores/postgres-cost-ledger.ts';
 import { sqliteCostLedger } from '../stores/sqlite-cost-ledger.ts';
-import { dropSchema, probePostgresTestDatabase } from './support/postgres-test-database.ts';
+import { postgresTestGate } from './support/durable-stores.ts';
+import { dropSchema, uniqueSchemaName } from './support/postgres-test-database.ts';
 
-const database = await probePostgresTestDatabase('CostLedger contract (PostgreSQL)');
-const pgSkip = !database.reachable && !database.required;
-if (pgSkip) console.warn(database.skipMessage);
+const { database, skip: postgresSkip } = await postgresTestGate('CostLedger contract (PostgreSQL)');
+const pgSkip = postgresSkip !== undefined;
 
 const dirs: string[] = [];
 const schemas: string[] = [];
@@ -30,6 +31,16 @@ const implementations: { name: string; skip?: boolean; open: () => Promise<CostL
       const dir = await mkdtemp(join(tmpdir(), 'toolwarden-ledger-'));
       dirs.push(dir);
       return sqliteCostLedger({ path: join(dir, 'runs.db') });
+    },
+  },
+  {
+    name: 'postgresCostLedger',
+    skip: pgSkip,
+    open: async () => {
+      if (!database.reachable) throw new Error(database.failMessage);
+      const schema = uniqueSchemaName('tw_ledger');
+      schemas.push(schema);
+      return postgresCostLedger({ connectionString: database.url, schema });
     },
   },
 ];

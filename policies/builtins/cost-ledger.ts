@@ -96,6 +96,42 @@ export function checkMicros(what: string, amount: unknown): void {
     );
 }
 
+/** What an implementation does; {@link checkedLedger} checks every argument before these run. */
+export interface CostLedgerSteps {
+  reserve(request: CostReservationRequest): Promise<boolean>;
+  /** Ends hold `id` of `key`, adding `spent` (0 for a release) to the key's spent. */
+  end(key: string, id: string, spent: number): Promise<void>;
+  balance(key: string): Promise<CostBalance>;
+  close?(): Promise<void>;
+}
+
+/** A {@link CostLedger} over an implementation's steps, refusing bad input with CostLedgerInputError. */
+export function checkedLedger(steps: CostLedgerSteps): CostLedger {
+  const ledger: CostLedger = {
+    async reserve(request) {
+      checkReservation(request);
+      return steps.reserve(request);
+    },
+    async settle(key, id, spent) {
+      checkKey(key);
+      checkId(id);
+      checkMicros('spent', spent);
+      await steps.end(key, id, spent);
+    },
+    async release(key, id) {
+      checkKey(key);
+      checkId(id);
+      await steps.end(key, id, 0);
+    },
+    async balance(key) {
+      checkKey(key);
+      return steps.balance(key);
+    },
+  };
+  if (steps.close) ledger.close = () => steps.close!();
+  return ledger;
+}
+
 interface MemoryAccount {
   spent: number;
   holds: Map<string, { amount: number; expiresAt: number }>;
@@ -123,9 +159,8 @@ export function memoryCostLedger(): CostLedger {
     }
     return reserved;
   };
-  return {
+  return checkedLedger({
     async reserve(request) {
-      checkReservation(request);
       const now = Date.now();
       const entry = account(request.key);
       const reserved = live(entry, now);
@@ -136,24 +171,15 @@ export function memoryCostLedger(): CostLedger {
         entry.holds.set(hold.id, { amount: hold.amount, expiresAt: now + request.ttlMs });
       return true;
     },
-    async settle(key, id, spent) {
-      checkKey(key);
-      checkId(id);
-      checkMicros('spent', spent);
+    async end(key, id, spent) {
       const entry = account(key);
       entry.holds.delete(id);
       entry.spent += spent;
     },
-    async release(key, id) {
-      checkKey(key);
-      checkId(id);
-      accounts.get(key)?.holds.delete(id);
-    },
     async balance(key) {
-      checkKey(key);
       const entry = accounts.get(key);
       if (!entry) return { spent: 0, reserved: 0 };
       return { spent: entry.spent, reserved: live(entry, Date.now()) };
     },
-  };
+  });
 }

@@ -9,6 +9,7 @@ import { createRuntime } from '../../create-runtime.ts';
 import { costBudget } from '../../plugins/cost-budget.ts';
 import type { CostLedger } from '../../policies/builtins/cost-ledger.ts';
 import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../../run/planner.ts';
+import { postgresCostLedger } from '../../stores/postgres-cost-ledger.ts';
 import { sqliteCostLedger } from '../../stores/sqlite-cost-ledger.ts';
 import { defineTool } from '../../tools/define-tool.ts';
 
@@ -26,7 +27,10 @@ export interface CostLedgerChildReport {
 
 const config = JSON.parse(process.argv[2]!) as CostLedgerChildConfig;
 
-const ledger: CostLedger = sqliteCostLedger({ path: (config.ledger as { path: string }).path });
+const ledger: CostLedger =
+  config.ledger.kind === 'sqlite'
+    ? sqliteCostLedger({ path: config.ledger.path })
+    : postgresCostLedger({ connectionString: config.ledger.url, schema: config.ledger.schema });
 
 const lookup = defineTool({
   id: 'orders.lookup',
