@@ -3,11 +3,15 @@
  * (the runtime's, or a tool's own) the calls of a batch that need no approval run first; the
  * others wait for the person, asked once those are done. Results reach the planner in call order.
  */
-import { describe, expect, it } from 'vitest';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import type { PlanResumeInput } from '../run/planner.ts';
 import { scriptedPlanner } from '../run/planner.ts';
 import type { RunEvent } from '../run/run-events.ts';
+import { sqliteStore } from '../stores/sqlite-store.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { done, nextEvent, testRuntime } from './run-fixtures.ts';
 import { riskyRefundTool } from './support/refund-tool.ts';
@@ -171,5 +175,53 @@ describe('mixed-approval batches', () => {
     expect(outcome.status).toBe('canceled');
     expect(refunded).toEqual([]);
     expect(events.some((event) => event.type === 'await_confirmation')).toBe(false);
+  });
+
+  it('a restart while the free calls run: only they are asked for again, then the approval, and the refund runs once', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tw-mixed-'));
+    const path = join(dir, 'runs.db');
+    const stores = [sqliteStore({ path }), sqliteStore({ path })] as const;
+    const runtimes: { close(): Promise<void> }[] = [];
+    try {
+      const started: string[] = [];
+      let hold = true;
+      const lookup = defineTool({
+        id: 'orders.lookup',
+        description: 'Look an order up',
+        input: z.object({ orderId: z.string() }),
+        readOnly: true, // may run again after a restart
+        execute: async ({ orderId }, { signal, meta }) => {
+          started.push(meta.toolCallId);
+          if (hold) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+          return { orderId, status: 'shipped' };
+        },
+      });
+      const { shipping } = lookupTools();
+      const { tool: refund, refunded } = riskyRefundTool();
+      const options = {
+        tools: [lookup, refund, shipping],
+        approvals: { runUnapproved: 'parallel' as const },
+      };
+      const first = testRuntime({ ...options, planner: scriptedPlanner([batch, done()]), store: stores[0] });
+      const run = first.start({ runId: 'run-mixed-restart', messages: prompt, grants });
+      await vi.waitFor(() => expect(started).toHaveLength(1));
+      await first.close(); // stops mid-call: the stored state is `executing`
+      hold = false;
+
+      const second = testRuntime({ ...options, planner: scriptedPlanner([done()]), store: stores[1] });
+      runtimes.push(second);
+      const resumed = await second.resume(run.runId);
+      const asked = await nextEvent(resumed, 'await_confirmation');
+      // The lookup ran again under its own id; the refund was never started.
+      expect(started).toEqual([`${run.runId}:t1:c1`, `${run.runId}:t1:c1`]);
+      expect(refunded).toEqual([]);
+      await resumed.confirm({ id: asked.confirmation.id, approved: true });
+      expect((await resumed.result()).status).toBe('completed');
+      expect(refunded).toEqual([{ orderId: 'A-17', amount: 40 }]);
+    } finally {
+      for (const runtime of runtimes) await runtime.close();
+      for (const store of stores) await store.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
