@@ -13,6 +13,8 @@
  * index in ROW_MEMBERS).
  *
  * Limits: 2³² entries a run, 2³¹ run numbers (`log_key * LOG_SPAN` stays an exact 64-bit integer).
+ * Reading a run's events after a `seq` scans its range from the start (events and rows alike):
+ * O(the run's entries), ~3,500 for a 500-step run, a rowid range scan.
  *
  * @module
  */
@@ -25,9 +27,16 @@ export const LOG_SPAN = 2 ** 32;
 /** `kind` of an event entry (`seq`: the event's number). */
 export const EVENT_KIND = 0;
 
-/** `kind` of a snapshot member's rows (`seq`: the row's index). */
-export const memberKind = (member: string): number =>
-  1 + ROW_MEMBERS.findIndex(({ name }) => name === member);
+/**
+ * `kind` of a snapshot member's rows (`seq`: the row's index).
+ *
+ * @throws Error for a name not in ROW_MEMBERS (its rows would otherwise be stored as events).
+ */
+export function memberKind(member: string): number {
+  const index = ROW_MEMBERS.findIndex(({ name }) => name === member);
+  if (index === -1) throw new Error(`no snapshot member "${member}" is kept as rows`);
+  return 1 + index;
+}
 /** The snapshot member whose rows have this `kind`. */
 export const memberOfKind = (kind: number): string => ROW_MEMBERS[kind - 1]!.name;
 
