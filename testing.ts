@@ -28,7 +28,16 @@ export {
   type RunComparison,
   type StepComparison,
   type StepField,
-} from './testing/compare-runs.ts';
+} from './runtime/compare-runs.ts';
+export {
+  type CallRecord,
+  type RecordedRun,
+  type RunLike,
+  type RunRecord,
+  recordedRun,
+  runRecord,
+  type StepRecord,
+} from './runtime/run-record.ts';
 export {
   type ActualCall,
   type ExpectedCall,
@@ -47,12 +56,3 @@ export {
   replayRuns,
   replayStoredRun,
 } from './testing/replay-runs.ts';
-export {
-  type CallRecord,
-  type RecordedRun,
-  type RunLike,
-  type RunRecord,
-  recordedRun,
-  runRecord,
-  type StepRecord,
-} from './testing/run-record.ts';

@@ -366,6 +366,11 @@ export class InspectionStore {
     return this.sorted().map((record) => this.viewOf(record));
   }
 
+  /** `value` as the page may be sent it: the store's `sanitize` (bounded JSON, secret keys dropped). */
+  sanitized(value: unknown): unknown {
+    return this.sanitize(value);
+  }
+
   /** A run with its sanitized context. */
   run(key: string): RunView | undefined {
     const record = this.records.get(key);

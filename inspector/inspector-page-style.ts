@@ -39,7 +39,7 @@ button[aria-pressed="true"] { background: var(--sel); border-color: var(--accent
 .newer { font-size: 11px; padding: 0 6px; white-space: nowrap; }
 .newer[hidden] { display: inline-block; visibility: hidden; } /* keeps its room: the list below must not move */
 #run-list { list-style: none; margin: 0; padding: 0 6px 6px; }
-#run-list li { padding: 6px 8px; border-radius: 6px; cursor: pointer; display: grid; grid-template-columns: auto 1fr; gap: 2px 8px; align-items: center; }
+#run-list li { padding: 6px 8px; border-radius: 6px; cursor: pointer; display: grid; grid-template-columns: auto auto 1fr; gap: 2px 8px; align-items: center; }
 #run-list li:hover { background: var(--hover); }
 #run-list li.selected { background: var(--sel); }
 #run-list .run-facts { grid-column: 1 / -1; color: var(--muted); font-size: 11px; font-variant-numeric: tabular-nums; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
@@ -126,6 +126,25 @@ button.fork { font-size: 10px; padding: 0 5px; margin-left: 4px; }
 .fork-form textarea { width: 100%; min-height: 80px; font-family: ui-monospace, "DejaVu Sans Mono", monospace; }
 .dropped { margin: 0 8px 8px; padding: 6px 8px; border-radius: 6px; background: #fee2e2; color: #991b1b; font-size: 12px; }
 .connection[data-state="dropped"] { background: #991b1b; color: #fee2e2; }
+#compare-panel { position: fixed; inset: 44px 12px 12px 12px; z-index: 20; display: flex; flex-direction: column; overflow: hidden; background: var(--bg); border: 1px solid var(--line); border-radius: 8px; box-shadow: 0 8px 30px rgba(0,0,0,.25); padding: 0 12px 12px; }
+#compare-panel[hidden] { display: none; }
+#compare-scroll { flex: 1; overflow: auto; min-height: 0; }
+#compare-table thead th { position: sticky; top: 0; background: var(--bg); }
+#compare-verdict { font-weight: 600; margin: 8px 0 4px; }
+#compare-totals { margin: 0 0 4px; padding-left: 18px; font-size: 12px; }
+#compare-table { width: 100%; border-collapse: collapse; font-size: 12px; table-layout: fixed; }
+#compare-table th, #compare-table td { border-top: 1px solid var(--line); padding: 4px 6px; vertical-align: top; text-align: left; }
+#compare-table thead th:nth-child(1) { width: 64px; } #compare-table thead th:nth-child(2) { width: 150px; }
+#compare-table .line { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 11px; word-break: break-word; }
+#compare-table .line[data-changed="true"] { background: #fef3c7; color: #78350f; }
+#compare-table tr[data-label="changed"] .badge { background: #fde68a; color: #78350f; }
+#compare-table tr[data-label="same"] .badge { background: var(--soft); }
+#compare-table tr.first-difference { outline: 2px solid #d97706; outline-offset: -2px; }
+#compare-table .first-note { color: #b45309; font-weight: 700; }
+#compare-table .fields { color: var(--muted); }
+#compare-table td.absent { color: var(--muted); font-style: italic; }
+@media (prefers-color-scheme: dark) { #compare-table .line[data-changed="true"] { background: #451a03; color: #fde68a; } }
+#run-list input.pick { margin: 0 4px 0 0; }
 .error { color: #b91c1c; margin: 6px 12px; white-space: pre-wrap; }
 .sent { color: #15803d; }
 `;

@@ -92,7 +92,7 @@ export function inspectorPage(options: InspectorPageOptions): string {
         <option value="">all</option><option>running</option><option>awaiting</option><option>completed</option><option>failed</option><option>canceled</option>
       </select>
     </div>
-    <div class="follow-row"><label class="follow"><input type="checkbox" id="follow" checked> follow newest</label> <button type="button" id="show-newer" class="newer" hidden></button></div>
+    <div class="follow-row"><label class="follow"><input type="checkbox" id="follow" checked> follow newest</label> <button type="button" id="show-newer" class="newer" hidden></button> <button type="button" id="compare-picked" class="newer" hidden>compare picked</button></div>
     <div id="dropped" class="dropped" role="alert" hidden><span id="dropped-reason"></span> <button type="button" id="dropped-reconnect">reconnect now</button></div>
     <ul id="run-list"><li class="empty">Loading runs…</li></ul>
   </aside>
@@ -126,6 +126,13 @@ export function inspectorPage(options: InspectorPageOptions): string {
       <span id="travel" class="travel" hidden><span id="travel-text"></span> <button type="button" id="travel-live">back to live</button></span>
     </div>
     <div id="viewport" tabindex="0" aria-label="Chart: drag to pan, wheel or +/- to zoom, 0 to fit"><div id="canvas">${views}</div></div>
+  </section>
+  <section id="compare-panel" aria-label="Compare runs" hidden>
+    <div class="toolbar"><strong>compare</strong> <span id="compare-a" class="run-id"></span> ↔ <span id="compare-b" class="run-id"></span><span class="spacer"></span><button type="button" id="compare-close">close</button></div>
+    <p id="compare-verdict" role="status"></p>
+    <ul id="compare-totals"></ul>
+    <p id="compare-not" class="count"></p>
+    <div id="compare-scroll"><table id="compare-table"><thead><tr><th scope="col">step</th><th scope="col"></th><th scope="col">first run</th><th scope="col">second run</th></tr></thead><tbody id="compare-body"></tbody></table></div>
   </section>
   <section id="details-panel" aria-label="Run details">
     <div id="await-panel" hidden>

@@ -106,6 +106,16 @@ export function inspectorPlugin(options: InspectorPluginOptions = {}): Inspector
       if (!runtime.resolveInDoubt) throw new Error('this runtime cannot resolve calls in doubt');
       return runtime.resolveInDoubt(runId, resolutions);
     },
+    load: (runId) => {
+      const runtime = need();
+      if (!runtime.load) throw new Error('this runtime cannot load stored runs');
+      return runtime.load(runId);
+    },
+    events: (runId, options) => {
+      const runtime = need();
+      if (!runtime.events) throw new Error('this runtime has no event log');
+      return runtime.events(runId, options);
+    },
     fork: (runId, fork) => {
       const runtime = need();
       if (!runtime.fork) throw new Error('this runtime cannot fork runs');

@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import type { InspectionStore } from './inspection-store.ts';
 import { isLoopbackHost } from './request-guard.ts';
 import { answerRoute } from './server/answer-route.ts';
+import { compareRoute } from './server/compare-route.ts';
 import { EventStreams } from './server/event-streams.ts';
 import { firstRunsPage } from './server/first-page.ts';
 import { forkRoute } from './server/fork-route.ts';
@@ -49,6 +50,7 @@ export class InspectorHostError extends Error {
  * | `/api/runs`    | a page of run summaries (`?limit`, `before`, `status`, `q`)          |
  * | `/api/runs/:key` | a run opened: its summary, context and newest log entries (`?limit`, default `logPageSize`; `earlier`: how many are kept before them; `?stream=` the `hello`'s id: that stream then gets its `log` and `context` messages) |
  * | `/api/runs/:key/log` | one run's log: whole, or `?limit&before=<seq>` the entries before one, with `earlier` |
+ * | `/api/compare?a=<key>&b=<key>` | two runs compared step by step (`compareRuns` on their stored runs and logs, sanitized) |
  * | `/api/graph`   | the chart's graph model (JSON)                                        |
  * | `/api/runs/:key/frame?seq=N` | the run as it was at log entry N (time travel)          |
  * | `POST /api/runs/:key/answer` | answers what the run awaits (same origin, {@link ANSWER_HEADER}; not when read-only); a confirmation may carry `edits` (a refused edit: 422 with its `retryHint`) |
@@ -59,7 +61,7 @@ export class InspectorHostError extends Error {
  *
  * Built in named steps, one module each under `inspector/server/`: {@link guardRequests},
  * {@link pageRoute}, the writes ({@link answerRoute}, {@link inDoubtRoute}, {@link forkRoute}, guarded alike by
- * `acceptWrite`), {@link EventStreams}, {@link readRoutes}, {@link listen},
+ * `acceptWrite`), {@link EventStreams}, {@link readRoutes}, {@link compareRoute}, {@link listen},
  * {@link acceptStatelySockets}.
  *
  * @throws InspectorHostError for a `host` that is not loopback; the listen error (`EADDRINUSE`).
@@ -94,6 +96,7 @@ export async function startInspectorServer(options: InspectorServerOptions): Pro
     logPageSize: options.logPageSize ?? 200,
     openOnStream: (streamId, key) => streams.open(streamId, key),
   });
+  compareRoute(app, store, options.answers);
   app.notFound((c) => c.text('Not found\n', 404));
 
   const { server, port, origin } = await listen(app, host, options.port ?? 0);

@@ -300,6 +300,16 @@ describe('the model side of a run', () => {
       'turn 2 · 1.2 s · 340 in / 25 out tok',
     );
     expect(turnHeader(turn({ durationMs: 42 }))).toBe('turn 2 · 42 ms');
+    // A cost policy's spend for the turn (planner_turn.cost, issue 35 item 2), the turn's amount.
+    expect(
+      turnHeader(
+        turn({
+          durationMs: 42,
+          usage: { inputTokens: 340, outputTokens: 25 },
+          cost: { currency: 'USD', amount: 0.0012, spent: 0.0031, limit: 0.05 },
+        }),
+      ),
+    ).toBe('turn 2 · 42 ms · 340 in / 25 out tok · $0.0012');
     expect(
       answerLines(
         turn({

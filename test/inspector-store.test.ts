@@ -269,6 +269,15 @@ describe('InspectionStore outcomes (issue 27 item 2)', () => {
   });
 });
 
+/** A CRM lookup that always finds Ada on pro. */
+const lookupTool = () =>
+  defineTool({
+    id: 'crm.lookup',
+    description: 'Looks a customer up',
+    input: z.object({ email: z.string() }),
+    execute: async () => ({ plan: 'pro' }),
+  });
+
 describe('what the runs list shows of a run: session, tokens, when it ended', () => {
   it('sums the tokens its planner turns report, keeps its session and the time it ended', async () => {
     const inspector = inspectorPlugin({ serve: false });
@@ -281,14 +290,7 @@ describe('what the runs list shows of a run: session, tokens, when it ended', ()
         },
         { finalResponse: { text: 'Ada is on pro.' }, usage: { inputTokens: 410, outputTokens: 9 } },
       ]),
-      tools: [
-        defineTool({
-          id: 'crm.lookup',
-          description: 'Looks a customer up',
-          input: z.object({ email: z.string() }),
-          execute: async () => ({ plan: 'pro' }),
-        }),
-      ],
+      tools: [lookupTool()],
       plugins: [inspector],
       telemetry: false,
     });
@@ -305,6 +307,39 @@ describe('what the runs list shows of a run: session, tokens, when it ended', ()
       'counted',
     ]);
     expect(inspector.store.page({ text: 'session=thread-8' }).runs).toEqual([]);
+    await runtime.close();
+  });
+
+  it("sums the money its planner turns report (planner_turn.cost) for the list, and keeps each turn's for the timeline", async () => {
+    const inspector = inspectorPlugin({ serve: false });
+    const cost = (amount: number, spent: number) => ({ currency: 'USD', amount, spent, limit: 0.05 });
+    const runtime = createRuntime({
+      agent: { id: 'support' },
+      planner: scriptedPlanner([
+        {
+          toolCalls: [{ name: 'crm.lookup', input: { email: 'ada@example.com' } }],
+          usage: { inputTokens: 320, outputTokens: 18 },
+          cost: cost(0.0012, 0.0012),
+        },
+        {
+          finalResponse: { text: 'Ada is on pro.' },
+          usage: { inputTokens: 410, outputTokens: 9 },
+          cost: cost(0.0019, 0.0031),
+        },
+      ]),
+      tools: [lookupTool()],
+      plugins: [inspector],
+      telemetry: false,
+    });
+    await runtime.start({ runId: 'priced', messages: [{ role: 'user', content: 'Ada?' }] }).result();
+    const summary = inspector.store.summary('priced')!;
+    expect(summary.cost?.currency).toBe('USD');
+    expect(summary.cost?.amount).toBeCloseTo(0.0031, 10);
+    const turns = inspector.store.log('priced').filter((entry) => entry.type === 'planner_turn');
+    expect(turns.map((entry) => (entry.data as { cost?: unknown }).cost)).toEqual([
+      cost(0.0012, 0.0012),
+      cost(0.0019, 0.0031),
+    ]);
     await runtime.close();
   });
 });

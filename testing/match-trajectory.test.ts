@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { scriptedPlanner } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
+import { recordedRun } from '../runtime/run-record.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { matchesTrajectory } from './match-trajectory.ts';
-import { recordedRun } from './run-record.ts';
 
 const crm = [
   defineTool({

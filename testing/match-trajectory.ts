@@ -1,6 +1,6 @@
 import { callFingerprint } from '../policies/call-fingerprint.ts';
 import { inputValue } from '../runtime/replay-tape.ts';
-import { type RunLike, runRecord } from './run-record.ts';
+import { type RunLike, runRecord } from '../runtime/run-record.ts';
 
 /**
  * What an expected call's input is matched with: a value (equal as canonical JSON: keys in any

@@ -4,14 +4,14 @@ import type { Policy } from '../policies/define-policy.ts';
 import type { Caps } from '../run/caps.ts';
 import type { Planner, PlanResult } from '../run/planner.ts';
 import type { PlannerTurnEvent, RunEvent } from '../run/run-events.ts';
+import { type CompareOptions, compareRuns, type RunComparison } from '../runtime/compare-runs.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
 import { unpackSnapshot } from '../runtime/durable/snapshot-codec.ts';
 import { positionOf, RecordedReplay, ReplayTape, replayedOutput } from '../runtime/replay-tape.ts';
+import { recordedRun } from '../runtime/run-record.ts';
 import type { RunStore, StoredRun } from '../stores/run-store.ts';
 import type { Tool } from '../tools/define-tool.ts';
 import { toolResultFromJSON } from '../tools/tool-result.ts';
-import { type CompareOptions, compareRuns, type RunComparison } from './compare-runs.ts';
-import { recordedRun } from './run-record.ts';
 
 /** What a stored run is replayed with (`replayRuns`, `npm run eval -- --against`). */
 export interface ReplayOptions {

@@ -6,6 +6,7 @@
  */
 import type { RunPage } from '../inspection-store.ts';
 import { fitChart, setUpChart } from './chart.ts';
+import { setUpCompare } from './compare.ts';
 import { $ } from './dom.ts';
 import { setUpEventLog } from './event-log.ts';
 import { setOpener } from './navigate.ts';
@@ -26,6 +27,7 @@ setUpCopyId();
 setUpSessionFilter();
 setUpRunList();
 setUpEventLog();
+setUpCompare();
 $('dropped-reconnect').addEventListener('click', connect);
 connect();
 $('follow').addEventListener('change', () => {

@@ -6,6 +6,7 @@
  */
 import type { RunPage, RunSummary } from '../inspection-store.ts';
 import { apiUrl, getJson } from './api.ts';
+import { togglePick } from './compare-model.ts';
 import { machineId } from './config.ts';
 import { $, button, el } from './dom.ts';
 import { openRun } from './navigate.ts';
@@ -50,7 +51,10 @@ function runRow(run: RunSummary): HTMLLIElement {
     .filter(Boolean)
     .join(' · ');
   const facts = runFacts(run, Date.now());
-  const shows = [run.status, run.runId, run.source, metaText, facts, run.key === state.selected].join('\n');
+  const picked = state.picked.includes(run.key);
+  const shows = [run.status, run.runId, run.source, metaText, facts, run.key === state.selected, picked].join(
+    '\n',
+  );
   let row = rows.get(run.key);
   if (row && row.shows === shows) return row.item;
   if (!row) {
@@ -81,9 +85,26 @@ function runRow(run: RunSummary): HTMLLIElement {
   const session = run.sessionId ? ` · session ${run.sessionId}` : '';
   const factsLine = el('span', 'run-facts', `${facts}${session}`);
   factsLine.title = factsLine.textContent ?? '';
-  item.replaceChildren(badge, id, meta, factsLine);
+  item.replaceChildren(pickBox(run, picked), badge, id, meta, factsLine);
   item.title = `${run.runId} (${run.source})`;
   return item;
+}
+
+/** The row's box picking it for a comparison (two picked: `compare picked` above the list). */
+function pickBox(run: RunSummary, picked: boolean): HTMLInputElement {
+  const box = el('input', 'pick');
+  box.type = 'checkbox';
+  box.checked = picked;
+  box.title = 'pick to compare';
+  box.setAttribute('aria-label', `pick ${run.runId} to compare`);
+  // Picking is not opening: the row's own click opens the run.
+  box.addEventListener('click', (event) => event.stopPropagation());
+  box.addEventListener('keydown', (event) => event.stopPropagation());
+  box.addEventListener('change', () => {
+    state.picked = togglePick(state.picked, run.key);
+    renderRuns();
+  });
+  return box;
 }
 
 /** Draws the list: moves only the rows out of place, forgets those no longer drawn. */
@@ -93,6 +114,8 @@ export function renderRuns(): void {
   const { shown, held } = listView(matchingRuns(state.runs.values(), filter), holdAfter, state.selected);
   $('run-count').textContent = countText(state.listing, isFiltered(filter));
   // Above the list, not in it: the rows under the pointer do not move.
+  const compare = $('compare-picked');
+  compare.hidden = state.picked.length !== 2;
   const newer = $('show-newer');
   newer.hidden = held === 0;
   newer.textContent = `+${held}`;

@@ -4,6 +4,7 @@
  */
 import type { RunSummary } from '../inspection-store.ts';
 import { edgeText, highlight } from './chart.ts';
+import { compareWithParentButton } from './compare.ts';
 import { machineId } from './config.ts';
 import { $, button, el } from './dom.ts';
 import { renderAwait } from './forms.ts';
@@ -62,6 +63,8 @@ function renderLineage(run: RunSummary | undefined): void {
       el('span', '', 'forked from '),
       link(fork.parent.runId),
       el('span', '', ` at event #${fork.parent.atEvent} `),
+      compareWithParentButton(fork.parent.runId, run!.key),
+      el('span', '', ' '),
     );
   }
   if (fork.children?.length) {

@@ -32,6 +32,8 @@ export const state = {
   streamId: null as string | null,
   selected: null as string | null,
   travel: null as Travel | null,
+  /** Runs picked in the list to compare (keys, at most two). */
+  picked: [] as string[],
   /** Entries the server keeps before the ones loaded here (the open run's). */
   logEarlier: 0,
 };

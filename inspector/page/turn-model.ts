@@ -5,7 +5,7 @@
 import type { Message } from '../../run/message.ts';
 import type { LogEntry } from '../inspection-store.ts';
 import { turnNumber } from './event-data.ts';
-import { durationText } from './run-facts.ts';
+import { costText, durationText } from './run-facts.ts';
 
 /** A planner turn as the run's log records it. */
 export interface PlannerTurn {
@@ -16,6 +16,11 @@ export interface PlannerTurn {
   result?: PlanAnswer;
   error?: { name?: string; message?: string; cause?: unknown };
   usage?: { inputTokens: number; outputTokens: number };
+  /**
+   * What the turn cost, when a cost policy reports it (`planner_turn.cost`, issue 35 item 2):
+   * `amount` this turn, `spent` the run's so far, in `currency` units.
+   */
+  cost?: { currency: string; amount: number; spent?: number; limit?: number };
   durationMs?: number;
   replayedFrom?: string;
 }
@@ -33,12 +38,15 @@ export function plannerTurnOf(entry: LogEntry): PlannerTurn {
   return entry.data as PlannerTurn;
 }
 
-/** The turn's header: `turn 2 · 1.2 s · 340 in / 25 out tok` (what it reported). */
+/** The turn's header: `turn 2 · 1.2 s · 340 in / 25 out tok · $0.0012` (what it reported). */
 export function turnHeader(turn: PlannerTurn): string {
   const parts = [`turn ${turnNumber(turn.turnId)}`];
   if (turn.kind === 'finalize') parts.push('finalizing');
   if (turn.durationMs !== undefined) parts.push(durationText(turn.durationMs));
   if (turn.usage) parts.push(`${turn.usage.inputTokens} in / ${turn.usage.outputTokens} out tok`);
+  if (turn.cost && typeof turn.cost.amount === 'number' && typeof turn.cost.currency === 'string') {
+    parts.push(costText(turn.cost));
+  }
   if (turn.replayedFrom) parts.push('replayed');
   if (turn.error) parts.push('failed');
   return parts.join(' · ');

@@ -1,6 +1,7 @@
 import type { InDoubtResolution } from '../../machines/run-context.ts';
 import type { RunEvent } from '../../run/run-events.ts';
 import type { ProvidedToolResult } from '../../runtime/run-handle.ts';
+import type { StoredRun } from '../../stores/run-store.ts';
 import type { InspectionStore } from '../inspection-store.ts';
 import type { InspectorPageOptions } from '../inspector-page.ts';
 
@@ -26,6 +27,8 @@ export interface InspectorAnswers {
    * restoring them; the inspector lists those it does not host (the approval desk).
    */
   list?(filter: { awaiting: true }): Promise<StoredWaitingRun[]>;
+  /** `runtime.load(runId)`: the stored run (its snapshot), for comparing two runs (issue 38 item 3). */
+  load?(runId: string): Promise<StoredRun | undefined>;
   /** `runtime.events(runId, { follow: false })`: a stored run's events, for its log on the page. */
   events?(runId: string, options: { follow: false }): AsyncIterable<{ event: RunEvent }>;
   /** `runtime.fork` (issue 27 item 4): a new run from the step at the run's event `atEvent`; resolves with its handle. */

@@ -1,8 +1,9 @@
 import { expect } from 'vitest';
 import { z } from 'zod';
-import type { Planner, PlanResult, PlanResumeInput } from '../../run/planner.ts';
+import { type Planner, type PlanResult, type PlanResumeInput, scriptedPlanner } from '../../run/planner.ts';
 import type { RunEvent } from '../../run/run-events.ts';
 import { createRuntime } from '../../runtime/create-runtime.ts';
+import type { CoreRuntime as Runtime } from '../../runtime/runtime-api.ts';
 import type { RunEventRecord } from '../../stores/run-store.ts';
 import { defineTool } from '../../tools/define-tool.ts';
 
@@ -48,18 +49,37 @@ export function ledgerPlanner(
   return { asked, planStart: next, planResume: next };
 }
 
-/** A 20-step run `p` (adds 1..20, answers "balance 210") on a runtime with forks on. */
-export async function twentyStepRun() {
+/** The options of {@link twentyStepRun}'s runtime: the counting ledger tool and {@link ledgerPlanner}, forks on. */
+export function ledgerRuntimeOptions() {
   const { tool, executions } = counterTool();
   const planner = ledgerPlanner();
-  const runtime = createRuntime({
-    agent: { id: 'ledger' },
+  return {
+    options: {
+      agent: { id: 'ledger' },
+      planner,
+      tools: [tool],
+      telemetry: false as const,
+      forks: true,
+      caps: { maxToolCalls: 100 },
+    },
     planner,
-    tools: [tool],
-    telemetry: false,
-    forks: true,
-    caps: { maxToolCalls: 100 },
-  });
+    executions,
+  };
+}
+
+/** A 20-step run `p` (adds 1..20, answers "balance 210") on a runtime with forks on. */
+export async function twentyStepRun() {
+  const { options, planner, executions } = ledgerRuntimeOptions();
+  const runtime = createRuntime(options);
+  return { runtime, planner, executions, ...(await runParent(runtime, executions)) };
+}
+
+/**
+ * Runs `p` to its end in `runtime` (made with {@link ledgerRuntimeOptions}); the seqs of its events
+ * to fork at: `scheduledAt(turn)`, its `tool_call_scheduled` of turn `turn`; `planningAt(turn)`,
+ * its `state_changed` into `planning` of turn `turn` (the planner is asked then).
+ */
+export async function runParent(runtime: Pick<Runtime, 'start' | 'events'>, executions: number[]) {
   const parent = await runtime
     .start({ runId: 'p', messages: [{ role: 'user', content: 'add 1..20' }] })
     .result();
@@ -67,10 +87,8 @@ export async function twentyStepRun() {
   expect(executions).toHaveLength(20);
   const events: RunEventRecord<RunEvent>[] = [];
   for await (const record of runtime.events('p', { follow: false })) events.push(record);
-  /** The seq of the parent's `tool_call_scheduled` of turn `turn`. */
   const scheduledAt = (turn: number) =>
     events.find((r) => r.event.type === 'tool_call_scheduled' && r.event.toolCallId === `p:t${turn}:c1`)!.seq;
-  /** The seq of the parent's `state_changed` into `planning` of turn `turn` (the planner is asked then). */
   const planningAt = (turn: number) => {
     const result = events.findIndex(
       (r) => r.event.type === 'tool_result' && r.event.result.toolCallId === `p:t${turn - 1}:c1`,
@@ -78,5 +96,32 @@ export async function twentyStepRun() {
     return events.slice(result).find((r) => r.event.type === 'state_changed' && r.event.state === 'planning')!
       .seq;
   };
-  return { runtime, planner, executions, parent, scheduledAt, planningAt };
+  return { parent, scheduledAt, planningAt };
+}
+
+/**
+ * Another scripted planner for a fork of {@link twentyStepRun}'s run at step 5 (its planning): step
+ * 5 as the parent took it, then 600 instead of 6, then the parent's amounts 7..20, then an answer
+ * with the balance it saw. compareRuns finds the first difference at step 6.
+ */
+export function divergingAtStep6() {
+  return scriptedPlanner([
+    {
+      toolCalls: [{ name: 'ledger.add', input: { amount: 5 } }],
+      usage: { inputTokens: 105, outputTokens: 10 },
+    },
+    {
+      toolCalls: [{ name: 'ledger.add', input: { amount: 600 } }],
+      usage: { inputTokens: 106, outputTokens: 10 },
+    },
+    ...Array.from({ length: 14 }, (_, i) => ({
+      toolCalls: [{ name: 'ledger.add', input: { amount: i + 7 } }],
+      usage: { inputTokens: 107 + i, outputTokens: 10 },
+    })),
+    (input) => ({
+      finalResponse: {
+        text: `balance ${(input as { toolResults: { result: { balance: number } }[] }).toolResults[0]!.result.balance}`,
+      },
+    }),
+  ]);
 }

@@ -1,11 +1,11 @@
 import type { RunContext } from '../machines/run-context.ts';
 import type { Message } from '../run/message.ts';
 import type { PolicyDecisionRecord, RunEvent } from '../run/run-events.ts';
-import { unpackSnapshot } from '../runtime/durable/snapshot-codec.ts';
-import { positionOf } from '../runtime/replay-tape.ts';
-import type { RunOutcome } from '../runtime/run-handle.ts';
-import type { CoreRuntime as Runtime } from '../runtime/runtime-api.ts';
 import type { RunEventRecord, StoredRun } from '../stores/run-store.ts';
+import { unpackSnapshot } from './durable/snapshot-codec.ts';
+import { positionOf } from './replay-tape.ts';
+import type { RunOutcome } from './run-handle.ts';
+import type { CoreRuntime as Runtime } from './runtime-api.ts';
 
 /**
  * A run as `compareRuns` and `matchesTrajectory` read it: an outcome (`run.result()`), a stored

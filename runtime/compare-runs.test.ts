@@ -2,33 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { restrictOnInvalidArguments } from '../policies/builtins/restrict-on-invalid-arguments.ts';
 import { scriptedPlanner } from '../run/planner.ts';
 import { createRuntime } from '../runtime/create-runtime.ts';
-import { counterTool, twentyStepRun } from '../test/support/ledger-runs.ts';
+import { counterTool, divergingAtStep6, twentyStepRun } from '../test/support/ledger-runs.ts';
 import { compareRuns } from './compare-runs.ts';
 import { recordedRun } from './run-record.ts';
 
 describe('compareRuns (issue 38 item 3)', () => {
   it('reports the first differing step and the changed calls of a run forked at step 5 with another scripted planner', async () => {
     const { runtime, parent, planningAt } = await twentyStepRun();
-    // Step 5 as the parent took it, then 600 instead of 6, then the parent's amounts, then an answer.
-    const script = scriptedPlanner([
-      {
-        toolCalls: [{ name: 'ledger.add', input: { amount: 5 } }],
-        usage: { inputTokens: 105, outputTokens: 10 },
-      },
-      {
-        toolCalls: [{ name: 'ledger.add', input: { amount: 600 } }],
-        usage: { inputTokens: 106, outputTokens: 10 },
-      },
-      ...Array.from({ length: 14 }, (_, i) => ({
-        toolCalls: [{ name: 'ledger.add', input: { amount: i + 7 } }],
-        usage: { inputTokens: 107 + i, outputTokens: 10 },
-      })),
-      (input) => ({
-        finalResponse: {
-          text: `balance ${(input as { toolResults: { result: { balance: number } }[] }).toolResults[0]!.result.balance}`,
-        },
-      }),
-    ]);
+    const script = divergingAtStep6();
     const fork = await runtime.fork('p', {
       atEvent: planningAt(5),
       replay: 'recorded',
