@@ -10,6 +10,7 @@ import {
   toMicros,
 } from '../policies/builtins/cost-prices.ts';
 import type { PlanInput, PlanResult, PlanResumeInput } from '../run/planner.ts';
+import { lazySchema } from '../tools/lazy-schema.ts';
 import { definePlugin, type PlanInvocation, type Plugin, type RunInfo } from './define-plugin.ts';
 
 /** Options of {@link costBudget}. Amounts are in `currency` units (`0.5` is half a dollar for `USD`). */
@@ -56,16 +57,18 @@ export interface CostBudgetOptions {
   name?: string;
 }
 
-const OptionsSchema = z.object({
-  limit: z.number().positive().finite(),
-  currency: z.string().trim().min(1).max(32),
-  prices: z.record(z.string().min(1), ModelPriceSchema),
-  model: z.string().min(1).optional(),
-  maxOutputTokens: z.number().int().positive().optional(),
-  finalizeReserve: z.number().nonnegative().finite().optional(),
-  reservationTtlMs: z.number().int().positive().optional(),
-  name: z.string().min(1).optional(),
-});
+const OptionsSchema = lazySchema(() =>
+  z.object({
+    limit: z.number().positive().finite(),
+    currency: z.string().trim().min(1).max(32),
+    prices: z.record(z.string().min(1), ModelPriceSchema),
+    model: z.string().min(1).optional(),
+    maxOutputTokens: z.number().int().positive().optional(),
+    finalizeReserve: z.number().nonnegative().finite().optional(),
+    reservationTtlMs: z.number().int().positive().optional(),
+    name: z.string().min(1).optional(),
+  }),
+);
 
 /** Why a turn could not be priced: the run fails with it before the planner is asked (fails closed). */
 export class CostBudgetError extends Error {

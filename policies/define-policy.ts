@@ -4,6 +4,7 @@ import type { Caps, CapsState } from '../run/caps.ts';
 import { CapsSchema } from '../run/caps.ts';
 import { type AwaitClarification, AwaitClarificationSchema } from '../run/planner.ts';
 import type { InDoubtAction } from '../run/policy-effects.ts';
+import { lazySchema } from '../tools/lazy-schema.ts';
 import { type PolicyRetryHint, type RetryReason, RetryReasonSchema } from '../tools/retry-hint.ts';
 import type { ToolResult } from '../tools/tool-result.ts';
 import type { ProposedCall } from './call-history.ts';
@@ -108,41 +109,45 @@ export interface InDoubtChoice {
   calls?: string[];
 }
 
-const InDoubtChoiceSchema = z
-  .object({ action: z.enum(['ask', 'tell_model', 'rerun']), calls: z.array(z.string().min(1)).optional() })
-  .strict();
+const InDoubtChoiceSchema = lazySchema(() =>
+  z
+    .object({ action: z.enum(['ask', 'tell_model', 'rerun']), calls: z.array(z.string().min(1)).optional() })
+    .strict(),
+);
 
 /** Checks a decision a policy returned; a decision that fails it is a policy error. */
-export const PolicyDecisionSchema = z
-  .object({
-    caps: CapsSchema.partial().strict(),
-    disableTools: z.array(z.string().min(1)),
-    enableTools: z.array(z.string().min(1)),
-    restrictToTool: z.string().min(1),
-    backoffMs: z.number().finite().nonnegative(),
-    awaitClarification: z.union([z.literal(true), AwaitClarificationSchema.partial()]),
-    confirm: z
-      .object({ calls: z.array(z.string().min(1)), prompt: z.string().min(1), details: z.unknown() })
-      .partial()
-      .strict(),
-    refuse: z
-      .object({
-        calls: z.array(z.string().min(1)).optional(),
-        message: z.string().min(1).max(4_096),
-        reason: RetryReasonSchema.optional(),
-      })
-      .strict(),
-    hint: z.object({ reason: RetryReasonSchema, message: z.string().min(1).max(4_096) }).strict(),
-    inDoubt: z.union([InDoubtChoiceSchema, z.array(InDoubtChoiceSchema).max(1_000)]),
-    finalize: z.object({ reason: z.string().min(1) }),
-    fail: z.object({ reason: z.string().min(1) }),
-    labels: z.record(z.string(), z.string()),
-    note: z.string(),
-    fingerprint: z.string().min(1).max(128),
-    state: z.unknown(),
-  })
-  .partial()
-  .strict();
+export const PolicyDecisionSchema = lazySchema(() =>
+  z
+    .object({
+      caps: CapsSchema.partial().strict(),
+      disableTools: z.array(z.string().min(1)),
+      enableTools: z.array(z.string().min(1)),
+      restrictToTool: z.string().min(1),
+      backoffMs: z.number().finite().nonnegative(),
+      awaitClarification: z.union([z.literal(true), AwaitClarificationSchema.partial()]),
+      confirm: z
+        .object({ calls: z.array(z.string().min(1)), prompt: z.string().min(1), details: z.unknown() })
+        .partial()
+        .strict(),
+      refuse: z
+        .object({
+          calls: z.array(z.string().min(1)).optional(),
+          message: z.string().min(1).max(4_096),
+          reason: RetryReasonSchema.optional(),
+        })
+        .strict(),
+      hint: z.object({ reason: RetryReasonSchema, message: z.string().min(1).max(4_096) }).strict(),
+      inDoubt: z.union([InDoubtChoiceSchema, z.array(InDoubtChoiceSchema).max(1_000)]),
+      finalize: z.object({ reason: z.string().min(1) }),
+      fail: z.object({ reason: z.string().min(1) }),
+      labels: z.record(z.string(), z.string()),
+      note: z.string(),
+      fingerprint: z.string().min(1).max(128),
+      state: z.unknown(),
+    })
+    .partial()
+    .strict(),
+);
 
 /** One tool as a policy sees it (`ctx.tools[id]`). Counts include the batch being reviewed. */
 export interface PolicyToolState {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from '../tools/lazy-schema.ts';
 
 /**
  * Run limits (docs/architecture.md). Configured per runtime and per run; policies may only tighten them.
@@ -6,42 +7,44 @@ import { z } from 'zod';
  * awaits answers from outside (a clarification, external tool results, a confirmation), and also
  * bounds a planner call in flight. Per-tool `timeoutMs` lives on the tool.
  */
-export const CapsSchema = z.object({
-  /** Most tool calls a run may make; a batch that would pass it is refused whole. */
-  maxToolCalls: z.number().int().nonnegative(),
-  /** Failed calls in a row (across tools) before the run finalizes with `failure_cap`. */
-  maxConsecutiveFailedToolCalls: z.number().int().positive(),
-  /** Repairs of one tool in a row; a call past it is refused and the tool disabled for the run. */
-  maxRetriesPerTool: z.number().int().nonnegative(),
-  timeBudgetMs: z.number().positive(),
-  /**
-   * Most tokens (input + output, summed over the run's planner turns) the run may use; past it
-   * the run finalizes with `token_cap` after the batch in flight. Absent: no limit.
-   */
-  maxTotalTokens: z.number().int().positive().optional(),
-  /**
-   * Most planner turns a run may take (the finalizing turn not counted); once a turn past it
-   * would start, the run finalizes with `turn_cap` (issue 24: a planner that keeps asking, answered
-   * from code, otherwise runs until the time budget, which waits do not spend). Absent: no limit
-   * (runs stored before it existed); the runtime's default is 50.
-   */
-  maxTurns: z.number().int().positive().optional(),
-  /**
-   * Most times a run may wait for an answer from outside it (a clarification, external tool
-   * results, a confirmation; not a backoff); after the answer to the last one the run finalizes
-   * with `await_cap`. Absent: no limit; the runtime's default is 50.
-   */
-  maxAwaits: z.number().int().positive().optional(),
-  /**
-   * Most calls one planner answer may propose. A larger batch is refused whole before any of
-   * its calls is validated: each call gets a not-run result (`BatchTooLarge`), the first one a
-   * RetryHint telling the planner the limit, and the run plans again; it counts as one failed
-   * turn against `maxConsecutiveFailedToolCalls`, not one per call (issue 36 item 5: a 4,000-call
-   * answer stalled every run in the process). Absent: no limit (runs stored before it existed);
-   * the runtime's default is 128.
-   */
-  maxCallsPerBatch: z.number().int().positive().optional(),
-});
+export const CapsSchema = lazySchema(() =>
+  z.object({
+    /** Most tool calls a run may make; a batch that would pass it is refused whole. */
+    maxToolCalls: z.number().int().nonnegative(),
+    /** Failed calls in a row (across tools) before the run finalizes with `failure_cap`. */
+    maxConsecutiveFailedToolCalls: z.number().int().positive(),
+    /** Repairs of one tool in a row; a call past it is refused and the tool disabled for the run. */
+    maxRetriesPerTool: z.number().int().nonnegative(),
+    timeBudgetMs: z.number().positive(),
+    /**
+     * Most tokens (input + output, summed over the run's planner turns) the run may use; past it
+     * the run finalizes with `token_cap` after the batch in flight. Absent: no limit.
+     */
+    maxTotalTokens: z.number().int().positive().optional(),
+    /**
+     * Most planner turns a run may take (the finalizing turn not counted); once a turn past it
+     * would start, the run finalizes with `turn_cap` (issue 24: a planner that keeps asking, answered
+     * from code, otherwise runs until the time budget, which waits do not spend). Absent: no limit
+     * (runs stored before it existed); the runtime's default is 50.
+     */
+    maxTurns: z.number().int().positive().optional(),
+    /**
+     * Most times a run may wait for an answer from outside it (a clarification, external tool
+     * results, a confirmation; not a backoff); after the answer to the last one the run finalizes
+     * with `await_cap`. Absent: no limit; the runtime's default is 50.
+     */
+    maxAwaits: z.number().int().positive().optional(),
+    /**
+     * Most calls one planner answer may propose. A larger batch is refused whole before any of
+     * its calls is validated: each call gets a not-run result (`BatchTooLarge`), the first one a
+     * RetryHint telling the planner the limit, and the run plans again; it counts as one failed
+     * turn against `maxConsecutiveFailedToolCalls`, not one per call (issue 36 item 5: a 4,000-call
+     * answer stalled every run in the process). Absent: no limit (runs stored before it existed);
+     * the runtime's default is 128.
+     */
+    maxCallsPerBatch: z.number().int().positive().optional(),
+  }),
+);
 /** Run limits (docs/architecture.md §Caps): configured per runtime and per run; policies may only tighten them. */
 export type Caps = z.infer<typeof CapsSchema>;
 
@@ -57,13 +60,15 @@ export const DEFAULT_CAPS: Caps = {
 };
 
 /** Caps as the planner and policies see them: limits, usage so far, and what is left. */
-export const CapsStateSchema = CapsSchema.extend({
-  toolCalls: z.number().int().nonnegative(),
-  remainingToolCalls: z.number().int().nonnegative(),
-  consecutiveFailedToolCalls: z.number().int().nonnegative(),
-  /** Epoch ms at which the time budget runs out. */
-  deadlineAt: z.number(),
-});
+export const CapsStateSchema = lazySchema(() =>
+  CapsSchema.extend({
+    toolCalls: z.number().int().nonnegative(),
+    remainingToolCalls: z.number().int().nonnegative(),
+    consecutiveFailedToolCalls: z.number().int().nonnegative(),
+    /** Epoch ms at which the time budget runs out. */
+    deadlineAt: z.number(),
+  }),
+);
 /** The caps in force and what is left of them, as planners and policies see it. */
 export type CapsState = z.infer<typeof CapsStateSchema>;
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from '../tools/lazy-schema.ts';
 import type { PolicyRetryHint } from '../tools/retry-hint.ts';
 import { PolicyRetryHintSchema } from '../tools/retry-hint.ts';
 import { type ToolErrorJSON, ToolErrorJSONSchema } from '../tools/tool-error.ts';
@@ -12,25 +13,29 @@ import {
 } from './planner.ts';
 
 /** A run's status as its handle reports it (docs/architecture.md). */
-export const RunStatusSchema = z.enum(['running', 'awaiting', 'completed', 'failed', 'canceled']);
+export const RunStatusSchema = lazySchema(() =>
+  z.enum(['running', 'awaiting', 'completed', 'failed', 'canceled']),
+);
 /** A run's status: `running`, `awaiting`, `completed`, `failed`, `canceled`. */
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 
 const base = { runId: z.string(), at: z.number() };
 
 /** One recorded policy decision: who decided what, and why (docs/policies.md). */
-export const PolicyDecisionRecordSchema = z.object({
-  policy: z.string(),
-  hook: z.enum(['onRunStart', 'onRetryHint', 'onToolBatch', 'onToolResult', 'onInDoubt']),
-  /** The kinds of effect in the decision: `caps`, `disableTools`, `finalize`, ... */
-  kinds: z.array(z.string()),
-  decision: z.record(z.string(), z.unknown()),
-  toolCallId: z.string().optional(),
-  tool: z.string().optional(),
-  note: z.string().optional(),
-  /** The fingerprint of the call the decision is about (tool and input), when the policy gave one. */
-  fingerprint: z.string().optional(),
-});
+export const PolicyDecisionRecordSchema = lazySchema(() =>
+  z.object({
+    policy: z.string(),
+    hook: z.enum(['onRunStart', 'onRetryHint', 'onToolBatch', 'onToolResult', 'onInDoubt']),
+    /** The kinds of effect in the decision: `caps`, `disableTools`, `finalize`, ... */
+    kinds: z.array(z.string()),
+    decision: z.record(z.string(), z.unknown()),
+    toolCallId: z.string().optional(),
+    tool: z.string().optional(),
+    note: z.string().optional(),
+    /** The fingerprint of the call the decision is about (tool and input), when the policy gave one. */
+    fingerprint: z.string().optional(),
+  }),
+);
 /** A policy decision as recorded on `policy_decision` events: the policy, the hook, the decision (docs/policies.md). */
 export type PolicyDecisionRecord = z.infer<typeof PolicyDecisionRecordSchema>;
 
@@ -105,17 +110,19 @@ export interface AwaitExternalToolsEvent extends RunEventBase {
   externalTools: AwaitExternalTools;
 }
 /** One call a confirmation holds, as the approver sees it (issue 35 item 3). */
-export const ConfirmationCallSchema = z.object({
-  toolCallId: z.string(),
-  tool: z.string(),
-  input: z.unknown(),
-  summary: z.string().optional(),
-  risk: z.enum(['low', 'medium', 'high']).optional(),
-  permissions: z.array(z.string()).optional(),
-  missing: z.array(z.string()).optional(),
-  /** `false`: a `remember` with the approval is not recorded for this call (high risk). */
-  rememberable: z.literal(false).optional(),
-});
+export const ConfirmationCallSchema = lazySchema(() =>
+  z.object({
+    toolCallId: z.string(),
+    tool: z.string(),
+    input: z.unknown(),
+    summary: z.string().optional(),
+    risk: z.enum(['low', 'medium', 'high']).optional(),
+    permissions: z.array(z.string()).optional(),
+    missing: z.array(z.string()).optional(),
+    /** `false`: a `remember` with the approval is not recorded for this call (high risk). */
+    rememberable: z.literal(false).optional(),
+  }),
+);
 /** One call a confirmation holds: id, tool, input, summary, risk, permissions (those missing). */
 export type ConfirmationCallJSON = z.infer<typeof ConfirmationCallSchema>;
 
@@ -140,17 +147,19 @@ export interface RememberedApproval {
   runId: string;
   toolCallId: string;
 }
-const rememberedApprovalSchema = z.object({
-  id: z.string(),
-  scope: z.enum(['tool', 'arguments']),
-  tool: z.string(),
-  fingerprint: z.string().optional(),
-  input: z.record(z.string(), z.unknown()).optional(),
-  by: z.string().optional(),
-  at: z.number(),
-  runId: z.string(),
-  toolCallId: z.string(),
-});
+const rememberedApprovalSchema = lazySchema(() =>
+  z.object({
+    id: z.string(),
+    scope: z.enum(['tool', 'arguments']),
+    tool: z.string(),
+    fingerprint: z.string().optional(),
+    input: z.record(z.string(), z.unknown()).optional(),
+    by: z.string().optional(),
+    at: z.number(),
+    runId: z.string(),
+    toolCallId: z.string(),
+  }),
+);
 /** Schema of {@link RememberedApproval}. */
 export const RememberedApprovalSchema: z.ZodType<RememberedApproval> =
   exactSchema<RememberedApproval>()(rememberedApprovalSchema);
@@ -327,163 +336,174 @@ export type RunEvent =
   | RunCanceledEvent
   | RunForkedEvent;
 
-const runEventSchema = z.discriminatedUnion('type', [
-  z.object({
-    type: z.literal('run_started'),
-    ...base,
-    agentId: z.string(),
-    sessionId: z.string().optional(),
-    labels: z.record(z.string(), z.string()),
-  }),
-  z.object({ type: z.literal('state_changed'), ...base, state: z.string(), previous: z.string().optional() }),
-  /** The run was restored from the store into a runtime (`owner`) in `state`, after a restart or an eviction. */
-  z.object({ type: z.literal('run_resumed'), ...base, state: z.string(), owner: z.string() }),
-  z.object({
-    type: z.literal('tool_call_scheduled'),
-    ...base,
-    turnId: z.string(),
-    toolCallId: z.string(),
-    tool: z.string(),
-    attempt: z.number().int(),
-    /**
-     * The person who approved the call edited its input (approve with edits): the validated input
-     * before (`original`), the edit (`input`), who (`by`). The call runs with the edit.
-     */
-    edited: z
-      .object({
-        original: z.record(z.string(), z.unknown()).optional(),
-        input: z.unknown(),
-        by: z.string().optional(),
-      })
-      .optional(),
-  }),
-  z.object({ type: z.literal('tool_result'), ...base, turnId: z.string(), result: ToolResultJSONSchema }),
-  z.object({ type: z.literal('retry_hint'), ...base, hint: PolicyRetryHintSchema }),
-  z.object({
-    type: z.literal('policy_decision'),
-    ...base,
-    turnId: z.string(),
-    decision: PolicyDecisionRecordSchema,
-  }),
-  z.object({ type: z.literal('await_clarification'), ...base, clarification: AwaitClarificationSchema }),
-  z.object({ type: z.literal('await_external_tools'), ...base, externalTools: AwaitExternalToolsSchema }),
-  z.object({
-    type: z.literal('await_confirmation'),
-    ...base,
-    confirmation: AwaitConfirmationSchema.extend({
-      toolCallIds: z.array(z.string()).optional(),
-      calls: z.array(ConfirmationCallSchema).optional(),
+const runEventSchema = lazySchema(() =>
+  z.discriminatedUnion('type', [
+    z.object({
+      type: z.literal('run_started'),
+      ...base,
+      agentId: z.string(),
+      sessionId: z.string().optional(),
+      labels: z.record(z.string(), z.string()),
+    }),
+    z.object({
+      type: z.literal('state_changed'),
+      ...base,
+      state: z.string(),
+      previous: z.string().optional(),
+    }),
+    /** The run was restored from the store into a runtime (`owner`) in `state`, after a restart or an eviction. */
+    z.object({ type: z.literal('run_resumed'), ...base, state: z.string(), owner: z.string() }),
+    z.object({
+      type: z.literal('tool_call_scheduled'),
+      ...base,
+      turnId: z.string(),
+      toolCallId: z.string(),
+      tool: z.string(),
+      attempt: z.number().int(),
       /**
-       * What a person approves or denies: the name `run.awaiting.question` and clarifications use
-       * (issue 28 item 7). `prompt` holds the same text, kept for existing readers (deprecated);
-       * absent in events stored before it was added.
+       * The person who approved the call edited its input (approve with edits): the validated input
+       * before (`original`), the edit (`input`), who (`by`). The call runs with the edit.
        */
-      question: z.string().optional(),
+      edited: z
+        .object({
+          original: z.record(z.string(), z.unknown()).optional(),
+          input: z.unknown(),
+          by: z.string().optional(),
+        })
+        .optional(),
     }),
-  }),
-  z.object({
-    type: z.literal('approval_remembered'),
-    ...base,
-    confirmationId: z.string(),
-    approvals: z.array(rememberedApprovalSchema),
-    notRemembered: z
-      .array(z.object({ toolCallId: z.string(), tool: z.string(), reason: z.literal('high_risk') }))
-      .optional(),
-  }),
-  z.object({
-    type: z.literal('approval_revoked'),
-    ...base,
-    approvalId: z.string(),
-    tool: z.string(),
-    scope: z.enum(['tool', 'arguments']),
-    by: z.string().optional(),
-  }),
-  z.object({
-    type: z.literal('await_in_doubt'),
-    ...base,
-    inDoubt: z.object({
-      calls: z.array(
-        z.object({
-          toolCallId: z.string(),
-          name: z.string(),
-          input: z.record(z.string(), z.unknown()),
-          startedAt: z.number().optional(),
-          cause: z.enum(['restored', 'retried', 'canceled']),
-        }),
-      ),
+    z.object({ type: z.literal('tool_result'), ...base, turnId: z.string(), result: ToolResultJSONSchema }),
+    z.object({ type: z.literal('retry_hint'), ...base, hint: PolicyRetryHintSchema }),
+    z.object({
+      type: z.literal('policy_decision'),
+      ...base,
+      turnId: z.string(),
+      decision: PolicyDecisionRecordSchema,
     }),
-  }),
-  z.object({ type: z.literal('planner_note'), ...base, turnId: z.string(), note: z.string() }),
-  z.object({
-    type: z.literal('planner_turn'),
-    ...base,
-    turnId: z.string(),
-    kind: z.enum(['start', 'resume', 'finalize']),
-    messages: z.number().int(),
-    tools: z.array(z.string()).optional(),
-    result: z.unknown().optional(),
-    error: ToolErrorJSONSchema.optional(),
-    timedOut: z.boolean().optional(),
-    usage: z
-      .object({ inputTokens: z.number(), outputTokens: z.number(), cachedInputTokens: z.number().optional() })
-      .optional(),
-    cost: z
-      .object({
-        currency: z.string(),
-        amount: z.number(),
-        spent: z.number().optional(),
-        limit: z.number().optional(),
-      })
-      .optional(),
-    startedAt: z.number().optional(),
-    durationMs: z.number().optional(),
-    replayedFrom: z.string().optional(),
-  }),
-  /** Ephemeral: text a streaming planner's model is writing (on `run.events$` only, never stored). */
-  z.object({ type: z.literal('text_delta'), ...base, turnId: z.string(), delta: z.string() }),
-  /** Ephemeral: how far a running tool call got, as the tool reports it (`reportToolProgress`; on `run.events$` only). */
-  z.object({
-    type: z.literal('tool_progress'),
-    ...base,
-    turnId: z.string(),
-    toolCallId: z.string(),
-    tool: z.string(),
-    progress: z.number().optional(),
-    total: z.number().optional(),
-    message: z.string().optional(),
-  }),
-  /** Ephemeral: a fragment of a tool call's JSON input as the model writes it (on `run.events$` only). */
-  z.object({
-    type: z.literal('tool_call_delta'),
-    ...base,
-    turnId: z.string(),
-    toolCallId: z.string(),
-    tool: z.string(),
-    delta: z.string(),
-  }),
-  z.object({
-    type: z.literal('run_completed'),
-    ...base,
-    finalResponse: z.object({ text: z.string(), data: z.unknown().optional() }),
-    finalizeReason: z.string().optional(),
-  }),
-  z.object({ type: z.literal('run_failed'), ...base, error: ToolErrorJSONSchema }),
-  z.object({ type: z.literal('run_canceled'), ...base, reason: z.string().optional() }),
-  /** A run was forked from the parent's event `atEvent` (runtime.fork): in both runs' logs. */
-  z.object({
-    type: z.literal('run_forked'),
-    ...base,
-    parentRunId: z.string(),
-    childRunId: z.string(),
-    atEvent: z.number().int(),
-    /** What the fork changed: a tool call's `input`, or a clarification's `answer`. */
-    edit: z.enum(['input', 'answer']).optional(),
-    name: z.string().optional(),
-    replay: z.literal('recorded').optional(),
-  }),
-]);
+    z.object({ type: z.literal('await_clarification'), ...base, clarification: AwaitClarificationSchema }),
+    z.object({ type: z.literal('await_external_tools'), ...base, externalTools: AwaitExternalToolsSchema }),
+    z.object({
+      type: z.literal('await_confirmation'),
+      ...base,
+      confirmation: AwaitConfirmationSchema.extend({
+        toolCallIds: z.array(z.string()).optional(),
+        calls: z.array(ConfirmationCallSchema).optional(),
+        /**
+         * What a person approves or denies: the name `run.awaiting.question` and clarifications use
+         * (issue 28 item 7). `prompt` holds the same text, kept for existing readers (deprecated);
+         * absent in events stored before it was added.
+         */
+        question: z.string().optional(),
+      }),
+    }),
+    z.object({
+      type: z.literal('approval_remembered'),
+      ...base,
+      confirmationId: z.string(),
+      approvals: z.array(rememberedApprovalSchema),
+      notRemembered: z
+        .array(z.object({ toolCallId: z.string(), tool: z.string(), reason: z.literal('high_risk') }))
+        .optional(),
+    }),
+    z.object({
+      type: z.literal('approval_revoked'),
+      ...base,
+      approvalId: z.string(),
+      tool: z.string(),
+      scope: z.enum(['tool', 'arguments']),
+      by: z.string().optional(),
+    }),
+    z.object({
+      type: z.literal('await_in_doubt'),
+      ...base,
+      inDoubt: z.object({
+        calls: z.array(
+          z.object({
+            toolCallId: z.string(),
+            name: z.string(),
+            input: z.record(z.string(), z.unknown()),
+            startedAt: z.number().optional(),
+            cause: z.enum(['restored', 'retried', 'canceled']),
+          }),
+        ),
+      }),
+    }),
+    z.object({ type: z.literal('planner_note'), ...base, turnId: z.string(), note: z.string() }),
+    z.object({
+      type: z.literal('planner_turn'),
+      ...base,
+      turnId: z.string(),
+      kind: z.enum(['start', 'resume', 'finalize']),
+      messages: z.number().int(),
+      tools: z.array(z.string()).optional(),
+      result: z.unknown().optional(),
+      error: ToolErrorJSONSchema.optional(),
+      timedOut: z.boolean().optional(),
+      usage: z
+        .object({
+          inputTokens: z.number(),
+          outputTokens: z.number(),
+          cachedInputTokens: z.number().optional(),
+        })
+        .optional(),
+      cost: z
+        .object({
+          currency: z.string(),
+          amount: z.number(),
+          spent: z.number().optional(),
+          limit: z.number().optional(),
+        })
+        .optional(),
+      startedAt: z.number().optional(),
+      durationMs: z.number().optional(),
+      replayedFrom: z.string().optional(),
+    }),
+    /** Ephemeral: text a streaming planner's model is writing (on `run.events$` only, never stored). */
+    z.object({ type: z.literal('text_delta'), ...base, turnId: z.string(), delta: z.string() }),
+    /** Ephemeral: how far a running tool call got, as the tool reports it (`reportToolProgress`; on `run.events$` only). */
+    z.object({
+      type: z.literal('tool_progress'),
+      ...base,
+      turnId: z.string(),
+      toolCallId: z.string(),
+      tool: z.string(),
+      progress: z.number().optional(),
+      total: z.number().optional(),
+      message: z.string().optional(),
+    }),
+    /** Ephemeral: a fragment of a tool call's JSON input as the model writes it (on `run.events$` only). */
+    z.object({
+      type: z.literal('tool_call_delta'),
+      ...base,
+      turnId: z.string(),
+      toolCallId: z.string(),
+      tool: z.string(),
+      delta: z.string(),
+    }),
+    z.object({
+      type: z.literal('run_completed'),
+      ...base,
+      finalResponse: z.object({ text: z.string(), data: z.unknown().optional() }),
+      finalizeReason: z.string().optional(),
+    }),
+    z.object({ type: z.literal('run_failed'), ...base, error: ToolErrorJSONSchema }),
+    z.object({ type: z.literal('run_canceled'), ...base, reason: z.string().optional() }),
+    /** A run was forked from the parent's event `atEvent` (runtime.fork): in both runs' logs. */
+    z.object({
+      type: z.literal('run_forked'),
+      ...base,
+      parentRunId: z.string(),
+      childRunId: z.string(),
+      atEvent: z.number().int(),
+      /** What the fork changed: a tool call's `input`, or a clarification's `answer`. */
+      edit: z.enum(['input', 'answer']).optional(),
+      name: z.string().optional(),
+      replay: z.literal('recorded').optional(),
+    }),
+  ]),
+);
 /** Schema of {@link RunEvent}: validates events at process boundaries; `parse` returns a `RunEvent`. */
-export const RunEventSchema: z.ZodType<RunEvent> = exactSchema<RunEvent>()(runEventSchema);
+export const RunEventSchema: z.ZodType<RunEvent> = lazySchema(() => exactSchema<RunEvent>()(runEventSchema));
 
 /** The `type` of a {@link RunEvent}. */
 export type RunEventType = RunEvent['type'];

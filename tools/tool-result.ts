@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lazySchema } from './lazy-schema.ts';
 import { type RetryHint, RetryHintSchema } from './retry-hint.ts';
 import { ToolError, ToolErrorJSONSchema } from './tool-error.ts';
 
@@ -6,26 +7,30 @@ import { ToolError, ToolErrorJSONSchema } from './tool-error.ts';
  * How much of a bounded result was returned (Goa-AI's toolsets guide, docs/sources.md §Names: "Bounded results";
  * docs/tool-boundary.md). `refinementHint` tells the model how to narrow the query when `truncated`.
  */
-export const BoundsSchema = z.object({
-  returned: z.number().int().nonnegative(),
-  total: z.number().int().nonnegative().optional(),
-  truncated: z.boolean(),
-  refinementHint: z.string().optional(),
-});
+export const BoundsSchema = lazySchema(() =>
+  z.object({
+    returned: z.number().int().nonnegative(),
+    total: z.number().int().nonnegative().optional(),
+    truncated: z.boolean(),
+    refinementHint: z.string().optional(),
+  }),
+);
 /** How much of a bounded result was returned: `returned`, `total?`, `truncated`, `refinementHint?` (docs/tool-boundary.md §Bounded results). */
 export type Bounds = z.infer<typeof BoundsSchema>;
 
 /** Full-fidelity data for UIs; delivered on `tool_result` events, never sent to the model. */
-export const ArtifactSchema = z.object({
-  kind: z.string(),
-  data: z.unknown(),
-  mimeType: z.string().optional(),
-  title: z.string().optional(),
-});
+export const ArtifactSchema = lazySchema(() =>
+  z.object({
+    kind: z.string(),
+    data: z.unknown(),
+    mimeType: z.string().optional(),
+    title: z.string().optional(),
+  }),
+);
 /** Full-fidelity data for UIs, delivered on `tool_result` events and never sent to the model (docs/tool-boundary.md §Artifacts). */
 export type Artifact = z.infer<typeof ArtifactSchema>;
 
-export const ToolTelemetrySchema = z.looseObject({ durationMs: z.number().nonnegative() });
+export const ToolTelemetrySchema = lazySchema(() => z.looseObject({ durationMs: z.number().nonnegative() }));
 
 /**
  * The outcome of one tool call, successful or not (docs/tool-boundary.md §Vocabulary). `executed` is false when validation
@@ -58,28 +63,32 @@ export interface ToolResult {
  */
 export type InDoubtCause = 'restored' | 'retried' | 'canceled';
 
-export const InDoubtSchema = z.object({
-  cause: z.enum(['restored', 'retried', 'canceled']),
-  /** When the call was started, epoch ms, when the run recorded it. */
-  startedAt: z.number().optional(),
-});
+export const InDoubtSchema = lazySchema(() =>
+  z.object({
+    cause: z.enum(['restored', 'retried', 'canceled']),
+    /** When the call was started, epoch ms, when the run recorded it. */
+    startedAt: z.number().optional(),
+  }),
+);
 /** {@link ToolResult.inDoubt}: why the call is in doubt, and when it was started. */
 export type InDoubt = z.infer<typeof InDoubtSchema>;
 
 /** The JSON form of a {@link ToolResult} (its `error` as {@link ToolError.toJSON} gives it). */
-export const ToolResultJSONSchema = z.object({
-  name: z.string(),
-  toolCallId: z.string(),
-  providerToolCallId: z.string().optional(),
-  executed: z.boolean(),
-  result: z.unknown().optional(),
-  error: ToolErrorJSONSchema.optional(),
-  retryHint: RetryHintSchema.optional(),
-  telemetry: ToolTelemetrySchema.optional(),
-  bounds: BoundsSchema.optional(),
-  artifacts: z.array(ArtifactSchema).optional(),
-  inDoubt: InDoubtSchema.optional(),
-});
+export const ToolResultJSONSchema = lazySchema(() =>
+  z.object({
+    name: z.string(),
+    toolCallId: z.string(),
+    providerToolCallId: z.string().optional(),
+    executed: z.boolean(),
+    result: z.unknown().optional(),
+    error: ToolErrorJSONSchema.optional(),
+    retryHint: RetryHintSchema.optional(),
+    telemetry: ToolTelemetrySchema.optional(),
+    bounds: BoundsSchema.optional(),
+    artifacts: z.array(ArtifactSchema).optional(),
+    inDoubt: InDoubtSchema.optional(),
+  }),
+);
 /** A ToolResult in its JSON form, as stored and sent on `tool_result` events. */
 export type ToolResultJSON = z.infer<typeof ToolResultJSONSchema>;
 

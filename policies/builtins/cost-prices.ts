@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { PlanInput, PlanResumeInput } from '../../run/planner.ts';
+import { lazySchema } from '../../tools/lazy-schema.ts';
 
 /**
  * The money side of `costBudget` (docs/policies.md §Money): a model's price, what a turn's tokens
@@ -14,11 +15,13 @@ import type { PlanInput, PlanResumeInput } from '../../run/planner.ts';
 export const MICROS = 1_000_000;
 
 /** Schema of {@link ModelPrice}: finite, non-negative prices per million tokens. */
-export const ModelPriceSchema = z.strictObject({
-  inputPerMTok: z.number().nonnegative().finite(),
-  outputPerMTok: z.number().nonnegative().finite(),
-  cachedInputPerMTok: z.number().nonnegative().finite().optional(),
-});
+export const ModelPriceSchema = lazySchema(() =>
+  z.strictObject({
+    inputPerMTok: z.number().nonnegative().finite(),
+    outputPerMTok: z.number().nonnegative().finite(),
+    cachedInputPerMTok: z.number().nonnegative().finite().optional(),
+  }),
+);
 /**
  * A model's price in the budget's currency per million tokens (the providers' price lists'
  * unit): input, output, and input read from the provider's prompt cache (default: the input
