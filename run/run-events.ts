@@ -336,8 +336,10 @@ export type RunEvent =
   | RunCanceledEvent
   | RunForkedEvent;
 
-const runEventSchema = lazySchema(() =>
-  z.discriminatedUnion('type', [
+// Its members in two lists, each built with the schema (on first use): a run's start, state, calls,
+// policies and waits; then its turns, deltas, progress and end.
+const runAndCallEvents = () =>
+  [
     z.object({
       type: z.literal('run_started'),
       ...base,
@@ -428,6 +430,9 @@ const runEventSchema = lazySchema(() =>
         ),
       }),
     }),
+  ] as const;
+const turnAndEndEvents = () =>
+  [
     z.object({ type: z.literal('planner_note'), ...base, turnId: z.string(), note: z.string() }),
     z.object({
       type: z.literal('planner_turn'),
@@ -500,7 +505,9 @@ const runEventSchema = lazySchema(() =>
       name: z.string().optional(),
       replay: z.literal('recorded').optional(),
     }),
-  ]),
+  ] as const;
+const runEventSchema = lazySchema(() =>
+  z.discriminatedUnion('type', [...runAndCallEvents(), ...turnAndEndEvents()]),
 );
 /** Schema of {@link RunEvent}: validates events at process boundaries; `parse` returns a `RunEvent`. */
 export const RunEventSchema: z.ZodType<RunEvent> = lazySchema(() => exactSchema<RunEvent>()(runEventSchema));
