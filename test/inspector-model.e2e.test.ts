@@ -2,6 +2,7 @@ import { createServer } from 'node:net';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { describe, expect, it } from 'vitest';
 import { modelPlanner } from '../models/model-planner.ts';
+import { costBudget } from '../plugins/cost-budget.ts';
 import { scriptedPlanner } from '../run/planner.ts';
 import { lookupTool } from './support/busy-runs.ts';
 import { probeChromium } from './support/chromium.ts';
@@ -9,7 +10,7 @@ import { inspectorPages } from './support/inspector-page.ts';
 
 /**
  * The model's side of a run in the inspector (issue 38 item 5), in Debian's Chromium at 1280×800:
- * per planner turn what it was sent and answered, its tokens and latency; the runs list's start
+ * per planner turn what it was sent and answered, its tokens, latency and cost (costBudget); the runs list's start
  * time, duration and tokens; the runs of a session; a provider error's network cause in the
  * outcome. Required under CI=true. TOOLWARDEN_UPDATE_SCREENSHOTS=1 writes .artifacts/inspector-*.png.
  */
@@ -28,6 +29,45 @@ async function closedPort(): Promise<number> {
 
 describe.skipIf(!available && !required)(SUITE, () => {
   const pages = inspectorPages();
+
+  it('shows what costBudget priced: each turn’s cost in its header, the run’s in the list', async () => {
+    const { runtime, page, problems } = await pages.open({
+      runtime: {
+        agent: { id: 'support' },
+        planner: scriptedPlanner([
+          {
+            toolCalls: [{ name: 'crm.lookup', input: { email: 'ada@example.com', turn: 1 } }],
+            usage: { inputTokens: 320, outputTokens: 18 },
+          },
+          { finalResponse: { text: 'Ada is on free.' }, usage: { inputTokens: 410, outputTokens: 9 } },
+        ]),
+        tools: [lookupTool],
+        plugins: [
+          costBudget({
+            limit: 1,
+            currency: 'USD',
+            model: 'test-model',
+            maxOutputTokens: 100,
+            prices: { 'test-model': { inputPerMTok: 2.5, outputPerMTok: 10 } },
+          }),
+        ],
+      },
+    });
+    const outcome = await runtime
+      .start({ runId: 'priced', messages: [{ role: 'user', content: 'Which plan is Ada on?' }] })
+      .result();
+    expect(outcome.cost?.spent).toBeCloseTo((730 * 2.5 + 27 * 10) / 1e6, 12);
+    await page.click('#run-list li[data-key="priced"]');
+    await page.waitForSelector('#run-status:text("completed")');
+
+    // 320 in / 18 out at 2.5 / 10 USD per MTok: $0.00098, shown to 4 digits; then $0.0011.
+    const turns = await page.$$eval('#timeline li.model-turn', (rows) => rows.map((row) => row.textContent));
+    expect(turns[0]).toMatch(/^turn 1 · \d+(\.\d)? (ms|s) · 320 in \/ 18 out tok · \$0\.001$/);
+    expect(turns[1]).toMatch(/^turn 2 · \d+(\.\d)? (ms|s) · 410 in \/ 9 out tok · \$0\.0011$/);
+    const facts = (await page.textContent('#run-list li[data-key="priced"] .run-facts')) ?? '';
+    expect(facts).toMatch(/ · 757 tok · \$0\.0021$/);
+    expect(problems).toEqual([]);
+  });
 
   it('shows per turn what the model was sent and answered, with tokens and latency; the list’s facts; a session’s runs', async () => {
     const lookup = (email: string) => ({ name: 'crm.lookup', input: { email, turn: 1 } });
