@@ -259,6 +259,24 @@ describe('inspector server data', () => {
     expect(model).toEqual(graph);
   });
 
+  it('compares two runs only when it holds both and is attached to a runtime (GET /api/compare)', async () => {
+    const { store, server } = await start();
+    store.recordRunEvent({ type: 'run_started', runId: 'r1', at: 1, agentId: 'a', labels: {} });
+    store.recordRunEvent({ type: 'run_started', runId: 'r2', at: 2, agentId: 'a', labels: {} });
+    const compare = async (query: string) => {
+      const response = await fetch(`${server.origin}/api/compare?token=test-token${query}`);
+      return { status: response.status, error: ((await response.json()) as { error: string }).error };
+    };
+    expect(await compare('&a=r1')).toEqual({ status: 400, error: 'expected ?a=<run>&b=<run>' });
+    expect(await compare('&a=r1&b=nope')).toEqual({ status: 404, error: 'no such run here: nope' });
+    // No runtime behind this server: nothing to load the runs from.
+    expect(await compare('&a=r1&b=r2')).toMatchObject({
+      status: 501,
+      error: expect.stringMatching(/needs the runtime/),
+    });
+    expect((await fetch(`${server.origin}/api/compare?a=r1&b=r2`)).status).toBe(403); // the token, as everywhere
+  });
+
   it('accepts @statelyai/inspect events on /ws only with the token and a loopback origin', async () => {
     const { store, server } = await start();
     const refused = (url: string, headers: Record<string, string> = {}) =>
