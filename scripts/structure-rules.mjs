@@ -65,12 +65,6 @@ export const EXCEPTIONS = {
       reason:
         'a factory that closes over everything it builds; to be split into named steps (issue 37 item 2, open)',
     },
-    {
-      file: 'temporal/temporal-runtime.ts',
-      name: 'temporalRuntime',
-      reason:
-        'a factory that closes over everything it builds; to be split into named steps (issue 37 item 2, open)',
-    },
   ],
   imports: [],
 };
