@@ -230,6 +230,10 @@ export function costBudget(options: CostBudgetOptions): Plugin {
     const usage = result.usage;
     const spent = usage ? costMicros(price, usage) : turnEstimate;
     await account.settle(turnId, spent);
+    // A final answer ends the run without a finalizing turn: its reserve goes back now, not when
+    // the run_completed event's release gets to it (the process may be gone by then).
+    if (!finalizing && result.finalResponse && !result.toolCalls?.length && !result.await)
+      await account.release(holdId);
     const cost = costOf(spent);
     span?.setAttributes({
       [ATTR_TOOLWARDEN_COST_TURN]: cost.amount,

@@ -10,7 +10,7 @@ import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { modelPlanner } from '../models/model-planner.ts';
 import { CostBudgetError, type CostBudgetOptions, costBudget } from '../plugins/cost-budget.ts';
-import { memoryCostLedger } from '../policies/builtins/cost-ledger.ts';
+import { type CostLedger, memoryCostLedger } from '../policies/builtins/cost-ledger.ts';
 import { costMicros, estimatePromptTokens } from '../policies/builtins/cost-prices.ts';
 import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../run/planner.ts';
 import type { PlannerTurnEvent, RunEvent } from '../run/run-events.ts';
@@ -230,6 +230,42 @@ describe('costBudget', () => {
       .result();
     expect(outcome.status).toBe('failed');
     expect(await store.balance('tenant-42')).toEqual({ spent: 0, reserved: 0 });
+  });
+
+  it('gives a run’s finalizing reserve back before it completes, when it answers without finalizing', async () => {
+    const memory = memoryCostLedger();
+    const order: string[] = [];
+    const store: CostLedger = {
+      ...memory,
+      release: async (key, id) => {
+        order.push(`release ${id}`);
+        await memory.release(key, id);
+      },
+    };
+    const planner: Planner = {
+      model: MODEL,
+      planStart: async () => ({
+        finalResponse: { text: 'Done.' },
+        usage: { inputTokens: 1_000, outputTokens: 100 },
+      }),
+      planResume: async () => ({ finalResponse: { text: 'unused' } }),
+    };
+    const run = testRuntime({
+      planner,
+      tools: [echoTool],
+      plugins: [
+        costBudget({ limit: 1, currency: 'USD', prices, estimate, ledger: { store, key: 'tenant-42' } }),
+      ],
+    }).start({ runId: 'run-1', messages: prompt });
+    run.events$.subscribe((event) => {
+      if (event.type === 'run_completed') order.push('run_completed');
+    });
+    const outcome = await run.result();
+    expect(outcome.cost?.spent).toBe(0.013);
+    // Released with the answer, not left to the run_completed event (a process may exit first).
+    expect(order[0]).toBe('release run-1:finalize');
+    expect(order).toContain('run_completed');
+    expect(await memory.balance('tenant-42')).toEqual({ spent: 13_000, reserved: 0 });
   });
 
   it('has runs of one tenant draw on one budget in a shared ledger, together never past it', async () => {
