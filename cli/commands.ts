@@ -1,6 +1,9 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { INSPECT_HELP } from '../inspector/inspect-command.ts';
+import type { McpServeOptions } from '../mcp/mcp-command.ts';
 import { portOption } from './cli-checks.ts';
+import type { EvalAgainstOptions } from './eval-against.ts';
+import type { EvalBfclOptions } from './eval-bfcl.ts';
 
 /** Commander's way of taking an option more than once. */
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -11,10 +14,6 @@ function positiveNumber(value: string): number {
   if (!(n > 0)) throw new InvalidArgumentError(`"${value}" is not a number above 0`);
   return n;
 }
-
-import type { McpServeOptions } from '../mcp/mcp-command.ts';
-import type { EvalAgainstOptions } from './eval-against.ts';
-import type { EvalBfclOptions } from './eval-bfcl.ts';
 
 /** Parses a non-negative integer option (ports, counts, milliseconds). */
 export function integerOption(value: string): number {
@@ -33,6 +32,16 @@ export function registerCommands(program: Command): void {
   // `eval --json` (with --against) and `eval bfcl --json` are two options, and without this commander
   // gave `eval bfcl --json FILE` to eval, so bfcl wrote its report elsewhere.
   program.enablePositionalOptions();
+  registerDiagram(program);
+  registerInspect(program);
+  registerEvalBfcl(registerEval(program));
+  registerMcp(program);
+  registerCatalog(program);
+  registerDemo(program);
+}
+
+/** `toolwarden diagram`: the run machine as Mermaid, SVG or JSON. */
+function registerDiagram(program: Command): void {
   program
     .command('diagram')
     .description('Draw the run machine as Mermaid, SVG (ELK layout) or JSON (the graph model)')
@@ -51,7 +60,10 @@ export function registerCommands(program: Command): void {
       if (drawn.out) console.error(`wrote ${drawn.format} to ${drawn.out}`);
       else process.stdout.write(drawn.text);
     });
+}
 
+/** `toolwarden inspect`: the live inspector, with a demo agent unless `--no-demo`. */
+function registerInspect(program: Command): void {
   program
     .command('inspect')
     .description('Serve the live state-chart inspector on 127.0.0.1 (with a demo agent)')
@@ -74,7 +86,10 @@ export function registerCommands(program: Command): void {
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
     });
+}
 
+/** `toolwarden eval [--against <store>]`: replays stored runs; the parent of `eval bfcl`. */
+function registerEval(program: Command): Command {
   const evaluate = program
     .command('eval')
     .description('Evaluate agent runs on real input, or replay stored runs with a new planner or policy set')
@@ -103,6 +118,11 @@ compared with the original step by step. Exit code 1 when a run changed.
       const { exitCode } = await evalAgainstCommand({ ...options, against: options.against });
       process.exitCode = exitCode;
     });
+  return evaluate;
+}
+
+/** `toolwarden eval bfcl`: BFCL entries through the runtime, scripted or with a real model. */
+function registerEvalBfcl(evaluate: Command): void {
   evaluate
     .command('bfcl')
     .description(
@@ -163,7 +183,10 @@ Examples:
       const { exitCode } = await evalBfclCommand(options);
       process.exitCode = exitCode;
     });
+}
 
+/** `toolwarden mcp serve`: a config's tools as a policy-enforcing MCP gateway. */
+function registerMcp(program: Command): void {
   const mcp = program
     .command('mcp')
     .description("MCP: serve a runtime's tools as a policy-enforcing, traced MCP gateway");
@@ -212,7 +235,10 @@ Examples:
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
     });
+}
 
+/** `toolwarden catalog`: tool_schemas.json of a config's tools. */
+function registerCatalog(program: Command): void {
   program
     .command('catalog')
     .description(
@@ -227,7 +253,10 @@ Examples:
       if (options.out) console.error(`wrote ${count} tools to ${options.out}`);
       else process.stdout.write(text);
     });
+}
 
+/** `toolwarden demo`: a bad tool call repaired through its RetryHint. */
+function registerDemo(program: Command): void {
   program
     .command('demo')
     .description('Run a short tool-boundary demo: a bad tool call repaired through its RetryHint')
