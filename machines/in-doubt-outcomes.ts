@@ -9,7 +9,8 @@
  * | `settling`'s decision (`review.done`)               | `rerun`: no result, so `executing` runs it; `tell_model`: an `outcome_unknown` error result and hint; `ask`: stays in doubt; `finalize` / `fail` end the run |
  * | every call of the batch is settled, some in doubt (and decided on) | `awaiting.inDoubt`: `flow.awaiting = { kind: 'in_doubt', calls }`, `await_in_doubt` |
  * | `resolve.inDoubt`                                   | `done` / `failed`: the call's result, a `tool_result`; `not_done`: no result, so `executing` runs it |
- * | `cancel` while calls run                            | each unfinished call's result is an in-doubt one (`cause: 'canceled'`), with its `tool_result` |
+ * | `cancel` while calls run (`canceling`)              | each running call is told to stop; one that returns within {@link CANCEL_GRACE_MS} is recorded with its result, one that never started as not run |
+ * | … a call ends with an error, or not within the grace | its result is an in-doubt one (`cause: 'canceled'`), with its `tool_result` |
  *
  * @module
  */
@@ -189,7 +190,49 @@ export function inDoubtResolutionOutcome(context: RunContext, event: RunMachineE
 }
 
 /**
- * `recordCallsInDoubt` (a cancel in `executing`): the calls started and not finished may have
+ * How long a canceled run waits for its running calls to end, ms, once their signals aborted
+ * (`canceling`): a tool that honours its signal, or was about to return, has its result recorded
+ * instead of being in doubt. Bounded, so a tool that ignores its signal holds `run.result()` no
+ * longer than this. As Temporal's `WAIT_CANCELLATION_COMPLETED` waits for a canceled activity,
+ * with a limit.
+ */
+export const CANCEL_GRACE_MS = 1_000;
+
+/**
+ * Guard `callReturned` (`canceling`): the call's result is one the tool returned, or the call
+ * never started (`executed: false`); an error after the abort may hide an effect.
+ */
+export function callReturned(event: RunMachineEvent): boolean {
+  if (event.type !== 'tool.done') return false;
+  const { result } = event.output;
+  return result.error === undefined || result.executed === false;
+}
+
+/** `recordCanceledCall`: a call that ended with an error (or crashed) after the cancel is in doubt. */
+export function canceledCallOutcome(context: RunContext, event: RunMachineEvent): InDoubtOutcome {
+  const index =
+    event.type === 'tool.done' ? event.output.index : event.type === 'tool.error' ? event.index : -1;
+  const call = context.batch.pending[index];
+  if (!call || context.batch.results[index] !== null) return { events: [] };
+  const result = pairedResult(
+    call,
+    toolResultToJSON(inDoubtResult({ id: call.name }, call, 'canceled', context.flow.callsStartedAt)),
+  );
+  const results = context.batch.results.slice();
+  results[index] = result;
+  return {
+    update: { batch: batchWith(context.batch, { results }) },
+    events: [toolResultEvent(context, result)],
+  };
+}
+
+/** Guard `callsEnded` (`canceling`): no call of the batch is running or queued here any more. */
+export function callsEnded(batch: Pick<BatchState, 'pending' | 'results'>): boolean {
+  return callsToStart(batch).length === 0;
+}
+
+/**
+ * `recordCallsInDoubt` (the cancel's grace ran out, or the run was restored while canceling): the calls started and not finished may have
  * had their effect; their record says so (`inDoubt`, cause `canceled`) instead of nothing.
  */
 export function canceledCallsOutcome(context: RunContext): InDoubtOutcome {

@@ -67,6 +67,7 @@ export type RunMachineActionName =
   | 'applyToolApproval'
   | 'applyInDoubtResolution'
   | 'applyInDoubtReview'
+  | 'abortToolCalls'
   | 'applyValidation'
   | 'clearEffects'
   | 'emitAwait'
@@ -90,6 +91,7 @@ export type RunMachineActionName =
   | 'leaveElicitation'
   | 'recordActorError'
   | 'recordCallsInDoubt'
+  | 'recordCanceledCall'
   | 'recordCancel'
   | 'recordClarificationAnswer'
   | 'recordClarificationRequest'
@@ -110,6 +112,7 @@ export type RunMachineActionName =
   | 'requestElicitation'
   | 'requestExternalCalls'
   | 'requestFinalPlan'
+  | 'requestCancelGrace'
   | 'requestInDoubt'
   | 'requestPlan'
   | 'requestReview'
@@ -147,6 +150,8 @@ export type RunMachineGuardName =
   | 'failureCapReached'
   | 'hasAdmittedCalls'
   | 'inDoubtToReview'
+  | 'callReturned'
+  | 'callsEnded'
   | 'isClarificationAnswer'
   | 'isElicitationAnswer'
   | 'isExternalResults'
@@ -183,6 +188,7 @@ export type RunMachineGuard = {
 export type RunStateValue =
   | 'admitting'
   | 'canceled'
+  | 'canceling'
   | 'completed'
   | 'executing'
   | 'failed'
@@ -211,6 +217,7 @@ export type RunStateSchema = {
     readonly validating: { states: { readonly checking: {}; readonly policies: {} } };
     readonly admitting: {};
     readonly executing: {};
+    readonly canceling: {};
     readonly settling: { states: { readonly policies: {}; readonly routing: {} } };
     readonly awaiting: {
       states: {

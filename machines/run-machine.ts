@@ -20,7 +20,11 @@ import {
   refusedElicitationRequest,
 } from './elicitation-outcomes.ts';
 import {
+  CANCEL_GRACE_MS,
+  callReturned,
+  callsEnded,
   callsInDoubt,
+  canceledCallOutcome,
   canceledCallsOutcome,
   enterInDoubtUpdate,
   inDoubtCallsToReview,
@@ -127,6 +131,8 @@ const machine = setup({
       firstOpenResult(context.batch.results) === context.batch.results.length,
     awaitsExternalCalls: ({ context }) => awaitsExternalCalls(context.batch),
     callsInDoubt: ({ context }) => callsInDoubt(context.batch),
+    callReturned: ({ event }) => callReturned(event),
+    callsEnded: ({ context }) => callsEnded(context.batch),
     /**
      * Calls in doubt no policy has decided on; the runtime provides it (false when no policy has
      * `onInDoubt`); by default (Temporal's workflow) the worker's policies are asked.
@@ -338,6 +344,16 @@ const machine = setup({
     /** A cancel while calls run: each unfinished one is recorded in doubt, never as nothing. */
     recordCallsInDoubt: enqueueActions(({ context, enqueue }) =>
       apply(enqueue, canceledCallsOutcome(context)),
+    ),
+    /** A call that ended with an error after the cancel (in-doubt-outcomes.ts). */
+    recordCanceledCall: enqueueActions(({ context, event, enqueue }) =>
+      apply(enqueue, canceledCallOutcome(context, event)),
+    ),
+    /** `canceling`: the running calls are told to stop, and the run waits for them a bounded while. */
+    abortToolCalls: sendTo(STEPS_ACTOR_ID, { type: 'abortTools' } satisfies StepRequest),
+    requestCancelGrace: sendTo(
+      STEPS_ACTOR_ID,
+      (): StepRequest => ({ type: 'sleep', input: { until: now() + CANCEL_GRACE_MS } }),
     ),
     requestPlan: sendTo(
       STEPS_ACTOR_ID,
@@ -607,7 +623,7 @@ const machine = setup({
         { guard: 'awaitsApproval', target: 'awaiting.confirmation', actions: 'requestToolConfirmation' },
       ],
       on: {
-        cancel: { target: 'canceled', actions: ['recordCancel', 'recordCallsInDoubt'] },
+        cancel: { target: 'canceling', actions: 'recordCancel' },
         'steps.restored': { actions: 'resumeToolCalls' },
         'tool.done': { actions: 'recordToolResult' },
         'tool.error': { actions: 'recordToolCrash' },
@@ -615,6 +631,28 @@ const machine = setup({
           { guard: 'isOpenCallElicitation', target: 'awaiting.elicitation', actions: 'requestElicitation' },
           { actions: 'refuseElicitation' },
         ],
+      },
+    },
+    /**
+     * A cancel while calls run (docs/durability.md §Effects): each is told to stop (its signal
+     * aborts) and the run waits for them, up to `CANCEL_GRACE_MS`: a call that returns is recorded
+     * with its result; one that ends with an error, or has not ended when the wait is over (or the
+     * run is restored meanwhile, or canceled again), is recorded in doubt; one that never started,
+     * as not run. Never as nothing.
+     */
+    canceling: {
+      entry: ['abortToolCalls', 'requestCancelGrace'],
+      always: { guard: 'callsEnded', target: 'canceled' },
+      on: {
+        'tool.done': [
+          { guard: 'callReturned', actions: 'recordToolResult' },
+          { actions: 'recordCanceledCall' },
+        ],
+        'tool.error': { actions: 'recordCanceledCall' },
+        'call.elicit': { actions: 'refuseElicitation' },
+        'sleep.done': { target: 'canceled', actions: 'recordCallsInDoubt' },
+        'steps.restored': { target: 'canceled', actions: 'recordCallsInDoubt' },
+        cancel: { target: 'canceled', actions: 'recordCallsInDoubt' },
       },
     },
     /**
@@ -734,7 +772,8 @@ const machine = setup({
               },
               { actions: 'recordToolCrash' },
             ],
-            cancel: { target: '#run.canceled', actions: ['recordCancel', 'recordCallsInDoubt'] },
+            // The batch is running: its calls end as a cancel in `executing` ends them.
+            cancel: { target: '#run.canceling', actions: 'recordCancel' },
             // The process died while it waited: the question went with it; the calls are asked
             // for again as after any restore (re-run or in doubt per their effects).
             'steps.restored': { target: '#run.executing', actions: ['leaveElicitation', 'resumeToolCalls'] },

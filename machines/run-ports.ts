@@ -120,6 +120,12 @@ export interface TaskArgs<TInput> {
    */
   onStop?(listener: () => void): void;
   /**
+   * Calls `listener` when the run is canceled while the request runs (`canceling`): the run
+   * waits a bounded while for it to end (`CANCEL_GRACE_MS`), and records what it returns. Without
+   * a listener (or without this, Temporal's activities), a cancel stops the request as a stop does.
+   */
+  onCancel?(listener: () => void): void;
+  /**
    * A running tool call asks a person (`elicit()`, tools/call-tool.ts): the run awaits the answer in
    * `awaiting.elicitation` and `reply` is called once with it. Only `executeTool`'s requests
    * have it, and only in a host whose run can await during a call (absent: Temporal's

@@ -52,7 +52,12 @@ export type StepRequest =
   | { type: 'review'; input: ReviewResultsInput }
   | { type: 'sleep'; input: SleepUntilInput }
   /** A person's answer to a call's elicitation (`call.elicit`), handed to the waiting call. */
-  | { type: 'elicited'; id: string; answer: ElicitationAnswer };
+  | { type: 'elicited'; id: string; answer: ElicitationAnswer }
+  /**
+   * The run is canceling (run-machine.ts `canceling`): running calls are told to stop (their
+   * signals abort) and answer as they end; queued ones never start and are answered not run.
+   */
+  | { type: 'abortTools' };
 
 /** What `steps` sends the run actor. `output` and `error` are named as XState's done and error events name them. */
 export type StepEvent =
@@ -163,6 +168,9 @@ class Steps {
       case 'sleep':
         this.call(this.port.sleepUntil, request.input, 'sleep');
         break;
+      case 'abortTools':
+        this.abortTools();
+        break;
       case 'elicited':
         this.answerElicitation(request.id, request.answer);
         break;
@@ -181,12 +189,31 @@ class Steps {
     }
   }
 
-  stop(): void {
+  /** The calls of the batch stop: queued ones are answered as never started, running ones aborted. */
+  private abortTools(): void {
+    this.declineAsks();
+    const queued = this.queued ?? [];
     this.queued = undefined;
-    // Before the calls abort: a question left open when the run ends is declined, not canceled.
+    for (const next of queued) this.known?.delete(next.call.toolCallId);
+    // After the request's own step, as every answer.
+    if (queued.length > 0) {
+      Promise.resolve().then(() => {
+        for (const { call, index } of queued) this.sendBack(notStartedAnswer(call, index));
+      });
+    }
+    if (this.held) for (const task of [...this.held]) if (task.isTool) task.cancel();
+  }
+
+  /** Before the calls abort: a question left open when the run ends is declined, not canceled. */
+  private declineAsks(): void {
     const asks = this.asks;
     this.asks = undefined;
     if (asks) for (const ask of asks) ask.reply({ action: 'decline', reason: 'the run ended' });
+  }
+
+  stop(): void {
+    this.queued = undefined;
+    this.declineAsks();
     const held = this.held;
     this.held = undefined;
     if (held) for (const task of held) task.stop();
@@ -316,6 +343,7 @@ type RequestKind = 'plan' | 'validate' | 'review' | 'sleep' | 'tool';
 class StepTask<I> implements TaskArgs<I> {
   private own: AbortController | undefined;
   private stopListener: (() => void) | undefined;
+  private cancelListener: (() => void) | undefined;
   private stopped = false;
 
   constructor(
@@ -335,9 +363,24 @@ class StepTask<I> implements TaskArgs<I> {
     return this.own;
   }
 
+  get isTool(): boolean {
+    return this.kind === 'tool';
+  }
+
   onStop(listener: () => void): void {
     this.stopListener = listener;
     this.steps.hold(this);
+  }
+
+  onCancel(listener: () => void): void {
+    this.cancelListener = listener;
+    this.steps.hold(this);
+  }
+
+  /** The run is canceling: the port's cancel listener, or, without one, a stop. */
+  cancel(): void {
+    if (this.cancelListener) this.cancelListener();
+    else this.stop();
   }
 
   elicit(request: ElicitationRequest, reply: (answer: ElicitationAnswer) => void): void {
@@ -387,6 +430,26 @@ class StepTask<I> implements TaskArgs<I> {
     // After the call's own answer: the run has left the wait of a call that ended.
     if (this.tool) this.steps.askNext();
   }
+}
+
+/** A queued call the run stopped before it started: not run, and known not to have run. */
+function notStartedAnswer(call: ExecuteToolInput['call'], index: number): StepEvent {
+  return {
+    type: 'tool.done',
+    output: {
+      index,
+      result: {
+        name: call.name,
+        toolCallId: call.toolCallId,
+        executed: false,
+        error: {
+          name: 'ToolError',
+          message: 'Not run: the run was canceled before this call started',
+          recoverable: false,
+        },
+      },
+    },
+  };
 }
 
 /** `performance.now()`; `Date.now()` in Temporal's workflow sandbox, which has no `performance`. */

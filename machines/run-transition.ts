@@ -11,8 +11,9 @@
  * | `plan`            | `planning`, `finalizing`                              | `plan.done` / `plan.error`      |
  * | `validate`        | `validating.policies`                                 | `validate.done` / `validate.error` |
  * | `execute_tools`   | `executing` (the admitted calls without a result)     | one `tool.done` / `tool.error` per call |
- * | `review`          | `resuming.policies`                                   | `review.done` / `review.error`  |
- * | `sleep`           | `awaiting.backoff`                                    | `sleep.done`                    |
+ * | `review`          | `resuming.policies`, `settling.policies`              | `review.done` / `review.error`  |
+ * | `sleep`           | `awaiting.backoff`, `canceling` (the cancel's grace)  | `sleep.done`                    |
+ * | `abort_tools`     | `canceling` (a cancel while calls run)                | the calls' `tool.done` / `tool.error` as they end |
  * | `await`           | `awaiting.clarification`, `.externalTools`, `.confirmation`, `.elicitation` | `provide.clarification`, `provide.toolResults`, `confirm` |
  * | `elicited`        | an answer to a running call's question (`awaiting.elicitation`) | (nothing: the call is handed the answer) |
  * | `emit`            | any step that reports something (`tool_result`, `run_completed`, …) | (nothing: a `RunEvent` the actor would emit) |
@@ -64,6 +65,8 @@ export type RunEffect =
   | { type: 'await'; kind: 'clarification' | 'external_tools' | 'confirmation'; id: string }
   /** The answer a running call's question got (`awaiting.elicitation`), handed to the call. */
   | { type: 'elicited'; id: string; action: 'accept' | 'decline' | 'cancel' }
+  /** A cancel while calls run (`canceling`): the running calls are told to stop. */
+  | { type: 'abort_tools' }
   | { type: 'emit'; event: RunEvent };
 
 /** `[nextSnapshot, effects]`, the shape of XState's `transition`. */
@@ -144,6 +147,8 @@ function requestEffect(request: StepRequest): RunEffect {
       return { type: 'sleep', until: request.input.until };
     case 'elicited':
       return { type: 'elicited', id: request.id, action: request.answer.action };
+    case 'abortTools':
+      return { type: 'abort_tools' };
     case 'tools':
       return {
         type: 'execute_tools',

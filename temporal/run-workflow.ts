@@ -20,10 +20,12 @@ import {
   condition,
   continueAsNew,
   isCancellation,
+  patched,
   setHandler,
   sleep,
 } from '@temporalio/workflow';
 import { type Actor, createActor } from 'xstate';
+import { inDoubtCallsToReview } from '../machines/in-doubt-outcomes.ts';
 import { persistedSnapshotOf } from '../machines/persisted-snapshot.ts';
 import type { RunContext } from '../machines/run-context.ts';
 import { runMachine } from '../machines/run-machine.ts';
@@ -70,6 +72,11 @@ export class RunWorkflow {
   private terminal: RunEvent | undefined;
   /** The state last reported by a state_changed event. */
   private previous: string | undefined;
+  /**
+   * Runs started before policies saw calls in doubt (`settling`) never ask them on replay: the
+   * review is a local activity their history lacks. Asked at the start, as the gate's patches.
+   */
+  private readonly reviewsInDoubt: boolean;
 
   constructor(private readonly input: RunWorkflowInput) {
     // The machine copies the app's messages with structuredClone, which the sandbox lacks; they
@@ -81,6 +88,7 @@ export class RunWorkflow {
     this.log = new WorkflowEventLog(input);
     this.transcript = new WorkflowTranscript(continued);
     this.gate = new ContinueAsNewGate(input.history);
+    this.reviewsInDoubt = patched('toolwarden.in-doubt-policies');
     this.actor = createActor(
       machine,
       continued
@@ -163,7 +171,13 @@ export class RunWorkflow {
         }),
       },
       // Validation and review are activities (the tools and policies live in the worker).
-      guards: { consultsPolicies: () => true },
+      guards: {
+        consultsPolicies: () => true,
+        inDoubtToReview: ({ context }) => this.reviewsInDoubt && inDoubtCallsToReview(context).length > 0,
+      },
+      // A cancel while a tool runs needs no grace timer here: canceling an activity (TRY_CANCEL)
+      // settles it at once as canceled, so `canceling` ends with it (the call in doubt), as before.
+      actions: { requestCancelGrace: () => {} },
     });
   }
 

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { CANCEL_GRACE_MS } from '../machines/in-doubt-outcomes.ts';
 import { scriptedPlanner } from '../run/planner.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import { memoryStore } from '../stores/memory-store.ts';
@@ -32,7 +33,7 @@ function refund() {
 }
 
 describe('a cancel right after an approval (memory store)', () => {
-  it('records the call as executed or in doubt, in 100 of 100 runs', async () => {
+  it('records the call with the result it returned within the cancel, in 100 of 100 runs', async () => {
     const { tool, ran } = refund();
     const store = memoryStore();
     const recorded: string[] = [];
@@ -54,11 +55,71 @@ describe('a cancel right after an approval (memory store)', () => {
       expect(results, `run ${i}`).toHaveLength(1);
       const [result] = results;
       expect(result!.toolCallId).toBe(`cancel-${i}:t1:c1`);
-      recorded.push(result!.inDoubt ? `in_doubt:${result!.inDoubt.cause}` : 'executed');
-      expect(outcome.toolResults).toHaveLength(1);
+      recorded.push(result!.inDoubt ? `in_doubt:${result!.inDoubt.cause}` : JSON.stringify(result!.result));
+      expect(outcome.toolResults).toEqual([result]);
     }
     expect(ran).toHaveLength(100); // each call ran once
-    expect(recorded.every((entry) => entry === 'in_doubt:canceled' || entry === 'executed')).toBe(true);
+    // The refund ignores its signal and returns 5 ms later: the run waited for it.
+    expect(new Set(recorded)).toEqual(new Set(['{"refunded":500}']));
+  });
+});
+
+describe('a cancel while calls run', () => {
+  /** A tool that starts, then does what `end` says once its signal aborts. */
+  function stoppable(end: 'throw' | 'hang') {
+    const started: string[] = [];
+    const tool = defineTool({
+      id: 'mail.send',
+      description: 'Sends a mail',
+      input: z.object({ to: z.string() }),
+      execute: (_input, ctx) =>
+        new Promise((_resolve, reject) => {
+          started.push(ctx.meta.toolCallId);
+          if (end === 'throw') ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason));
+        }),
+    });
+    return { tool, started };
+  }
+
+  async function cancelWhileRunning(end: 'throw' | 'hang', calls: number) {
+    const { tool, started } = stoppable(end);
+    const batch = Array.from({ length: calls }, (_, i) => ({
+      name: 'mail.send',
+      input: { to: `u${i}@example.com` },
+    }));
+    const runtime = testRuntime({
+      planner: scriptedPlanner([{ toolCalls: batch }, done()]),
+      tools: [tool],
+      caps: { maxToolCalls: 100, maxCallsPerBatch: 100 },
+    });
+    const run = runtime.start({ messages: prompt });
+    while (started.length < Math.min(calls, 32)) await new Promise((resolve) => setTimeout(resolve, 1));
+    const canceledAt = Date.now();
+    run.cancel('user left');
+    const outcome = await run.result();
+    return { outcome, started, waitedMs: Date.now() - canceledAt };
+  }
+
+  it('records a call that ends with an error after the abort in doubt: it may have had its effect', async () => {
+    const { outcome, waitedMs } = await cancelWhileRunning('throw', 1);
+    expect(outcome.status).toBe('canceled');
+    expect(outcome.toolResults).toMatchObject([{ executed: true, inDoubt: { cause: 'canceled' } }]);
+    expect(waitedMs).toBeLessThan(CANCEL_GRACE_MS); // it ended at once: no wait for the grace
+  });
+
+  it('waits no longer than CANCEL_GRACE_MS for a call that ignores its signal, then records it in doubt', async () => {
+    const { outcome, waitedMs } = await cancelWhileRunning('hang', 1);
+    expect(outcome.toolResults).toMatchObject([{ inDoubt: { cause: 'canceled' } }]);
+    expect(waitedMs).toBeGreaterThanOrEqual(CANCEL_GRACE_MS - 5);
+  });
+
+  it('records the calls of a large batch that never started as not run, the running ones in doubt', async () => {
+    const { outcome, started } = await cancelWhileRunning('throw', 40);
+    expect(started).toHaveLength(32); // the window (MAX_PARALLEL_TOOL_CALLS)
+    const notRun = outcome.toolResults.filter((result) => !result.executed);
+    expect(notRun).toHaveLength(8);
+    expect(notRun[0]!.error?.message).toBe('Not run: the run was canceled before this call started');
+    expect(outcome.toolResults.filter((result) => result.inDoubt?.cause === 'canceled')).toHaveLength(32);
   });
 });
 

@@ -116,7 +116,7 @@ describe('a running call asks a person: awaiting.elicitation', () => {
     expect(answers).toEqual([{ action: 'decline', reason: 'closed on mondays' }]);
   });
 
-  it('declines the question when the run is canceled, and records the call in doubt as any canceled call', async () => {
+  it('declines the question when the run is canceled, and records what the call returned within the cancel', async () => {
     const { tool, answers } = askingTool();
     const run = testRuntime({
       planner: scriptedPlanner([{ toolCalls: [{ name: 'shop.book', input: { day: 'sunday' } }] }, done()]),
@@ -130,7 +130,12 @@ describe('a running call asks a person: awaiting.elicitation', () => {
 
     expect(outcome.status).toBe('canceled');
     expect(answers).toEqual([{ action: 'decline', reason: 'the run ended' }]);
-    expect(outcome.toolResults[0]?.inDoubt).toMatchObject({ cause: 'canceled' });
+    // The call ended at once with the declined answer: its result, not in doubt (docs/durability.md §Effects).
+    expect(outcome.toolResults[0]?.inDoubt).toBeUndefined();
+    expect(outcome.toolResults[0]?.result).toEqual({
+      day: 'sunday',
+      answer: { action: 'decline', reason: 'the run ended' },
+    });
   });
 
   it('answers `cancel` when nobody answers before the call’s timeout, and the run goes on with the timeout', async () => {

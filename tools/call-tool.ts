@@ -244,7 +244,12 @@ export async function executeToolCall(
         const ctx = toolContext(options, ended, input);
         return restored ? reconcileOrRun(tool, input, ctx, settling) : tool.execute!(input, ctx);
       }),
-      new Promise<never>((_, reject) => ended.whenAborted(reject)),
+      // A cancel's abort is the tool's to honour: its return, or its throw, is the call's end.
+      new Promise<never>((_, reject) =>
+        ended.whenAborted((reason) => {
+          if (!waitedFor(reason)) reject(reason);
+        }),
+      ),
     ]);
     return timed(decodeOutput(tool, call, output), started);
   } catch (err) {
@@ -388,6 +393,25 @@ export const LAZY_SIGNAL: PropertyDescriptor = {
     Object.defineProperty(this, 'signal', { value, writable: true, enumerable: true, configurable: true });
   },
 };
+
+/** Marks the abort of a call whose run was canceled while it ran: see {@link canceledWhileRunning}. */
+const WAITED_FOR = Symbol('toolwarden.waitedFor');
+
+/**
+ * Why a call's signal aborts when its run is canceled while the call runs (the run machine's
+ * `canceling`, docs/durability.md §Effects): an `AbortError`, as `AbortController.abort()` gives,
+ * marked so that {@link executeToolCall} does not end the call at the abort (as it does for a
+ * timeout) but waits for what the tool returns; the run's port bounds that wait.
+ */
+export function canceledWhileRunning(): DOMException {
+  return Object.assign(new DOMException('This operation was aborted: the run was canceled', 'AbortError'), {
+    [WAITED_FOR]: true,
+  });
+}
+
+function waitedFor(reason: unknown): boolean {
+  return typeof reason === 'object' && reason !== null && WAITED_FOR in reason;
+}
 
 /**
  * One tool call's cancellation: aborted once (its timeout, the run's time budget, the run

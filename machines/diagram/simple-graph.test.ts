@@ -13,6 +13,7 @@ describe('toSimpleGraph (the inspector’s simple view, issue 15)', () => {
       'run.planning',
       'run.validating',
       'run.executing',
+      'run.canceling',
       'run.settling',
       'run.settling.policies',
       'run.awaiting',

@@ -1,9 +1,11 @@
+import { CANCEL_GRACE_MS } from '../../machines/in-doubt-outcomes.ts';
 import type { PendingCall } from '../../machines/run-context.ts';
 import type { ExecuteToolInput, ExecuteToolOutput, RunPort } from '../../machines/run-ports.ts';
 import { composeWrappers, type RunInfo, type ToolInvocation } from '../../plugins/define-plugin.ts';
 import {
   CALL_ABORT,
   CallAbort,
+  canceledWhileRunning,
   DEFAULT_TOOL_TIMEOUT_MS,
   type ExecuteOptions,
   executeToolCall,
@@ -83,6 +85,11 @@ export function createExecuteToolPort(
       const invoke = wrappers.length === 0 ? execute : composeWrappers(wrappers, execute);
       const timeoutMs = toolTimeoutMs(tool.timeoutMs, deps.defaultToolTimeoutMs);
       const timer = new CallTimer(abort, tool.id, timeoutMs, budgetMs, input.deadlineAt);
+      // A cancel while the call runs: its signal aborts, and the run waits for its end a bounded while.
+      task.onCancel?.(() => {
+        abort.abort(canceledWhileRunning());
+        timer.endIn(CANCEL_GRACE_MS, new CancelGraceError(tool.id, CANCEL_GRACE_MS));
+      });
       try {
         // Invoked now, not a tick later: the durable gate reads the run's persister synchronously,
         // and a run stopped meanwhile would no longer have one. A synchronous throw is caught below.
@@ -241,6 +248,20 @@ class CallTimer {
 
   clear(): void {
     clearTimeout(this.handle);
+  }
+
+  /** The call ends with `err` in `ms` at the latest (a cancel's grace), whatever its timeout. */
+  endIn(ms: number, err: Error): void {
+    clearTimeout(this.handle);
+    this.handle = setTimeout(() => this.reject(err), ms);
+  }
+}
+
+/** A canceled run's call that had not ended within the cancel's grace: its outcome is unknown. */
+class CancelGraceError extends Error {
+  override readonly name = 'CancelGraceError';
+  constructor(toolId: string, graceMs: number) {
+    super(`The run was canceled while ${toolId} ran, and it had not ended ${graceMs} ms later`);
   }
 }
 
