@@ -70,6 +70,7 @@ export function createRuntime(options: CoreRuntimeOptions): CoreRuntime {
     leaseMs: options.durable?.leaseMs ?? 30_000,
     resume,
     isLive: (runId) => live.has(runId),
+    wasFinishedAtClaim: (runId) => durable.wasFinishedAtClaim(runId),
     onError,
   });
   const deps: RunDeps = createRunDeps(options, settings, live);

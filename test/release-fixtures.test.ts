@@ -138,7 +138,7 @@ describe.each(kinds)('release fixtures on $name', (kind) => {
       const stored = (await store.load(runId))!;
       // A state this run machine never had, with the context's batch gone.
       const { batch: _, ...context } = (stored.snapshot as { context: Record<string, unknown> }).context;
-      const broken = { ...(stored.snapshot as object), value: 'settling', context };
+      const broken = { ...(stored.snapshot as object), value: 'deliberating', context };
       const saved = await store.save(runId, {
         expectedVersion: stored.version,
         status: 'running',

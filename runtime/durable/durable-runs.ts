@@ -34,6 +34,8 @@ import { RunEventFeed, type RunEventsOptions } from './run-event-feed.ts';
 import { hibernateAfter, RunHibernation, waitsForAnswer } from './run-hibernation.ts';
 import { type PersistedWrite, RunPersister } from './run-persister.ts';
 
+const FINISHED_AT_CLAIM: ReadonlySet<string> = new Set(['completed', 'failed', 'canceled']);
+
 export type { DurableOptions } from './durable-options.ts';
 export type { RunEventsOptions } from './run-event-feed.ts';
 export { DEFAULT_HIBERNATE_AFTER_MS, hibernateAfter } from './run-hibernation.ts';
@@ -82,6 +84,8 @@ export class DurableRuns {
   /** Claims being released (eviction): a restore of the same run waits for it. */
   private readonly releasing = new Map<string, Promise<unknown>>();
   private readonly restoring = new Map<string, Promise<RunHandle>>();
+  /** Runs whose last claim found them finished (bounded by the runs this runtime restored). */
+  private readonly finishedAtClaim = new Set<string>();
   private closed = false;
 
   constructor(private readonly config: DurableRunsConfig) {
@@ -169,6 +173,14 @@ export class DurableRuns {
     if (waitsForAnswer(state)) this.hibernation.arm(handle);
   }
 
+  /**
+   * Whether the last claim of `runId` found it finished already (by whoever held it), so hosting
+   * it recovered nothing: a recovery pass whose listing was a moment old does not hand it on.
+   */
+  wasFinishedAtClaim(runId: string): boolean {
+    return this.finishedAtClaim.has(runId);
+  }
+
   /** The handle of an evicted run, if the app still holds it (to rebind on restore). */
   suspended(runId: string): RunHandle | undefined {
     return this.hibernation.suspendedHandle(runId);
@@ -184,6 +196,9 @@ export class DurableRuns {
     if (pending !== undefined) return pending;
     const restored = (async () => {
       const stored = await this.claim(runId);
+      // A claim hands a finished run back unchanged: its holder finished it (recover-runs.ts).
+      if (FINISHED_AT_CLAIM.has(stored.status)) this.finishedAtClaim.add(runId);
+      else this.finishedAtClaim.delete(runId);
       try {
         return host(stored);
       } catch (error) {

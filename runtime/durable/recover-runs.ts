@@ -66,6 +66,12 @@ export interface RecoveryConfig {
   resume(runId: string): Promise<RunHandle>;
   /** Whether a run is live in this runtime already. */
   isLive(runId: string): boolean;
+  /**
+   * Whether `resume`'s claim found the run finished already (its holder finished it after the
+   * pass listed it): then nothing was recovered. A run that fails at its restore (a snapshot this
+   * release cannot read) was not finished, and is recovered as the failed run it becomes.
+   */
+  wasFinishedAtClaim?(runId: string): boolean;
   onError: (error: unknown, where: string) => void;
 }
 
@@ -98,6 +104,10 @@ export function createRecovery(config: RecoveryConfig) {
       }
       try {
         const handle = await config.resume(run.runId);
+        // Finished by its holder since the listing (a claim returns a finished run unchanged):
+        // nothing was recovered, and the run is not handed on as if it had been (issue 34: the
+        // trials' "run handed to onRecovered in both workers").
+        if (config.wasFinishedAtClaim?.(run.runId)) continue;
         result.recovered.push(handle);
         options.onRecovered?.(handle);
       } catch (error) {

@@ -37,7 +37,14 @@ if (!values['no-postgres']) {
 }
 
 /** One series' sums: the counts of its trials' outcomes, and what they were told. */
-type Row = Omit<TrialOutcome, 'reports'> & {
+type Row = Omit<TrialOutcome, 'reports' | 'handovers'> & {
+  /** Handovers between the recovering workers by kind (effects-leases.ts), and the longest stall seen. */
+  overlaps: number;
+  takeovers: number;
+  unclear: number;
+  /** Claims that returned a run its holder had finished meanwhile (nothing passed). */
+  finished: number;
+  maxGapMs: number;
   trial: string;
   store: string;
   trials: number;
@@ -62,6 +69,11 @@ async function series(
     inDoubt: 0,
     inDoubtDone: 0,
     effects: 0,
+    overlaps: 0,
+    takeovers: 0,
+    unclear: 0,
+    finished: 0,
+    maxGapMs: 0,
     told: '',
     failed: 0,
   };
@@ -75,6 +87,17 @@ async function series(
       row.inDoubt += outcome.inDoubt;
       row.inDoubtDone += outcome.inDoubtDone;
       row.effects += outcome.effects;
+      for (const handover of outcome.handovers) {
+        if (handover.kind === 'finished') row.finished++;
+        if (handover.kind !== 'release' && handover.kind !== 'finished')
+          console.error(
+            `\n${trial} on ${store.name}, trial ${i + 1}: ${handover.runId} ${handover.kind} ${handover.from} → ${handover.to} (heartbeat gap ${handover.gapMs} ms)`,
+          );
+        if (handover.kind === 'overlap') row.overlaps++;
+        if (handover.kind === 'takeover') row.takeovers++;
+        if (handover.kind === 'unclear') row.unclear++;
+        if (handover.kind === 'takeover') row.maxGapMs = Math.max(row.maxGapMs, handover.gapMs);
+      }
       const held = outcome.reports.flatMap((report) => report.held)[0];
       if (held && !row.told) row.told = `held by ${held.instance} (owner ${held.owner})`;
     } catch (error) {
@@ -104,11 +127,11 @@ for (const store of stores) {
   );
 }
 console.log(
-  '| trial | store | trials | effects | doubled | runs lost | hosted twice | calls in doubt (effect had happened) | failed | the other worker was told |',
+  '| trial | store | trials | effects | doubled | runs lost | hosted twice | overlapping holds | takeovers after a lapsed lease (longest heartbeat gap) | unclear | claims of a run finished meanwhile | calls in doubt (effect had happened) | failed | the other worker was told |',
 );
-console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
 for (const r of rows) {
   console.log(
-    `| ${r.trial} | ${r.store} | ${r.trials} | ${r.effects} | ${r.doubled} | ${r.lost} | ${r.recoveredTwice} | ${r.inDoubt} (${r.inDoubtDone}) | ${r.failed} | ${r.told || '—'} |`,
+    `| ${r.trial} | ${r.store} | ${r.trials} | ${r.effects} | ${r.doubled} | ${r.lost} | ${r.recoveredTwice} | ${r.overlaps} | ${r.takeovers} (${r.maxGapMs} ms) | ${r.unclear} | ${r.finished} | ${r.inDoubt} (${r.inDoubtDone}) | ${r.failed} | ${r.told || '—'} |`,
   );
 }

@@ -25,6 +25,7 @@ import { postgresStore } from '../../stores/postgres-store.ts';
 import type { RunStore } from '../../stores/run-store.ts';
 import { sqliteStore } from '../../stores/sqlite-store.ts';
 import { defineTool } from '../../tools/define-tool.ts';
+import { type LeaseOp, leaseLogged } from './effects-leases.ts';
 
 export interface EffectsChildConfig {
   mode: 'start' | 'recover';
@@ -66,6 +67,9 @@ export interface EffectsReport {
   outcomes: { runId: string; status: string; text?: string }[];
   /** Errors the runtime reported (`onError`), as `where: message`. */
   errors: string[];
+  /** This worker's lease holder (`runtime.instance`) and its store's lease calls (effects-leases.ts). */
+  holder: string;
+  leases: LeaseOp[];
 }
 
 const config = JSON.parse(process.argv[2] ?? '{}') as EffectsChildConfig;
@@ -123,10 +127,13 @@ async function plan(input: PlanInput | PlanResumeInput): Promise<PlanResult> {
   return { finalResponse: { text: `${done} steps booked` } };
 }
 
-const store: RunStore =
+const leases: LeaseOp[] = [];
+const store: RunStore = leaseLogged(
   config.schema === undefined
     ? sqliteStore({ path: config.db })
-    : postgresStore({ connectionString: config.db, schema: config.schema });
+    : postgresStore({ connectionString: config.db, schema: config.schema }),
+  leases,
+);
 const executing = new Set<string>();
 const recovered: RunHandle[] = [];
 const errors: string[] = [];
@@ -207,6 +214,8 @@ if (config.mode === 'start') {
     inDoubt,
     outcomes,
     errors,
+    holder: runtime.instance,
+    leases,
   };
   await runtime.close();
   await store.close();

@@ -25,6 +25,7 @@ import { postgresStore } from '../../stores/postgres-store.ts';
 import type { RunStore } from '../../stores/run-store.ts';
 import { sqliteStore } from '../../stores/sqlite-store.ts';
 import type { EffectsChildConfig, EffectsReport, LedgerEntry } from './effects-child.ts';
+import { type Handover, handoversOf } from './effects-leases.ts';
 import { dropSchema } from './postgres-test-database.ts';
 import { readJsonLines, spawnWorker, waitForLine } from './worker-output.ts';
 
@@ -43,6 +44,11 @@ export interface TrialOutcome {
   lost: number;
   /** Runs two recovering workers both hosted (handed to `onRecovered` in both). */
   recoveredTwice: number;
+  /**
+   * How runs passed between the recovering workers (effects-leases.ts): `overlap` (two live
+   * holders at once: a bug), `takeover` (after the first one's lease lapsed), `release`, `unclear`.
+   */
+  handovers: Handover[];
   /** Calls one recovering worker found in doubt (and settled from the ledger). */
   inDoubt: number;
   /** Calls of the in-doubt list whose effect had happened (resolved `done`). */
@@ -125,10 +131,15 @@ async function outcomeOf(trial: TrialSpace, reports: EffectsReport[]): Promise<T
   for (const report of reports)
     for (const runId of report.recovered) hosts.set(runId, (hosts.get(runId) ?? 0) + 1);
   const inDoubt = reports.flatMap((report) => report.inDoubt);
+  const leaseMs = trial.base.leaseMs ?? 1000;
   return {
     doubled: [...perKey.values()].filter((n) => n > 1).length,
     lost,
     recoveredTwice: [...hosts.values()].filter((n) => n > 1).length,
+    handovers: handoversOf(
+      reports.map((report) => ({ worker: report.worker, holder: report.holder, ops: report.leases })),
+      leaseMs,
+    ),
     inDoubt: inDoubt.length,
     inDoubtDone: inDoubt.filter((call) => call.settled === 'done').length,
     effects: effects.length,
