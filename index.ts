@@ -215,26 +215,30 @@ export {
 } from './runtime/run-handle.ts';
 export { StartOptionsError } from './runtime/start-input.ts';
 export type { ApprovalOptions } from './runtime/steps/remembered-approvals.ts';
+// From the stores' own modules, not their index: the index re-exports the SQLite and PostgreSQL
+// stores too, and importing it would load both (~55 KB) with every `import('toolwarden')`
+// (docs/packaging.md §Cost); they are `toolwarden/sqlite` and `toolwarden/postgres`.
+export { type MemoryStoreOptions, memoryStore } from './stores/memory-store.ts';
 export {
-  type MemoryStoreOptions,
-  memoryStore,
   type NewRun,
   type NewRunEvent,
   type ReadEventsOptions,
+  RUN_STATUSES,
   type RunEventRecord,
+  type RunListFilter,
+  type RunStore,
+  type RunUpdate,
+  type StoredRun,
+} from './stores/run-store.ts';
+export {
   RunExistsError,
   RunLeasedError,
-  type RunListFilter,
   RunNotFoundError,
-  type RunStore,
   RunStoreClosedError,
   RunStoreError,
   RunStoreUnavailableError,
-  type RunUpdate,
   StaleRunVersionError,
-  type StoredRun,
-} from './stores/index.ts';
-export { RUN_STATUSES } from './stores/run-store.ts';
+} from './stores/run-store-errors.ts';
 // --- The tool boundary (docs/tool-boundary.md) -------------------------------------------------
 export {
   callTool,

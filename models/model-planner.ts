@@ -7,8 +7,9 @@ import type {
   LanguageModelV3StreamResult,
   SharedV3ProviderOptions,
 } from '@ai-sdk/provider';
-import { SpanKind, SpanStatusCode, type TracerProvider, trace } from '@opentelemetry/api';
+import type { TracerProvider } from '@opentelemetry/api';
 import { z } from 'zod';
+import { SpanKind, SpanStatusCode, trace } from '../plugins/otel-api.ts';
 import type { PlanInput, Planner, PlannerModel, PlanResult, PlanResumeInput } from '../run/planner.ts';
 import { inferenceUsageAttributes, recordInference } from '../telemetry/inference.ts';
 import type { JSONSchema } from '../tools/define-tool.ts';

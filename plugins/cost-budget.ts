@@ -1,4 +1,4 @@
-import { type MeterProvider, metrics, trace } from '@opentelemetry/api';
+import type { MeterProvider } from '@opentelemetry/api';
 import { z } from 'zod';
 import type { CostHold, CostLedger } from '../policies/builtins/cost-ledger.ts';
 import {
@@ -12,6 +12,7 @@ import {
 import type { PlanInput, PlanResult, PlanResumeInput } from '../run/planner.ts';
 import { lazySchema } from '../tools/lazy-schema.ts';
 import { definePlugin, type PlanInvocation, type Plugin, type RunInfo } from './define-plugin.ts';
+import { metrics, trace } from './otel-api.ts';
 
 /** Options of {@link costBudget}. Amounts are in `currency` units (`0.5` is half a dollar for `USD`). */
 export interface CostBudgetOptions {

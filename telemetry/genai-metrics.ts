@@ -18,7 +18,8 @@
  * | `gen_ai.client.inference.usage.cache_write.input_tokens` | counter | `{token}` | as above | as above |
  * | `gen_ai.client.inference.usage.reasoning.output_tokens` | counter | `{token}` | as above | as above |
  */
-import { type Counter, type Histogram, type Meter, ValueType } from '@opentelemetry/api';
+import type { Counter, Histogram, Meter } from '@opentelemetry/api';
+import { ValueType } from '../plugins/otel-api.ts';
 
 export const METRIC_GEN_AI_INVOKE_AGENT_DURATION = 'gen_ai.invoke_agent.duration';
 export const METRIC_GEN_AI_INVOKE_AGENT_INFERENCE_CALLS = 'gen_ai.invoke_agent.inference_calls';

@@ -11,14 +11,8 @@
  * | `toolwarden.runs` | counter | `{run}` | status | when a run segment ends (awaiting or final) |
  * | `toolwarden.runs.active` | up-down counter | `{run}` | — | +1 when a segment opens, −1 when it ends |
  */
-import {
-  type Counter,
-  createNoopMeter,
-  type Histogram,
-  type MeterProvider,
-  metrics,
-  type UpDownCounter,
-} from '@opentelemetry/api';
+import type { Counter, Histogram, MeterProvider, UpDownCounter } from '@opentelemetry/api';
+import { createNoopMeter, metrics } from '../plugins/otel-api.ts';
 import {
   INSTRUMENTATION_SCOPE,
   METRIC_TOOLWARDEN_POLICY_DECISIONS,
@@ -59,12 +53,18 @@ export interface ToolwardenInstruments {
 }
 
 /** The API's no-op instruments (singletons): what a meter gives when no SDK is registered. */
-const NOOP_METER = createNoopMeter();
-const NOOP_INSTRUMENTS: readonly unknown[] = [
-  NOOP_METER.createCounter('noop'),
-  NOOP_METER.createHistogram('noop'),
-  NOOP_METER.createUpDownCounter('noop'),
-];
+let noopInstruments: readonly unknown[] | undefined;
+function noopInstrumentsOf(): readonly unknown[] {
+  if (noopInstruments === undefined) {
+    const meter = createNoopMeter();
+    noopInstruments = [
+      meter.createCounter('noop'),
+      meter.createHistogram('noop'),
+      meter.createUpDownCounter('noop'),
+    ];
+  }
+  return noopInstruments;
+}
 
 /** Creates the instruments on `provider`'s `toolwarden` meter. */
 export function createInstruments(provider: MeterProvider): ToolwardenInstruments {
@@ -90,7 +90,9 @@ export function createInstruments(provider: MeterProvider): ToolwardenInstrument
       options(METRIC_TOOLWARDEN_RUNS_ACTIVE),
     ),
   };
-  const recording = Object.values(instruments).some((instrument) => !NOOP_INSTRUMENTS.includes(instrument));
+  const recording = Object.values(instruments).some(
+    (instrument) => !noopInstrumentsOf().includes(instrument),
+  );
   return { ...instruments, genAi: createGenAiInstruments(meter), recording };
 }
 

@@ -5,8 +5,8 @@
  * @module
  */
 
-import { context, SpanKind, trace } from '@opentelemetry/api';
 import type { PlanInvocation } from '../plugins/define-plugin.ts';
+import { context, SpanKind, trace } from '../plugins/otel-api.ts';
 import type { PlanResult } from '../run/planner.ts';
 import {
   ATTR_GEN_AI_AGENT_NAME,

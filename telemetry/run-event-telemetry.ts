@@ -15,8 +15,9 @@
  * @module
  */
 
-import { type Attributes, isSpanContextValid, SpanStatusCode } from '@opentelemetry/api';
+import type { Attributes } from '@opentelemetry/api';
 import type { RunInfo } from '../plugins/define-plugin.ts';
+import { isSpanContextValid, SpanStatusCode } from '../plugins/otel-api.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import {
   ATTR_ERROR_TYPE,

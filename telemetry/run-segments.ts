@@ -14,25 +14,21 @@
  * @module
  */
 
-import {
-  type Attributes,
-  type Context,
-  context,
-  createContextKey,
-  isSpanContextValid,
-  type Link,
-  ROOT_CONTEXT,
-  type Span,
-  type SpanContext,
-  SpanKind,
-  trace,
-} from '@opentelemetry/api';
+import type { Attributes, Context, Link, Span, SpanContext } from '@opentelemetry/api';
 import {
   ATTR_TOOLWARDEN_COST_CURRENCY,
   ATTR_TOOLWARDEN_COST_LIMIT,
   ATTR_TOOLWARDEN_COST_SPENT,
 } from '../plugins/cost-budget.ts';
 import type { RunInfo, RunStateChange } from '../plugins/define-plugin.ts';
+import {
+  context,
+  createContextKey,
+  isSpanContextValid,
+  ROOT_CONTEXT,
+  SpanKind,
+  trace,
+} from '../plugins/otel-api.ts';
 import {
   ATTR_ERROR_TYPE,
   ATTR_GEN_AI_AGENT_ID,
@@ -348,15 +344,16 @@ function segmentContext(parent: Context, span: Span, tally: InvokeAgentTally | u
   return tally ? withInvokeAgentTally(withSpan, tally) : withSpan;
 }
 
-/** A context that only {@link contextPropagates} makes active. */
-const PROBE_CONTEXT = ROOT_CONTEXT.setValue(createContextKey('toolwarden.telemetry.probe'), true);
+/** A context that only {@link contextPropagates} makes active (made on first use, with the API). */
+let probeContext: Context | undefined;
 
 /**
  * Whether a context manager is registered: only then does `context.with(ctx, …)` make `ctx` the
  * active context (`@opentelemetry/api`'s no-op manager just calls the function).
  */
 function contextPropagates(): boolean {
-  return context.with(PROBE_CONTEXT, activeContext) === PROBE_CONTEXT;
+  probeContext ??= ROOT_CONTEXT.setValue(createContextKey('toolwarden.telemetry.probe'), true);
+  return context.with(probeContext, activeContext) === probeContext;
 }
 
 function activeContext(): Context {

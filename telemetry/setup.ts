@@ -29,10 +29,11 @@
  * `OTEL_EXPORTER_OTLP_PROTOCOL` (this helper always speaks OTLP/HTTP JSON, which every OTLP/HTTP
  * receiver accepts) and `OTEL_NODE_RESOURCE_DETECTORS` (env, process and host detectors always run).
  */
-import { context, diag, metrics, propagation, trace } from '@opentelemetry/api';
+
 import type { Resource } from '@opentelemetry/resources';
 import type { IMetricReader } from '@opentelemetry/sdk-metrics';
 import type { NodeSDK, NodeSDKConfiguration } from '@opentelemetry/sdk-node';
+import { context, diag, metrics, propagation, trace } from '../plugins/otel-api.ts';
 import { loadSetupPeers } from './setup-peers.ts';
 
 export { SETUP_PEERS, TelemetrySetupPeersError } from './setup-peers.ts';

@@ -7,10 +7,18 @@
  * | {@link noteToolErrorType} | a tool's `execute` (MCP: `tool_error` for an `isError` result) | `error.type` of its `execute_tool` span, instead of the retry reason or error class |
  * | {@link countInferenceCall} | a model client inside a planner turn (`modelPlanner`) | `gen_ai.invoke_agent.inference_calls` of the segment |
  */
-import { type Context, context, createContextKey } from '@opentelemetry/api';
+import type { Context } from '@opentelemetry/api';
+import { context, createContextKey } from '../plugins/otel-api.ts';
 
-const TOOL_CALL_NOTES = createContextKey('toolwarden.tool_call_notes');
-const INVOKE_AGENT_TALLY = createContextKey('toolwarden.invoke_agent_tally');
+// The context keys, made on first use (with the API: plugins/otel-api.ts).
+let keys: { toolCallNotes: symbol; invokeAgentTally: symbol } | undefined;
+function contextKeys(): NonNullable<typeof keys> {
+  keys ??= {
+    toolCallNotes: createContextKey('toolwarden.tool_call_notes'),
+    invokeAgentTally: createContextKey('toolwarden.invoke_agent_tally'),
+  };
+  return keys;
+}
 
 /** Notes on one tool call, kept while its `execute` runs. */
 export interface ToolCallNotes {
@@ -25,7 +33,7 @@ export interface InvokeAgentTally {
 
 /** `ctx` carrying `notes` for the tool call that runs in it. */
 export function withToolCallNotes(ctx: Context, notes: ToolCallNotes): Context {
-  return ctx.setValue(TOOL_CALL_NOTES, notes);
+  return ctx.setValue(contextKeys().toolCallNotes, notes);
 }
 
 /**
@@ -35,17 +43,17 @@ export function withToolCallNotes(ctx: Context, notes: ToolCallNotes): Context {
  * outside a traced tool call.
  */
 export function noteToolErrorType(errorType: string): void {
-  const notes = context.active().getValue(TOOL_CALL_NOTES) as ToolCallNotes | undefined;
+  const notes = context.active().getValue(contextKeys().toolCallNotes) as ToolCallNotes | undefined;
   if (notes) notes.errorType = errorType;
 }
 
 /** `ctx` carrying `tally` for the planner turns that run in it. */
 export function withInvokeAgentTally(ctx: Context, tally: InvokeAgentTally): Context {
-  return ctx.setValue(INVOKE_AGENT_TALLY, tally);
+  return ctx.setValue(contextKeys().invokeAgentTally, tally);
 }
 
 /** Counts one model call for the run segment whose planner turn runs now; nothing outside one. */
 export function countInferenceCall(): void {
-  const tally = context.active().getValue(INVOKE_AGENT_TALLY) as InvokeAgentTally | undefined;
+  const tally = context.active().getValue(contextKeys().invokeAgentTally) as InvokeAgentTally | undefined;
   if (tally) tally.inferenceCalls += 1;
 }

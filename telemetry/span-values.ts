@@ -5,7 +5,8 @@
  * @module
  */
 
-import { type Exception, type Span, SpanStatusCode } from '@opentelemetry/api';
+import type { Exception, Span } from '@opentelemetry/api';
+import { SpanStatusCode } from '../plugins/otel-api.ts';
 import { ATTR_ERROR_TYPE } from './attributes.ts';
 
 /** ERROR status, `error.type` (the thrown class, `_OTHER` for a non-Error) and an `exception` event. */

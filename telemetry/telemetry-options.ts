@@ -5,7 +5,8 @@
  * @module
  */
 
-import { type MeterProvider, type Tracer, type TracerProvider, trace } from '@opentelemetry/api';
+import type { MeterProvider, Tracer, TracerProvider } from '@opentelemetry/api';
+import { trace } from '../plugins/otel-api.ts';
 import { INSTRUMENTATION_SCOPE } from './attributes.ts';
 import { instrumentSource, type ToolwardenInstruments } from './metrics.ts';
 import { genAiLatestExperimental } from './semconv-opt-in.ts';

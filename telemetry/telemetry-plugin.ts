@@ -47,8 +47,9 @@
  * Errors: a hook of this plugin never throws and never changes a result; a `redact` hook that
  * throws records `[redaction failed]` instead of the content.
  */
-import { context, SpanStatusCode } from '@opentelemetry/api';
+
 import type { Plugin, RunInfo, RunStateChange } from '../plugins/define-plugin.ts';
+import { context, SpanStatusCode } from '../plugins/otel-api.ts';
 import { ATTR_ERROR_TYPE } from './attributes.ts';
 import { tracePlan } from './plan-spans.ts';
 import { recordRunEvent } from './run-event-telemetry.ts';

@@ -11,8 +11,9 @@
  * @module
  */
 
-import { type Attributes, context, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { Attributes, Span } from '@opentelemetry/api';
 import type { RunInfo, ToolInvocation } from '../plugins/define-plugin.ts';
+import { context, SpanKind, SpanStatusCode, trace } from '../plugins/otel-api.ts';
 import type { RunEvent } from '../run/run-events.ts';
 import type { RetryHint } from '../tools/retry-hint.ts';
 import type { ToolResult } from '../tools/tool-result.ts';

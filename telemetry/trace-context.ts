@@ -16,7 +16,8 @@
  * `traceparent` names the run's first segment, the parent of every later one; the latest segment
  * is what the next one links (the telemetry plugin stores it through the host, docs/telemetry.md).
  */
-import { createTraceState, isSpanContextValid, type SpanContext } from '@opentelemetry/api';
+import type { SpanContext } from '@opentelemetry/api';
+import { createTraceState, isSpanContextValid } from '../plugins/otel-api.ts';
 
 /** A W3C trace context carrier: `traceparent` and, when there is one, `tracestate`. */
 export type TraceContextCarrier = Record<string, string>;

@@ -21,6 +21,15 @@
  * @returns An object that behaves as `build()`'s result.
  */
 export function lazySchema<T extends object>(build: () => T): T {
+  return lazyObject(build);
+}
+
+/**
+ * Any object built on first use, as {@link lazySchema} builds a schema: a `Proxy` whose reads, `in`,
+ * keys, descriptors and prototype are the built object's (docs/packaging.md §Cost; the
+ * OpenTelemetry API's singletons in plugins/otel-api.ts).
+ */
+export function lazyObject<T extends object>(build: () => T): T {
   let built: T | undefined;
   const real = (): T => {
     built ??= build();
