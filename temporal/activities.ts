@@ -16,6 +16,7 @@ import { createPlanPort } from '../runtime/steps/plan-step.ts';
 import { createReviewResultsPort } from '../runtime/steps/review-results.ts';
 import type { RunDeps } from '../runtime/steps/run-deps.ts';
 import { createValidateBatchPort } from '../runtime/steps/validate-batch.ts';
+import { MAX_CAUSE_DEPTH } from '../tools/tool-error.ts';
 import { type TracedExecuteToolInput, tracedPlan, tracedToolCall } from './activity-spans.ts';
 import { Payloads } from './payload-store.ts';
 import { type ArchiveTranscriptInput, archiveChunk, readArchived } from './transcript-archive.ts';
@@ -104,7 +105,7 @@ export function createActivities(
       },
   );
   const reviewResults = createReviewResultsPort(deps);
-  return {
+  return withNamedCauses({
     plan: (input) =>
       heartbeating(async (lostMs) => {
         const full = await withTranscript(input);
@@ -158,7 +159,56 @@ export function createActivities(
           (await readRange(await transcriptReader(input.runId), input.from, input.to));
         return archiveChunk(store, input, messages);
       }),
-  };
+  });
+}
+
+/**
+ * The activities, each rethrowing what it throws as {@link namedFailure} does: Temporal's failure
+ * converter records the class of an activity's error but only the message of each of its causes,
+ * so a planner error over `TypeError: fetch failed` would reach the workflow's run as a chain of
+ * unnamed causes (the workflow rebuilds the chain: workflow-activities.ts).
+ */
+function withNamedCauses(activities: ToolwardenActivities): ToolwardenActivities {
+  const named = Object.entries(activities).map(([name, activity]) => [
+    name,
+    (input: never) =>
+      (activity as (input: never) => Promise<unknown>)(input).catch(async (error: unknown) => {
+        throw await namedFailure(error);
+      }),
+  ]);
+  return Object.fromEntries(named) as unknown as ToolwardenActivities;
+}
+
+/**
+ * An Error with causes as an ApplicationFailure chain, each link typed by its error's class name
+ * (at most MAX_CAUSE_DEPTH + 1 links; a cycle ends at its first repeat), so the names cross to
+ * the workflow as the messages do. Anything else (no cause, not an Error, already a Temporal
+ * failure such as a cancellation) is returned as it is.
+ */
+async function namedFailure(error: unknown): Promise<unknown> {
+  if (!(error instanceof Error) || !(error.cause instanceof Error)) return error;
+  activityModule ??= import('@temporalio/activity');
+  const { ApplicationFailure, CancelledFailure } = await activityModule;
+  if (error instanceof ApplicationFailure || error instanceof CancelledFailure) return error;
+  const links: Error[] = [];
+  for (
+    let at: unknown = error;
+    at instanceof Error && !links.includes(at) && links.length <= MAX_CAUSE_DEPTH;
+    at = at.cause
+  ) {
+    links.push(at);
+  }
+  let cause: Error | undefined;
+  for (const link of links.reverse()) {
+    const failure = ApplicationFailure.create({
+      message: link.message,
+      type: link.name || 'Error',
+      ...(cause === undefined ? {} : { cause }),
+    });
+    failure.stack = link.stack;
+    cause = failure;
+  }
+  return cause;
 }
 
 /** The context with `lostMs` more of `flow.awaitedMs` (not the run's time: `deadlineAt`). */

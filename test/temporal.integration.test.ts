@@ -142,26 +142,34 @@ describe.skipIf(!available && !required)(SUITE, () => {
     expect(failed.error?.message).toContain('the model server is down');
   }, 90_000);
 
-  it('a planner error keeps its cause chain as in process: the provider error over ECONNREFUSED, in the outcome and run_failed (issue 38 item 5)', async () => {
+  it('a planner error keeps its named cause chain as in process: the provider error over fetch failed over ECONNREFUSED, in the outcome and run_failed (issue 38 item 5)', async () => {
     const runId = unique('cause');
     class ModelUnavailableError extends Error {
       override readonly name = 'ModelUnavailableError';
     }
     const unavailable = async (): Promise<never> => {
+      // As Node's fetch fails on a refused connection: TypeError('fetch failed') over the socket's error.
       const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8080'), {
         code: 'ECONNREFUSED',
       });
-      throw new ModelUnavailableError('model server answered 503 Service Unavailable', { cause: refused });
+      const fetchFailed = new TypeError('fetch failed', { cause: refused });
+      throw new ModelUnavailableError('model server unreachable', { cause: fetchFailed });
     };
     scripts.set(runId, { planStart: unavailable, planResume: unavailable });
     const run = await runtime.start({ runId, messages: [{ role: 'user', content: 'x' }] });
     const outcome = await run.result();
-    // What the in-process runtime keeps for the same error (test/planner-error-cause.test.ts).
+    // What the in-process runtime keeps for the same error (machines/run-actions.ts plannerErrorOf):
+    // each cause named by its class (a plain Error as ToolError), its message kept.
     const expected = {
       name: 'ModelUnavailableError',
-      message: 'Planner failed: model server answered 503 Service Unavailable',
+      message: 'Planner failed: model server unreachable',
       recoverable: false,
-      cause: { name: 'ToolError', message: 'connect ECONNREFUSED 127.0.0.1:8080', recoverable: false },
+      cause: {
+        name: 'TypeError',
+        message: 'fetch failed',
+        recoverable: false,
+        cause: { name: 'ToolError', message: 'connect ECONNREFUSED 127.0.0.1:8080', recoverable: false },
+      },
     };
     expect(outcome.status).toBe('failed');
     expect(outcome.error).toEqual(expected);
