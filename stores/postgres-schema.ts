@@ -8,6 +8,7 @@
 
 import type { Pool } from 'pg';
 import { latestVersion, type Migration, newerSchemaError } from './migrations.ts';
+import type { PgPool } from './postgres-options.ts';
 import { inTransaction } from './postgres-transaction.ts';
 
 /**
@@ -101,8 +102,10 @@ const MIGRATION_LOCK_CLASS = 0x74776172;
  * Creates the schema or brings it up to {@link POSTGRES_SCHEMA_VERSION}: one transaction, under
  * an advisory lock on (MIGRATION_LOCK_CLASS, hashtext(schema)) so concurrent starters serialize.
  */
-export async function migrate(pool: Pool, schemaName: string, schema: string): Promise<void> {
-  await inTransaction(pool, async (client) => {
+export async function migrate(pool: PgPool, schemaName: string, schema: string): Promise<void> {
+  // `PgPool` in the signature, pg's `Pool` only inside: the declarations of the public entry
+  // (POSTGRES_SCHEMA_VERSION comes from here) must not need `@types/pg` (issue 28 item 7).
+  await inTransaction(pool as unknown as Pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [MIGRATION_LOCK_CLASS, schemaName]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     await client.query(`CREATE TABLE IF NOT EXISTS ${schema}.schema_migrations (
