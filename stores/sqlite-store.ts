@@ -182,7 +182,6 @@ class SqliteRunStore implements RunStore {
     checkRunId(runId);
     checkRunUpdate(update);
     const split = this.rowTracker.split(runId, update.snapshot, update.expectedVersion);
-    const version = update.expectedVersion;
     const write: SaveWrite = {
       snapshot: JSON.stringify(split.head),
       labels: update.labels === undefined ? null : JSON.stringify(update.labels),

@@ -7,6 +7,7 @@
 
 import type { Exception, Span } from '@opentelemetry/api';
 import { SpanStatusCode } from '../plugins/otel-api.ts';
+import { jsonText } from '../tools/tool-error.ts';
 import { ATTR_ERROR_TYPE } from './attributes.ts';
 
 /** ERROR status, `error.type` (the thrown class, `_OTHER` for a non-Error) and an `exception` event. */
@@ -22,14 +23,4 @@ export function failSpan(span: Span, err: unknown): void {
 }
 
 /** JSON text of a value; never throws (cycles and BigInts fall back to `String`). */
-export function toJson(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    try {
-      return String(value);
-    } catch {
-      return Object.prototype.toString.call(value);
-    }
-  }
-}
+export const toJson: (value: unknown) => string = jsonText;

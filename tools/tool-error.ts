@@ -216,7 +216,11 @@ function readError(err: Error): { message: string; name: string; stack?: string 
 }
 
 function describe(value: unknown): string {
-  if (typeof value === 'string') return value;
+  return typeof value === 'string' ? value : jsonText(value);
+}
+
+/** JSON text of a value; never throws (cycles and BigInts fall back to `String`, then to its tag). */
+export function jsonText(value: unknown): string {
   try {
     return JSON.stringify(value) ?? String(value);
   } catch {
