@@ -26,6 +26,7 @@ import type { RunStore } from '../../stores/run-store.ts';
 import { sqliteStore } from '../../stores/sqlite-store.ts';
 import { defineTool } from '../../tools/define-tool.ts';
 import { type LeaseOp, leaseLogged } from './effects-leases.ts';
+import { readyWhenExecuting } from './ready-when-executing.ts';
 
 export interface EffectsChildConfig {
   mode: 'start' | 'recover';
@@ -134,7 +135,6 @@ const store: RunStore = leaseLogged(
     : postgresStore({ connectionString: config.db, schema: config.schema }),
   leases,
 );
-const executing = new Set<string>();
 const recovered: RunHandle[] = [];
 const errors: string[] = [];
 const runtime = createRuntime({
@@ -146,11 +146,7 @@ const runtime = createRuntime({
   durable: {
     owner: config.owner,
     leaseMs: config.leaseMs ?? 1000,
-    onPersisted: (write) => {
-      if (config.mode !== 'start' || write.state !== 'executing' || executing.has(write.runId)) return;
-      executing.add(write.runId);
-      if (executing.size === config.runs) writeSync(1, 'READY\n');
-    },
+    ...(config.mode === 'start' ? { onPersisted: readyWhenExecuting(config.runs ?? 1) } : {}),
     ...(config.mode === 'recover'
       ? { recover: { onRecovered: (run) => void (recovered.includes(run) || recovered.push(run)) } }
       : {}),

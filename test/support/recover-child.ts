@@ -21,6 +21,7 @@ import { createRuntime } from '../../runtime/create-runtime.ts';
 import type { RunHandle } from '../../runtime/run-handle.ts';
 import { sqliteStore } from '../../stores/sqlite-store.ts';
 import { defineTool } from '../../tools/define-tool.ts';
+import { readyWhenExecuting } from './ready-when-executing.ts';
 
 export interface RecoverChildConfig {
   mode: 'start' | 'recover';
@@ -65,7 +66,6 @@ async function plan(input: PlanInput | PlanResumeInput): Promise<PlanResult> {
 }
 
 const store = sqliteStore({ path: config.db });
-const executing = new Set<string>();
 const recovered: RunHandle[] = [];
 const createdAt = Date.now();
 const runtime = createRuntime({
@@ -77,11 +77,7 @@ const runtime = createRuntime({
   durable: {
     owner: config.owner,
     leaseMs: config.leaseMs ?? 1000,
-    onPersisted: (write) => {
-      if (config.mode !== 'start' || write.state !== 'executing' || executing.has(write.runId)) return;
-      executing.add(write.runId);
-      if (executing.size === config.runs) writeSync(1, 'READY\n');
-    },
+    ...(config.mode === 'start' ? { onPersisted: readyWhenExecuting(config.runs ?? 1) } : {}),
     ...(config.mode === 'recover'
       ? {
           recover: {
