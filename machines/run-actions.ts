@@ -351,7 +351,7 @@ export function callsToStart(
   batch: Pick<RunContext['batch'], 'pending' | 'results'>,
 ): { call: PendingCall; index: number }[] {
   // While calls wait for approval, only those marked to run ahead start (docs/policies.md §Mixed batches).
-  const held = batch.pending.some((call) => call.status === 'confirm');
+  const held = waitsForApproval(batch.pending);
   const start: { call: PendingCall; index: number }[] = [];
   for (let index = 0; index < batch.pending.length; index++) {
     if (batch.results[index] !== null) continue;
@@ -363,11 +363,30 @@ export function callsToStart(
 }
 
 /**
+ * Whether some call of `pending` waits for approval (`status: 'confirm'`). A batch's `pending`
+ * does not change while its calls run, so a large one is scanned once, not after each result.
+ */
+export function waitsForApproval(pending: readonly PendingCall[]): boolean {
+  // A small batch is scanned: cheaper than the cache's look-up.
+  if (pending.length <= 16) return pending.some((call) => call.status === 'confirm');
+  let waits = approvalWaits.get(pending);
+  if (waits === undefined) {
+    waits = pending.some((call) => call.status === 'confirm');
+    approvalWaits.set(pending, waits);
+  }
+  return waits;
+}
+
+const approvalWaits = new WeakMap<readonly PendingCall[], boolean>();
+
+/**
  * Whether the batch's calls that ran ahead of its approval are done and the rest wait for it
  * (`executing` → `awaiting.confirmation`, docs/policies.md §Mixed batches): some call waits for
  * approval, and every call without a result waits for it or with it.
  */
 export function awaitsApproval(batch: Pick<RunContext['batch'], 'pending' | 'results'>): boolean {
+  // Read after every tool result: a batch where no call waits scanned what was left of it each time.
+  if (!waitsForApproval(batch.pending)) return false;
   let held = false;
   for (let index = firstOpenResult(batch.results); index < batch.pending.length; index++) {
     if (batch.results[index] !== null) continue;

@@ -105,6 +105,12 @@ describe('a large batch is validated in slices', () => {
     const { tool, counts } = checkedTool(() => {
       const until = performance.now() + 1;
       while (performance.now() < until) {}
+      // The first macrotask queued once checks began: it runs between two slices.
+      if (counts.checked === 1) {
+        setImmediate(() => {
+          timerFiredAfter = counts.checked;
+        });
+      }
     });
     const size = 300;
     const planner = scriptedPlanner([
@@ -118,27 +124,50 @@ describe('a large batch is validated in slices', () => {
       tools: [tool],
       caps: { maxToolCalls: size, maxCallsPerBatch: size },
     });
-    const run = runtime.start({ messages: prompt });
-    run.events$.subscribe((event) => {
-      // The first macrotask queued once the batch is recorded: it runs between two slices.
-      if (event.type === 'state_changed' && event.state === 'validating.policies') {
-        setImmediate(() => {
-          timerFiredAfter = counts.checked;
-        });
-      }
-    });
-
-    const outcome = await run.result();
+    const outcome = await runtime.start({ messages: prompt }).result();
 
     expect(size).toBeGreaterThan(SYNC_VALIDATION_MAX_CALLS);
     expect(outcome.status).toBe('completed');
-    expect(timerFiredAfter).toBeGreaterThan(0);
+    expect(timerFiredAfter).toBeGreaterThan(1);
     expect(timerFiredAfter).toBeLessThan(size - 1);
     // Same checks, same order as in one go: the call with a bad input refused, the others run.
     const results = planner.calls[1] && 'toolResults' in planner.calls[1] ? planner.calls[1].toolResults : [];
     expect(results.map((r) => r.providerToolCallId)).toEqual(calls(size).map((call) => call.toolCallId));
     expect(results.filter((r) => !r.executed).map((r) => r.providerToolCallId)).toEqual(['p7']);
     expect(results[7]?.retryHint?.reason).toBe('invalid_arguments');
+  });
+
+  it('checks no call in the macrotask that recorded the batch, and answers after a macrotask when the last slice ran long', async () => {
+    let checkedWhenRecorded: number | undefined;
+    let lastCheckTimerFired = false;
+    let timerBeforeAdmitted: boolean | undefined;
+    const size = 100;
+    const { tool, counts } = checkedTool(() => {
+      const until = performance.now() + 1;
+      while (performance.now() < until) {}
+      // Queued in the last slice: it runs before the run takes the output in.
+      if (counts.checked === size) setImmediate(() => (lastCheckTimerFired = true));
+    });
+    const planner = scriptedPlanner([{ toolCalls: calls(size) }, done('ok')]);
+    const runtime = testRuntime({
+      planner,
+      tools: [tool],
+      caps: { maxToolCalls: size, maxCallsPerBatch: size },
+    });
+    const run = runtime.start({ messages: prompt });
+    run.events$.subscribe((event) => {
+      if (event.type !== 'state_changed') return;
+      // Published by the step that recorded the batch and asked for its validation: a macrotask
+      // queued then runs before the first check (the step's own stretch was long enough).
+      if (event.state === 'validating.policies') setImmediate(() => (checkedWhenRecorded = counts.checked));
+      if (event.state === 'executing') timerBeforeAdmitted = lastCheckTimerFired;
+    });
+
+    const outcome = await run.result();
+
+    expect(outcome.status).toBe('completed');
+    expect(checkedWhenRecorded).toBe(0);
+    expect(timerBeforeAdmitted).toBe(true);
   });
 
   it('validates a batch at the synchronous limit in the machine step, without the port', async () => {
@@ -154,5 +183,34 @@ describe('a large batch is validated in slices', () => {
     await run.result();
 
     expect(states).not.toContain('validating.policies');
+  });
+});
+
+describe('a large batch is scheduled, then run', () => {
+  it('starts its first calls after a macrotask when scheduling the batch ran long', async () => {
+    const { tool, counts } = checkedTool();
+    const size = 100;
+    const planner = scriptedPlanner([{ toolCalls: calls(size) }, done('ok')]);
+    const runtime = testRuntime({
+      planner,
+      tools: [tool],
+      caps: { maxToolCalls: size, maxCallsPerBatch: size },
+    });
+    let executedAtTimer: number | undefined;
+    let scheduled = 0;
+    const run = runtime.start({ messages: prompt });
+    run.events$.subscribe((event) => {
+      if (event.type !== 'tool_call_scheduled' || ++scheduled !== size) return;
+      // The step that schedules the batch takes longer than a slice of call starts (CALL_SLICE_MS).
+      const until = performance.now() + 12;
+      while (performance.now() < until) {}
+      setImmediate(() => (executedAtTimer = counts.executed));
+    });
+
+    const outcome = await run.result();
+
+    expect(outcome.status).toBe('completed');
+    expect(counts.executed).toBe(size);
+    expect(executedAtTimer).toBe(0);
   });
 });

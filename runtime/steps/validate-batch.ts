@@ -154,12 +154,17 @@ export const VALIDATION_SLICE_MS = 8;
  * {@link validateCalls}, the same checks in the same order with the same output, in slices of at
  * most {@link VALIDATION_SLICE_MS} ms of checks, each slice after a macrotask when the one before
  * ran long: the event loop runs timers and I/O between them (other runs' steps, lease renewals).
+ * The first slice, too, waits for a macrotask: the step that asked (the planner's answer recorded,
+ * O(calls) itself) had the event loop to itself already; and the output is answered after one when
+ * the last slice ran long, so the run's next step (the batch admitted, its calls scheduled) starts
+ * a stretch of its own (issue 36 item 5).
  */
 export async function validateCallsInSlices(
   deps: RunDeps,
   context: RunContext,
   effects: PolicyEffects,
 ): Promise<ValidateBatchOutput> {
+  await nextMacrotask();
   const check = new BatchCheck(deps, context, effects);
   const calls = context.batch.pending;
   const pending: PendingCall[] = new Array(calls.length);
@@ -171,7 +176,9 @@ export async function validateCallsInSlices(
     }
     pending[index] = check.call(calls[index]!);
   }
-  return check.output(pending);
+  const output = check.output(pending);
+  if (performance.now() - sliceStartedAt >= VALIDATION_SLICE_MS / 4) await nextMacrotask();
+  return output;
 }
 
 const nextMacrotask = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
