@@ -30,19 +30,34 @@ export interface RunRow {
   owner: string | null;
 }
 
-/** Member rows as three parallel arrays for `unnest`: member, index, jsonb text. */
+/**
+ * Member rows as parallel arrays for `unnest`: the rows to upsert (member, index, jsonb text),
+ * and the trimmed members (member, index from which their other rows go).
+ */
 export function rowParams(rows: readonly MemberRows[]): {
   members: string[];
   indexes: number[];
   values: string[];
+  trimmed: string[];
+  trimFrom: number[];
 } {
-  const params = { members: [] as string[], indexes: [] as number[], values: [] as string[] };
-  for (const { member, from, values } of rows) {
-    values.forEach((value, offset) => {
+  const params = {
+    members: [] as string[],
+    indexes: [] as number[],
+    values: [] as string[],
+    trimmed: [] as string[],
+    trimFrom: [] as number[],
+  };
+  for (const { member, trimFrom, rows: memberRows } of rows) {
+    if (trimFrom !== undefined) {
+      params.trimmed.push(member);
+      params.trimFrom.push(trimFrom);
+    }
+    for (const [index, value] of memberRows) {
       params.members.push(member);
-      params.indexes.push(from + offset);
+      params.indexes.push(index);
       params.values.push(toJsonbText(value));
-    });
+    }
   }
   return params;
 }
@@ -69,13 +84,13 @@ export function toStoredRun(row: RunRow, snapshot: unknown): StoredRun {
 }
 
 /**
- * A run's member rows (snapshot-rows.ts) as a JSON array of `[member, value]` pairs, for the
+ * A run's member rows (snapshot-rows.ts) as a JSON array of `[member, index, value]`, for the
  * select list of a statement that reads the run row `r`: head and rows come from one statement,
  * so from one snapshot of the database. Read in two, a save landing between them paired a head
  * with rows of another version ("messages should have 17 rows, the store has 18").
  */
 export function memberRowsColumn(schema: string): string {
-  return `(SELECT json_agg(json_build_array(m.member, m.value::text) ORDER BY m.member, m.idx)::text
+  return `(SELECT json_agg(json_build_array(m.member, m.idx, m.value::text) ORDER BY m.member, m.idx)::text
      FROM ${schema}.run_rows m WHERE m.run_id = r.run_id) AS member_rows`;
 }
 
@@ -83,9 +98,9 @@ export function memberRowsColumn(schema: string): string {
 export function runFromRow(row: RunRow & { member_rows?: string | null }): StoredRun {
   const head = parseJsonb(row.snapshot!);
   if (!hasMarkers(head) || !row.member_rows) return toStoredRun(row, joinSnapshot(head, undefined));
-  const pairs = JSON.parse(row.member_rows) as [string, string][];
+  const stored = JSON.parse(row.member_rows) as [string, number, string][];
   const members = groupRows(
-    pairs.map(([member, value]) => ({ runId: row.run_id, member, value: parseJsonb(value) })),
+    stored.map(([member, index, value]) => ({ runId: row.run_id, member, index, value: parseJsonb(value) })),
   );
   return toStoredRun(row, joinSnapshot(head, members.get(row.run_id)));
 }

@@ -90,6 +90,15 @@ const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    // Issue 36 item 5: a run's batch (its calls, its results, the results handed on) kept in
+    // run_rows (members pending, results, lastResults, newResults; snapshot-rows.ts). The table is
+    // as it was; the version is what makes an older release, which would load those runs
+    // without their batch, refuse the schema.
+    version: 5,
+    description: "a run's batch kept in run_rows, not in its snapshot row",
+    statements: [],
+  },
 ];
 
 /** The schema version this code reads and writes. */

@@ -174,7 +174,6 @@ class PostgresRunStore implements RunStore {
     const split = this.rowTracker.split(runId, update.snapshot, update.expectedVersion);
     const snapshot = toJsonbText(split.head);
     const rows = rowParams(split.rows);
-    const trims = split.rows.filter((member) => member.trim);
     const labels = update.labels === undefined ? null : toJsonbText(update.labels);
     const events = update.events ?? [];
     const schema = this.schema;
@@ -192,10 +191,13 @@ class PostgresRunStore implements RunStore {
            SELECT saved.run_id, saved.event_seq - $7 + e.ord::integer, e.event, e.at
            FROM saved, unnest($8::jsonb[], $9::double precision[]) WITH ORDINALITY AS e(event, at, ord)
          ), trimmed AS (
-           -- Rows past each member's new length (a rewritten member); never the ones inserted below.
+           -- A rewritten member's rows from an index on, but the ones upserted below: one statement
+           -- cannot both delete a row and update it.
            DELETE FROM ${schema}.run_rows t
-           USING saved, unnest($13::text[], $14::integer[]) AS m(member, total)
-           WHERE t.run_id = saved.run_id AND t.member = m.member AND t.idx >= m.total
+           USING saved, unnest($13::text[], $14::integer[]) AS m(member, trim_from)
+           WHERE t.run_id = saved.run_id AND t.member = m.member AND t.idx >= m.trim_from
+             AND NOT EXISTS (SELECT 1 FROM unnest($10::text[], $11::integer[]) AS w(member, idx)
+               WHERE w.member = t.member AND w.idx = t.idx)
          ), appended AS (
            INSERT INTO ${schema}.run_rows (run_id, member, idx, value)
            SELECT saved.run_id, r.member, r.idx, r.value
@@ -216,8 +218,8 @@ class PostgresRunStore implements RunStore {
           rows.members,
           rows.indexes,
           rows.values,
-          trims.map((member) => member.member),
-          trims.map((member) => member.from + member.values.length),
+          rows.trimmed,
+          rows.trimFrom,
         ],
       );
       const row = result.rows[0];

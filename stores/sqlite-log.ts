@@ -10,7 +10,8 @@
  * right edge of the table while the run is the newest); before, a commit wrote the events table,
  * its key's index, the rows table and its key's index. A run's events are read by its key range
  * (`kind` 0, in `id` order, which is `seq` order); its rows likewise (`kind` 1 + the member's
- * index in ROW_MEMBERS).
+ * index in ROW_MEMBERS, `seq` the row's index: since schema 7 a run's batch too, kinds 3–6, whose
+ * results are written slot by slot as they land: of two entries of one index, the later wins).
  *
  * Limits: 2³² entries a run, 2³¹ run numbers (`log_key * LOG_SPAN` stays an exact 64-bit integer).
  * Reading a run's events after a `seq` scans its range from the start (events and rows alike):
@@ -65,7 +66,7 @@ export const LOG_MIGRATION: string[] = [
     FROM (
       SELECT run_id, ${EVENT_KIND} AS kind, seq, event AS value, at FROM toolwarden_run_events
       UNION ALL
-      SELECT run_id, CASE member ${ROW_MEMBERS.map(({ name }) => `WHEN '${name}' THEN ${memberKind(name)}`).join(' ')} END,
+      SELECT run_id, CASE member WHEN 'messages' THEN 1 WHEN 'hints' THEN 2 END,
         idx, value, NULL
       FROM toolwarden_run_rows
     ) u JOIN toolwarden_runs r ON r.run_id = u.run_id
@@ -91,18 +92,15 @@ export const LOG_SQL = {
       CASE WHEN e.value ->> 1 = ${EVENT_KIND} THEN r.event_seq + (e.value ->> 2) ELSE e.value ->> 2 END,
       e.value ->> 3, e.value ->> 4
     FROM toolwarden_runs r, json_each(?) e WHERE r.run_id = ? AND r.version = ?`,
-  /** A member rewritten, not appended to: its rows from index `?` on go, if the run is at the version. */
-  trimAtVersion: `DELETE FROM toolwarden_run_log WHERE id IN (
-    SELECT l.id FROM ${RUN_LOG} WHERE r.run_id = ? AND r.version = ? AND l.kind = ? AND l.seq >= ?)`,
   /** Events appended outside a save, `[eventText, at]`, after `reserve` advanced both counters by their count. */
   insertReserved: `INSERT INTO toolwarden_run_log (id, kind, seq, value, at)
     SELECT r.log_key * ${LOG_SPAN} + r.log_seq - ? + e.key, ${EVENT_KIND}, r.event_seq - ? + e.key,
       e.value ->> 0, e.value ->> 1
     FROM toolwarden_runs r, json_each(?) e WHERE r.run_id = ?`,
   reserve: 'UPDATE toolwarden_runs SET event_seq = event_seq + ?, log_seq = log_seq + ? WHERE run_id = ?',
-  /** The snapshot rows of the runs named in a JSON array, by run, in write order. */
-  runRows: `SELECT r.run_id, l.kind, l.value FROM ${RUN_LOG}
-    WHERE r.run_id IN (SELECT value FROM json_each(?)) AND l.kind <> ${EVENT_KIND} ORDER BY r.run_id, l.id`,
+  /** The snapshot rows of the runs named in a JSON array (`seq`: the row's index), by run, in write order. */
+  runRows: `SELECT r.run_id, l.kind, l.seq, l.value FROM ${RUN_LOG}
+    WHERE r.run_id IN (SELECT value FROM json_each(?)) AND l.kind > ${EVENT_KIND} ORDER BY r.run_id, l.id`,
   readEvents: `SELECT l.seq, l.value AS event, l.at FROM ${RUN_LOG}
     WHERE r.run_id = ? AND l.kind = ${EVENT_KIND} AND l.seq > ? ORDER BY l.id`,
   readEventsLimit: `SELECT l.seq, l.value AS event, l.at FROM ${RUN_LOG}
@@ -118,7 +116,8 @@ export type LogEntry = [offset: number, kind: number, seq: number, value: string
 
 /**
  * What a write adds to the run's log, in order: its events (`seq` 1, 2, … after the run's
- * counter), then each member's new rows (`seq` their index).
+ * counter), then each member's new rows (`seq` their index; a later entry of a `slots` member's
+ * index replaces the earlier one when read back, snapshot-rows.ts).
  */
 export function logEntries(events: readonly NewRunEvent[], members: readonly MemberRows[]): LogEntry[] {
   const entries: LogEntry[] = [];
@@ -126,12 +125,37 @@ export function logEntries(events: readonly NewRunEvent[], members: readonly Mem
     const { event, at } = events[i]!;
     entries.push([entries.length, EVENT_KIND, i + 1, JSON.stringify(event), at]);
   }
-  for (const { member, from, values } of members) {
+  for (const { member, rows } of members) {
     const kind = memberKind(member);
-    for (let i = 0; i < values.length; i++)
-      entries.push([entries.length, kind, from + i, JSON.stringify(values[i]), null]);
+    for (const [index, value] of rows)
+      entries.push([entries.length, kind, index, JSON.stringify(value), null]);
   }
   return entries;
+}
+
+/**
+ * The delete of a save's trimmed members (`MemberRows.trimFrom`): their rows from each index
+ * on, if the run is at the version; one statement for them all (each is a scan of the run's
+ * range: at a batch's end its calls, its results and the results handed on before go at once).
+ * Parameters: `runId`, `version`, then `kind`, `from` per member.
+ */
+export function trimStatement(count: number): string {
+  const trimmed = Array.from({ length: count }, () => '(l.kind = ? AND l.seq >= ?)').join(' OR ');
+  return `DELETE FROM toolwarden_run_log WHERE id IN (
+    SELECT l.id FROM ${RUN_LOG} WHERE r.run_id = ? AND r.version = ? AND (${trimmed}))`;
+}
+
+/** {@link trimStatement}'s SQL and parameters for the members of a save that trim, or `undefined`. */
+export function logTrim(
+  members: readonly MemberRows[],
+  runId: string,
+  version: number,
+): { sql: string; args: unknown[] } | undefined {
+  const args: unknown[] = [runId, version];
+  for (const { member, trimFrom } of members) {
+    if (trimFrom !== undefined) args.push(memberKind(member), trimFrom);
+  }
+  return args.length === 2 ? undefined : { sql: trimStatement((args.length - 2) / 2), args };
 }
 
 /**

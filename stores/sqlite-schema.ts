@@ -114,6 +114,15 @@ const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    // Issue 36 item 5: a run's batch (its calls, its results, the results handed on) kept as rows
+    // of the log (kinds 3–6, snapshot-rows.ts ROW_MEMBERS; a results slot's latest entry wins).
+    // The table is as it was; the version is what makes an older release, which would read those
+    // rows wrong, refuse the file.
+    version: 7,
+    description: "a run's batch kept as rows of the log (kinds 3-6), not in its snapshot row",
+    statements: [],
+  },
 ];
 
 /** The schema version this code reads and writes. */

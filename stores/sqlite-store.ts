@@ -68,9 +68,9 @@ import {
   createdRun,
   FINISHED_STATUSES,
 } from './run-store-input.ts';
-import { groupRows, hasMarkers, joinSnapshot, type MemberRows, RowTracker } from './snapshot-rows.ts';
+import { groupRows, hasMarkers, joinSnapshot, RowTracker } from './snapshot-rows.ts';
 import { SqliteConnection } from './sqlite-connection.ts';
-import { LOG_SQL, type LogEntry, logEntries, logInsert, memberKind, memberOfKind } from './sqlite-log.ts';
+import { LOG_SQL, type LogEntry, logEntries, logInsert, logTrim, memberOfKind } from './sqlite-log.ts';
 import { migrate } from './sqlite-schema.ts';
 import {
   eventRows,
@@ -186,7 +186,7 @@ class SqliteRunStore implements RunStore {
       snapshot: JSON.stringify(split.head),
       labels: update.labels === undefined ? null : JSON.stringify(update.labels),
       eventCount: update.events?.length ?? 0,
-      trims: split.rows.filter((member) => member.trim),
+      trim: logTrim(split.rows, runId, update.expectedVersion),
       entries: logEntries(update.events ?? [], split.rows),
     };
     return this.withDatabase('save', runId, (db) => db.write(() => this.writeSave(db, runId, update, write)));
@@ -200,9 +200,7 @@ class SqliteRunStore implements RunStore {
    */
   private writeSave(db: SqliteConnection, runId: string, update: RunUpdate, write: SaveWrite): StoredRun {
     const version = update.expectedVersion;
-    for (const member of write.trims) {
-      db.run(LOG_SQL.trimAtVersion, runId, version, memberKind(member.member), member.from);
-    }
+    if (write.trim !== undefined) db.run(write.trim.sql, ...write.trim.args);
     if (write.entries.length > 0) {
       const insert = logInsert(write.entries, runId, version);
       db.run(insert.sql, ...insert.args);
@@ -442,12 +440,13 @@ class SqliteRunStore implements RunStore {
   private withRows(db: SqliteConnection, rows: readonly Row[]): StoredRun[] {
     const heads = rows.map((row) => JSON.parse(String(row.snapshot)) as unknown);
     const ids = rows.filter((_, index) => hasMarkers(heads[index])).map((row) => String(row.run_id));
-    const stored: { runId: string; member: string; value: unknown }[] = [];
+    const stored: { runId: string; member: string; index: number; value: unknown }[] = [];
     if (ids.length > 0) {
       for (const row of db.all(LOG_SQL.runRows, JSON.stringify(ids))) {
         stored.push({
           runId: String(row.run_id),
           member: memberOfKind(Number(row.kind)),
+          index: Number(row.seq),
           value: JSON.parse(String(row.value)),
         });
       }
@@ -466,8 +465,8 @@ interface SaveWrite {
   /** The labels as JSON text, `null` to keep the stored ones. */
   labels: string | null;
   eventCount: number;
-  /** Members rewritten, not appended to: their stored rows from `from` on go. */
-  trims: MemberRows[];
+  /** The delete of members rewritten, not appended to (their stored rows from an index on), if any. */
+  trim: { sql: string; args: unknown[] } | undefined;
   /** What the save adds to the run's log: its events, then the members' new rows. */
   entries: LogEntry[];
 }

@@ -1,9 +1,10 @@
 /**
- * The RunStore contract's "run snapshots" cases: snapshots shaped like a run's, whose transcript and hints grow at every step (the SQL stores keep them apart in rows).
+ * The RunStore contract's "run snapshots" cases: snapshots shaped like a run's, whose transcript and hints grow at every step and whose batch's results land one by one (the SQL stores keep them apart in rows).
  *
  * @module
  */
 
+import fc from 'fast-check';
 import { expect } from 'vitest';
 import { StaleRunVersionError } from '../../../stores/run-store-errors.ts';
 import type { StoreCaseGroup } from '../store-case.ts';
@@ -13,6 +14,38 @@ function runSnapshot(messages: unknown[], hints: unknown[] = [], value = 'planni
   return { status: 'active', value, context: { turn: messages.length, messages, hints }, children: {} };
 }
 const message = (n: number) => ({ role: n % 2 === 0 ? 'assistant' : 'tool', content: `entry ${n}` });
+
+/** A run snapshot executing a batch: its calls, their results (null until done), the results handed on. */
+function batchSnapshot(batch: { pending: unknown[]; results: unknown[]; lastResults: unknown[] }) {
+  return {
+    status: 'active',
+    value: 'executing',
+    context: {
+      turn: 1,
+      messages: [message(0)],
+      hints: [],
+      batch: { ...batch, newResults: [], newHints: [] },
+    },
+    children: {},
+  };
+}
+const toolCall = (n: number) => ({ toolCallId: `call-${n}`, name: 'crm.lookup', input: { id: n } });
+const toolResult = (n: number, step: number) => ({
+  toolCallId: `call-${n}`,
+  name: 'crm.lookup',
+  result: { step },
+});
+
+/** One change between two saves of a batch: results landing in any order, a slot cleared, the batch rebuilt, cut short, folded. */
+const batchChange = fc.oneof(
+  fc.record({ fill: fc.array(fc.nat(40), { minLength: 1, maxLength: 8 }) }),
+  fc.record({ clear: fc.nat(40) }),
+  fc.record({ next: fc.integer({ min: 0, max: 40 }) }),
+  fc.record({ shrink: fc.nat(40) }),
+  fc.constant({ rebuild: true }),
+  fc.constant({ fold: true }),
+  fc.constant({ same: true }),
+);
 
 export const runSnapshots: StoreCaseGroup = {
   name: 'run snapshots (transcript and hints grow at every step)',
@@ -106,6 +139,61 @@ export const runSnapshots: StoreCaseGroup = {
         }
         await writes;
         expect(seen.length).toBeGreaterThan(0);
+      },
+    },
+    {
+      name: "round-trips a batch's calls and results through any sequence of results landing out of order, clears, rebuilds, shrinks, folds and reopened stores",
+      run: async ({ store, fixture, newRun, propertyRuns }) => {
+        const second = await fixture.openSecond();
+        let n = 0;
+        // Each change is saved by the store that saved the one before, or (`reopen`) by the other
+        // one, which knows nothing of what is stored and rewrites what is kept apart.
+        const changes = fc.array(fc.record({ change: batchChange, reopen: fc.boolean() }), { maxLength: 12 });
+        await fc.assert(
+          fc.asyncProperty(changes, async (steps) => {
+            const runId = `run-batch-${n++}`;
+            let pending: unknown[] = Array.from({ length: 30 }, (_, i) => toolCall(i));
+            let results: unknown[] = pending.map(() => null);
+            let lastResults: unknown[] = [];
+            let writer = store;
+            let version = (
+              await writer.create(
+                newRun(runId, { snapshot: batchSnapshot({ pending, results, lastResults }) }),
+              )
+            ).version;
+            for (const [step, { change, reopen }] of steps.entries()) {
+              if (reopen) writer = writer === store ? second : store;
+              if ('fill' in change && results.length > 0) {
+                results = results.slice();
+                for (const slot of change.fill) results[slot % results.length] = toolResult(slot, step);
+              } else if ('clear' in change && results.length > 0) {
+                results = results.slice();
+                results[change.clear % results.length] = null;
+              } else if ('next' in change) {
+                pending = Array.from({ length: change.next }, (_, i) => toolCall(100 * step + i));
+                results = pending.map(() => null);
+              } else if ('shrink' in change) {
+                pending = pending.slice(0, change.shrink);
+                results = results.slice(0, change.shrink);
+              } else if ('rebuild' in change) {
+                [pending, results, lastResults] = structuredClone([pending, results, lastResults]);
+              } else if ('fold' in change) {
+                lastResults = results.map((result, i) => result ?? toolResult(i, step));
+                pending = [];
+                results = [];
+              }
+              const snapshot = batchSnapshot({ pending, results, lastResults });
+              const saved = await writer.save(runId, {
+                expectedVersion: version,
+                status: 'running',
+                snapshot,
+              });
+              version = saved.version;
+              expect((await second.load(runId))?.snapshot).toEqual(snapshot);
+            }
+          }),
+          { numRuns: propertyRuns },
+        );
       },
     },
     {
