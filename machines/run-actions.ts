@@ -35,15 +35,14 @@ export function recordToolCallsUpdate(context: RunContext, event: RunMachineEven
   const calls = plan.toolCalls ?? [];
   const turn = turnId(context);
   const forbidden = planOutput(event).forbiddenKeys;
-  const pending: PendingCall[] = calls.map((call, index) => ({
-    toolCallId: `${turn}:c${index + 1}`,
-    ...(call.toolCallId === undefined ? {} : { providerToolCallId: call.toolCallId }),
-    name: call.name,
-    input: call.input,
-    attempt: (context.toolStats[call.name]?.consecutiveFailures ?? 0) + 1,
-    status: 'proposed',
-    ...(forbidden?.[index] === undefined ? {} : { forbiddenKeys: forbidden[index] }),
-  }));
+  const pending: PendingCall[] = calls.map((call, index) =>
+    proposedCall(
+      `${turn}:c${index + 1}`,
+      call,
+      (context.toolStats[call.name]?.consecutiveFailures ?? 0) + 1,
+      forbidden?.[index],
+    ),
+  );
   // `messages` first: members added after a spread cost ~0.5 µs each on Node 20 (run-updates.ts).
   return {
     messages: [
@@ -56,6 +55,29 @@ export function recordToolCallsUpdate(context: RunContext, event: RunMachineEven
     ],
     ...turnRecorded(context, { pending, results: pending.map(() => null) }),
   };
+}
+
+/**
+ * A proposed call, its members in one order whichever are set: literals, no spreads (a spread in
+ * a literal cost ~1 µs a call, 10 ms for a 10,000-call answer: issue 36 item 5).
+ */
+function proposedCall(
+  toolCallId: string,
+  call: { toolCallId?: string; name: string; input?: unknown },
+  attempt: number,
+  forbiddenKeys: string[] | undefined,
+): PendingCall {
+  const { name, input } = call;
+  const providerToolCallId = call.toolCallId;
+  const status = 'proposed';
+  if (forbiddenKeys === undefined) {
+    return providerToolCallId === undefined
+      ? { toolCallId, name, input, attempt, status }
+      : { toolCallId, providerToolCallId, name, input, attempt, status };
+  }
+  return providerToolCallId === undefined
+    ? { toolCallId, name, input, attempt, status, forbiddenKeys }
+    : { toolCallId, providerToolCallId, name, input, attempt, status, forbiddenKeys };
 }
 
 /** `recordClarificationRequest`. */

@@ -245,16 +245,14 @@ export function scheduledOutcome(context: RunContext, calls: readonly ExecuteToo
   return {
     // When they started: a call left in doubt by a crash says so (docs/durability.md §Effects).
     update: withFlow(context, { callsStartedAt: at }),
-    events: calls.map(({ call }) => ({
-      type: 'tool_call_scheduled',
-      runId: context.runId,
-      at,
-      turnId: turn,
-      toolCallId: call.toolCallId,
-      tool: call.name,
-      attempt: call.attempt,
-      ...(call.edited ? { edited: call.edited } : {}),
-    })),
+    // Literals, no spread: ~1 µs a call less (issue 36 item 5).
+    events: calls.map(({ call }): RunEvent => {
+      const { toolCallId, name: tool, attempt, edited } = call;
+      const { runId } = context;
+      return edited
+        ? { type: 'tool_call_scheduled', runId, at, turnId: turn, toolCallId, tool, attempt, edited }
+        : { type: 'tool_call_scheduled', runId, at, turnId: turn, toolCallId, tool, attempt };
+    }),
   };
 }
 

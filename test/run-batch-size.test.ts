@@ -214,3 +214,60 @@ describe('a large batch is scheduled, then run', () => {
     expect(executedAtTimer).toBe(0);
   });
 });
+
+describe('a large answer and the turn after it, each in a macrotask of its own', () => {
+  const size = 100;
+  const caps = { maxToolCalls: 2 * size, maxCallsPerBatch: size };
+
+  it('hands a large answer to the run after a macrotask queued when the planner answered', async () => {
+    const { tool } = checkedTool();
+    let state = '';
+    let stateAtTimer: string | undefined;
+    const planner = scriptedPlanner([{ toolCalls: calls(size) }, done('ok')]);
+    const planStart = planner.planStart.bind(planner);
+    planner.planStart = (input) => {
+      setImmediate(() => {
+        stateAtTimer = state;
+      });
+      return planStart(input);
+    };
+    const runtime = testRuntime({ planner, tools: [tool], caps });
+    const run = runtime.start({ messages: prompt });
+    const turns: RunEvent[] = [];
+    run.events$.subscribe((event) => {
+      if (event.type === 'state_changed') state = event.state;
+      if (event.type === 'planner_turn') turns.push(event);
+    });
+
+    const outcome = await run.result();
+
+    expect(outcome.status).toBe('completed');
+    // The answer was copied, frozen and parsed in the port; the run took it in after the timer.
+    expect(stateAtTimer).toBe('planning');
+    const answer = (turns[0] as { result: { toolCalls: object[] } }).result;
+    expect(Object.isFrozen(answer.toolCalls[size - 1])).toBe(true);
+  });
+
+  it("builds the planner input after a large batch in the turn's macrotask, not in the step that folded the batch", async () => {
+    const { tool } = checkedTool();
+    const planner = scriptedPlanner([{ toolCalls: calls(size) }, done('ok')]);
+    const runtime = testRuntime({ planner, tools: [tool], caps });
+    const run = runtime.start({ messages: prompt });
+    let plannings = 0;
+    let lastMessageFrozen: boolean | undefined;
+    run.events$.subscribe((event) => {
+      if (event.type !== 'state_changed' || event.state !== 'planning' || ++plannings !== 2) return;
+      // Published by the step that folded the batch and asked for the next turn: the planner's
+      // frozen transcript (readonlyTranscript) is not made yet.
+      lastMessageFrozen = Object.isFrozen(run.actor.getSnapshot().context.messages.at(-1));
+    });
+
+    const outcome = await run.result();
+
+    expect(outcome.status).toBe('completed');
+    expect(lastMessageFrozen).toBe(false);
+    const second = planner.calls[1]!;
+    expect('toolResults' in second && second.toolResults).toHaveLength(size);
+    expect(Object.isFrozen(second.messages.at(-1))).toBe(true);
+  });
+});

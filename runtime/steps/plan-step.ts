@@ -1,3 +1,4 @@
+import { planParse } from '../../machines/plan-output.ts';
 import { type RunContext, turnId } from '../../machines/run-context.ts';
 import type { PlanActorInput, PlanActorOutput, RunPort, TaskArgs } from '../../machines/run-ports.ts';
 import { deadlineAt } from '../../machines/run-updates.ts';
@@ -46,19 +47,21 @@ export function createPlanPort(deps: RunDeps): RunPort<PlanActorInput, PlanActor
       // Left on the signal once settled: it can fire only once more, to no effect, and goes
       // with the controller.
       else task.controller.signal.addEventListener('abort', turn, { once: true });
-      let planInput: PlanInput | PlanResumeInput;
-      try {
-        planInput = buildPlanInput(deps, context, kind, turn);
-      } catch (err) {
-        turn.fail(err);
-        return;
+      let planInput: PlanInput | PlanResumeInput | undefined;
+      // The input for a turn after a large batch (its results, O(calls) to build: a 10,000-call
+      // batch's took ~10 ms) is built in the turn's own macrotask, not in the run's step that
+      // folded the batch (issue 36 item 5).
+      if (context.batch.lastResults.length <= LARGE_ANSWER_CALLS) {
+        planInput = inputFor(deps, context, kind, turn);
+        if (planInput === undefined) return;
       }
-      turn.tools = planInput.tools.map((tool) => tool.name);
       // Turns start from the turn scheduler's macrotasks: a planner that answers at once (a
       // script, a cache) would otherwise chain every step of every run in one run of
       // microtasks, and timers, I/O and lease renewals would starve (issue 12 defect 4).
       scheduleTurn(() => {
         if (turn.settled) return;
+        planInput ??= inputFor(deps, context, kind, turn);
+        if (planInput === undefined) return;
         let pending: Promise<PlanResult>;
         turn.startedAt = Date.now();
         try {
@@ -76,6 +79,23 @@ export function createPlanPort(deps: RunDeps): RunPort<PlanActorInput, PlanActor
       });
     });
   };
+}
+
+/** The turn's planner input, its advertised tools noted on the turn; `undefined` when building it failed the turn. */
+function inputFor(
+  deps: RunDeps,
+  context: RunContext,
+  kind: PlanActorInput['kind'],
+  turn: PlanTurn,
+): PlanInput | PlanResumeInput | undefined {
+  try {
+    const input = buildPlanInput(deps, context, kind, turn);
+    turn.tools = input.tools.map((tool) => tool.name);
+    return input;
+  } catch (err) {
+    turn.fail(err);
+    return undefined;
+  }
 }
 
 /** What `wrapPlan` hooks see of a turn: the planner's model and the run's spend only when there are. */
@@ -146,7 +166,8 @@ class PlanTurn {
       tools,
     };
     if (json.forbiddenKeys !== undefined) output.forbiddenKeys = json.forbiddenKeys;
-    this.resolve(output);
+    if (callsIn(output.result) > LARGE_ANSWER_CALLS) handOverLarge(output, this.resolve);
+    else this.resolve(output);
   }
 
   fail(error: unknown): void {
@@ -183,6 +204,30 @@ class PlanTurn {
 }
 
 function noop(): void {}
+
+/**
+ * An answer of more tool calls than this is made ready for the run here, in the port, and handed
+ * over after a macrotask ({@link handOverLarge}).
+ */
+export const LARGE_ANSWER_CALLS = 64;
+
+const callsIn = (result: PlanResult | undefined): number => {
+  const calls = (result as { toolCalls?: unknown } | undefined)?.toolCalls;
+  return Array.isArray(calls) ? calls.length : 0;
+};
+
+/**
+ * A large answer's O(calls) work split from the run's step that takes it in (issue 36 item 5: a
+ * 10,000-call answer held the event loop ~30 ms in that one step): its JSON copy deep-frozen now
+ * (the run keeps it frozen, as its `planner_turn` event's `result`, and freezes nothing frozen
+ * already) and parsed against the PlanResult schema (the machine's guards read this parse, cached
+ * by output: plan-output.ts); then answered after a macrotask, so timers and I/O run between.
+ */
+function handOverLarge(output: PlanActorOutput, resolve: (output: PlanActorOutput) => void): void {
+  deepFreeze(output.result);
+  planParse({ output });
+  setImmediate(() => resolve(output));
+}
 
 /** A planner's result JSON cannot carry (a function, a cycle, a BigInt) or over its bounds: fails that run only. */
 export class PlannerOutputError extends Error {

@@ -37,11 +37,15 @@ export function createValidateBatchPort(deps: RunDeps): RunPort<ValidateBatchInp
       undefined,
       () => OUT_OF_BUDGET_EFFECTS,
     );
-    const output =
-      context.batch.pending.length > SYNC_VALIDATION_MAX_CALLS
-        ? await validateCallsInSlices(deps, context, effects)
-        : validateCalls(deps, context, effects);
-    return markRunAhead(deps, await confirmWhereAsked(deps, context, output, effects));
+    const large = context.batch.pending.length > SYNC_VALIDATION_MAX_CALLS;
+    const output = large
+      ? await validateCallsInSlices(deps, context, effects)
+      : validateCalls(deps, context, effects);
+    const answer = markRunAhead(deps, await confirmWhereAsked(deps, context, output, effects));
+    // A large batch's output is answered after a macrotask: the run's next step (the batch
+    // admitted and its calls scheduled, O(calls)) starts a stretch of its own (issue 36 item 5).
+    if (large) await nextMacrotask();
+    return answer;
   };
 }
 
@@ -155,9 +159,7 @@ export const VALIDATION_SLICE_MS = 8;
  * most {@link VALIDATION_SLICE_MS} ms of checks, each slice after a macrotask when the one before
  * ran long: the event loop runs timers and I/O between them (other runs' steps, lease renewals).
  * The first slice, too, waits for a macrotask: the step that asked (the planner's answer recorded,
- * O(calls) itself) had the event loop to itself already; and the output is answered after one when
- * the last slice ran long, so the run's next step (the batch admitted, its calls scheduled) starts
- * a stretch of its own (issue 36 item 5).
+ * O(calls) itself) had the event loop to itself already (issue 36 item 5).
  */
 export async function validateCallsInSlices(
   deps: RunDeps,
@@ -176,9 +178,7 @@ export async function validateCallsInSlices(
     }
     pending[index] = check.call(calls[index]!);
   }
-  const output = check.output(pending);
-  if (performance.now() - sliceStartedAt >= VALIDATION_SLICE_MS / 4) await nextMacrotask();
-  return output;
+  return check.output(pending);
 }
 
 const nextMacrotask = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
