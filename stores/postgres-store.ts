@@ -63,7 +63,7 @@ import {
   createdRun,
   FINISHED_STATUSES,
 } from './run-store-input.ts';
-import { RowTracker } from './snapshot-rows.ts';
+import { RowTracker, withSnapshotCopy } from './snapshot-rows.ts';
 import { StoreConnection } from './store-connection.ts';
 
 export type { PgPool, PostgresStoreOptions } from './postgres-options.ts';
@@ -152,7 +152,8 @@ class PostgresRunStore implements RunStore {
       );
       if (result.rowCount === 0) throw new RunExistsError(run.runId);
       this.rowTracker.written(run.runId, run.snapshot, 1, FINISHED_STATUSES.includes(run.status));
-      return createdRun(run, at, structuredClone(run.snapshot));
+      // The snapshot copied when first read, as a save's (a large batch's first write is a create).
+      return withSnapshotCopy(createdRun(run, at, undefined), run.snapshot);
     });
   }
 

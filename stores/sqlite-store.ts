@@ -68,9 +68,9 @@ import {
   createdRun,
   FINISHED_STATUSES,
 } from './run-store-input.ts';
-import { groupRows, hasMarkers, joinSnapshot, RowTracker } from './snapshot-rows.ts';
+import { groupRows, hasMarkers, joinSnapshot, RowTracker, withSnapshotCopy } from './snapshot-rows.ts';
 import { SqliteConnection } from './sqlite-connection.ts';
-import { LOG_SQL, type LogEntry, logEntries, logInsert, logTrim, memberOfKind } from './sqlite-log.ts';
+import { LOG_SQL, type LogEntry, logEntries, logInserts, logTrim, memberOfKind } from './sqlite-log.ts';
 import { migrate } from './sqlite-schema.ts';
 import {
   eventRows,
@@ -163,7 +163,8 @@ class SqliteRunStore implements RunStore {
           db.run(LOG_SQL.insertOfNewRun, JSON.stringify(numbered), run.runId);
         }
         this.rowTracker.written(run.runId, run.snapshot, 1, FINISHED_STATUSES.includes(run.status));
-        return this.remember(createdRun(run, at, structuredClone(run.snapshot)));
+        // The snapshot copied when first read, as a save's (a large batch's first write is a create).
+        return withSnapshotCopy(this.remember(createdRun(run, at, undefined)), run.snapshot);
       }),
     );
   }
@@ -202,8 +203,7 @@ class SqliteRunStore implements RunStore {
     const version = update.expectedVersion;
     if (write.trim !== undefined) db.run(write.trim.sql, ...write.trim.args);
     if (write.entries.length > 0) {
-      const insert = logInsert(write.entries, runId, version);
-      db.run(insert.sql, ...insert.args);
+      for (const insert of logInserts(write.entries, runId, version)) db.run(insert.sql, ...insert.args);
     }
     const saved = this.updateRun(db, runId, update, write);
     if (saved !== undefined) {
