@@ -1,5 +1,5 @@
 /**
- * `node --import tsx bench/batch-stall.bench.ts [--sizes 4000,10000] [--store memory|sqlite] [--rounds 3]`
+ * `node --import tsx bench/batch-stall.bench.ts [--sizes 4000,10000] [--store memory|sqlite|postgres] [--rounds 3]`
  * (also part of `npm run bench`): one planner answer of N tool calls, admitted (the run's caps
  * raised to let it through: `maxToolCalls` and `maxCallsPerBatch` N) or refused (the runtime's
  * default caps: over `maxCallsPerBatch`), while a 5 ms heartbeat timer runs. Reported per case,
@@ -11,6 +11,9 @@
  *   (`process.threadCpuUsage`): the longest run of work the process did without the event loop
  *   getting a turn, independent of the machine's load;
  * - `run`: the run's wall time, start to outcome.
+ *
+ * `--store postgres` uses the test database (`TOOLWARDEN_PG_URL`, default what `bash
+ * scripts/postgres.sh start` serves), a schema of its own per run, dropped after it.
  *
  * Issue 36 item 5's target: the event loop never blocked ≥ 100 ms by 4,000 or 10,000 calls,
  * admitted or refused (docs/benchmarks.md §Large batches). Each process warms up on two 300-call
@@ -28,6 +31,18 @@ import type { RunStore } from '../stores/run-store.ts';
 import { addTool } from './support/reference-loop.ts';
 
 const BEAT_MS = 5;
+const POSTGRES_URL = process.env.TOOLWARDEN_PG_URL || 'postgres://postgres@127.0.0.1:54329/toolwarden_test';
+
+async function dropPostgresSchema(schema: string): Promise<void> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
 
 /** One case's worst figures, in ms. */
 export interface BatchStall {
@@ -51,10 +66,16 @@ const mainThreadCpuMs = (): number => {
 async function once(calls: number, admitted: boolean, storeKind: string): Promise<BatchStall> {
   let dir: string | undefined;
   let store: RunStore | undefined;
+  let schema: string | undefined;
   if (storeKind === 'sqlite') {
     const { sqliteStore } = await import('../stores/sqlite-store.ts');
     dir = await mkdtemp(join(tmpdir(), 'tw-batch-'));
     store = sqliteStore({ path: join(dir, 'runs.db') });
+  } else if (storeKind === 'postgres') {
+    // The test database (`bash scripts/postgres.sh start`), a schema of its own per run.
+    const { postgresStore } = await import('../stores/postgres-store.ts');
+    schema = `tw_batch_stall_${process.pid}_${calls}_${Date.now()}`;
+    store = postgresStore({ connectionString: POSTGRES_URL, schema });
   }
   const runtime = createRuntime({
     agent: { id: 'batch' },
@@ -87,6 +108,7 @@ async function once(calls: number, admitted: boolean, storeKind: string): Promis
   clearInterval(beat);
   await runtime.close();
   if (dir) await rm(dir, { recursive: true, force: true });
+  if (schema) await dropPostgresSchema(schema);
   return { calls, admitted, gapMs, cpuMs, runMs, status: outcome.status };
 }
 

@@ -30,6 +30,7 @@ import { toJsonbText } from './jsonb-value.ts';
 import { plainStore } from './plain-store.ts';
 import { describeTarget, type PostgresStoreOptions } from './postgres-options.ts';
 import {
+  eventsParam,
   FINISHED,
   memberRowsColumn,
   parseJsonb,
@@ -125,12 +126,12 @@ class PostgresRunStore implements RunStore {
            RETURNING run_id
          ), logged AS (
            INSERT INTO ${schema}.run_events (run_id, seq, event, at)
-           SELECT created.run_id, e.ord::integer, e.event, e.at
-           FROM created, unnest($10::jsonb[], $11::double precision[]) WITH ORDINALITY AS e(event, at, ord)
+           SELECT created.run_id, e.ord::integer, e.item -> 0, (e.item ->> 1)::double precision
+           FROM created, jsonb_array_elements($10::jsonb) WITH ORDINALITY AS e(item, ord)
          ), rows AS (
            INSERT INTO ${schema}.run_rows (run_id, member, idx, value)
-           SELECT created.run_id, r.member, r.idx, r.value
-           FROM created, unnest($12::text[], $13::integer[], $14::jsonb[]) AS r(member, idx, value)
+           SELECT created.run_id, r.item ->> 0, (r.item ->> 1)::integer, r.item -> 2
+           FROM created, jsonb_array_elements($11::jsonb) AS r(item)
          )
          SELECT run_id FROM created`,
         [
@@ -143,11 +144,8 @@ class PostgresRunStore implements RunStore {
           at,
           events.length,
           run.owner ?? null,
-          events.map(({ event }) => toJsonbText(event)),
-          events.map(({ at: eventAt }) => eventAt),
-          rows.members,
-          rows.indexes,
-          rows.values,
+          eventsParam(events),
+          rows.rows,
         ],
       );
       if (result.rowCount === 0) throw new RunExistsError(run.runId);
@@ -189,20 +187,17 @@ class PostgresRunStore implements RunStore {
            RETURNING ${RUN_COLUMNS}, event_seq
          ), logged AS (
            INSERT INTO ${schema}.run_events (run_id, seq, event, at)
-           SELECT saved.run_id, saved.event_seq - $7 + e.ord::integer, e.event, e.at
-           FROM saved, unnest($8::jsonb[], $9::double precision[]) WITH ORDINALITY AS e(event, at, ord)
+           SELECT saved.run_id, saved.event_seq - $7 + e.ord::integer, e.item -> 0, (e.item ->> 1)::double precision
+           FROM saved, jsonb_array_elements($8::jsonb) WITH ORDINALITY AS e(item, ord)
          ), trimmed AS (
-           -- A rewritten member's rows from an index on, but the ones upserted below: one statement
-           -- cannot both delete a row and update it.
+           -- A rewritten member's rows past the ones upserted below (rowParams).
            DELETE FROM ${schema}.run_rows t
-           USING saved, unnest($13::text[], $14::integer[]) AS m(member, trim_from)
+           USING saved, unnest($10::text[], $11::integer[]) AS m(member, trim_from)
            WHERE t.run_id = saved.run_id AND t.member = m.member AND t.idx >= m.trim_from
-             AND NOT EXISTS (SELECT 1 FROM unnest($10::text[], $11::integer[]) AS w(member, idx)
-               WHERE w.member = t.member AND w.idx = t.idx)
          ), appended AS (
            INSERT INTO ${schema}.run_rows (run_id, member, idx, value)
-           SELECT saved.run_id, r.member, r.idx, r.value
-           FROM saved, unnest($10::text[], $11::integer[], $12::jsonb[]) AS r(member, idx, value)
+           SELECT saved.run_id, r.item ->> 0, (r.item ->> 1)::integer, r.item -> 2
+           FROM saved, jsonb_array_elements($9::jsonb) AS r(item)
            ON CONFLICT (run_id, member, idx) DO UPDATE SET value = excluded.value
          )
          SELECT ${RUN_COLUMNS} FROM saved`,
@@ -214,11 +209,8 @@ class PostgresRunStore implements RunStore {
           labels,
           this.now(),
           events.length,
-          events.map(({ event }) => toJsonbText(event)),
-          events.map(({ at }) => at),
-          rows.members,
-          rows.indexes,
-          rows.values,
+          eventsParam(events),
+          rows.rows,
           rows.trimmed,
           rows.trimFrom,
         ],
