@@ -4,16 +4,20 @@
  * (snapshot-rows.ts), keyed so that a run's entries sit together in the order they were written.
  *
  * An entry's key (its rowid, `id`) is `log_key * LOG_SPAN + n`: `log_key` is the run's own number
- * (`toolwarden_runs.log_key`, the highest one + 1 when the run is created), `n` the run's entry
- * counter (`log_seq`, advanced by every write in the same transaction). So a step's events and
- * rows go to one b-tree, with no index of their own, at the right edge of the run's range (the
- * right edge of the table while the run is the newest); before, a commit wrote the events table,
- * its key's index, the rows table and its key's index. A run's events are read by its key range
- * (`kind` 0, in `id` order, which is `seq` order); its rows likewise (`kind` 1 + the member's
- * index in ROW_MEMBERS, `seq` the row's index: since schema 7 a run's batch too, kinds 3–6, whose
- * results are written slot by slot as they land: of two entries of one index, the later wins).
+ * (`toolwarden_runs.log_key`, its rowid: the highest one + 1 when the run is created), `n` the
+ * entry's position in the run's range, counted on from the run's last entry, a write's mark
+ * (schema 8: every write ends with one, naming the run's head; sqlite-heads.ts). So a step's
+ * events and rows go to one b-tree, with no index of their own, at the right edge of the run's
+ * range (the right edge of the table while the run is the newest); before schema 5, a commit
+ * wrote the events table, its key's index, the rows table and its key's index. A run's events
+ * are read by its key range (`kind` 0, in `id` order, which is `seq` order); its rows likewise
+ * (`kind` 1 + the member's index in ROW_MEMBERS, `seq` the row's index: since schema 7 a run's
+ * batch too, kinds 3–6, whose results are written slot by slot as they land: of two entries of
+ * one index, the later wins).
  *
- * Limits: 2³² entries a run, 2³¹ run numbers (`log_key * LOG_SPAN` stays an exact 64-bit integer).
+ * Limits: 2³² entries a run (a write's mark included), 2³¹ run numbers (`log_key * LOG_SPAN`
+ * stays an exact 64-bit integer; ids are computed in SQL, never in JavaScript, whose numbers are
+ * exact to 2⁵³ only).
  * Reading a run's events after a `seq` scans its range from the start (events and rows alike):
  * O(the run's entries), ~3,500 for a 500-step run, a rowid range scan.
  *
@@ -27,6 +31,11 @@ import { type MemberRows, ROW_MEMBERS } from './snapshot-rows.ts';
 export const LOG_SPAN = 2 ** 32;
 /** `kind` of an event entry (`seq`: the event's number). */
 export const EVENT_KIND = 0;
+/**
+ * `kind` of a write's mark (schema 8, sqlite-heads.ts): the last entry of every write, `seq` the
+ * run's event count, `touch` its head's key. Snapshot rows have kinds above {@link EVENT_KIND}.
+ */
+export const MARK_KIND = -1;
 
 /**
  * `kind` of a snapshot member's rows (`seq`: the row's index).
@@ -66,7 +75,7 @@ export const LOG_MIGRATION: string[] = [
     FROM (
       SELECT run_id, ${EVENT_KIND} AS kind, seq, event AS value, at FROM toolwarden_run_events
       UNION ALL
-      SELECT run_id, CASE member WHEN 'messages' THEN 1 WHEN 'hints' THEN 2 END,
+      SELECT run_id, CASE member ${ROW_MEMBERS.map(({ name }) => `WHEN '${name}' THEN ${memberKind(name)}`).join(' ')} END,
         idx, value, NULL
       FROM toolwarden_run_rows
     ) u JOIN toolwarden_runs r ON r.run_id = u.run_id
@@ -79,25 +88,6 @@ export const LOG_MIGRATION: string[] = [
 
 /** The statements on the log (each prepared once per connection). */
 export const LOG_SQL = {
-  /** A new run's entries: one JSON array of `[kind, seq, valueText, at]`, numbered from 0. */
-  insertOfNewRun: `INSERT INTO toolwarden_run_log (id, kind, seq, value, at)
-    SELECT r.log_key * ${LOG_SPAN} + e.key, e.value ->> 0, e.value ->> 1, e.value ->> 2, e.value ->> 3
-    FROM toolwarden_runs r, json_each(?) e WHERE r.run_id = ?`,
-  /**
-   * A save's entries, one JSON array of `[offset, kind, seq, valueText, at]` (an event's `seq`
-   * counts on from the run's), numbered after the run's counter, if the run is at the version.
-   */
-  insertAtVersion: `INSERT INTO toolwarden_run_log (id, kind, seq, value, at)
-    SELECT r.log_key * ${LOG_SPAN} + r.log_seq + (e.value ->> 0), e.value ->> 1,
-      CASE WHEN e.value ->> 1 = ${EVENT_KIND} THEN r.event_seq + (e.value ->> 2) ELSE e.value ->> 2 END,
-      e.value ->> 3, e.value ->> 4
-    FROM toolwarden_runs r, json_each(?) e WHERE r.run_id = ? AND r.version = ?`,
-  /** Events appended outside a save, `[eventText, at]`, after `reserve` advanced both counters by their count. */
-  insertReserved: `INSERT INTO toolwarden_run_log (id, kind, seq, value, at)
-    SELECT r.log_key * ${LOG_SPAN} + r.log_seq - ? + e.key, ${EVENT_KIND}, r.event_seq - ? + e.key,
-      e.value ->> 0, e.value ->> 1
-    FROM toolwarden_runs r, json_each(?) e WHERE r.run_id = ?`,
-  reserve: 'UPDATE toolwarden_runs SET event_seq = event_seq + ?, log_seq = log_seq + ? WHERE run_id = ?',
   /** The snapshot rows of the runs named in a JSON array (`seq`: the row's index), by run, in write order. */
   runRows: `SELECT r.run_id, l.kind, l.seq, l.value FROM ${RUN_LOG}
     WHERE r.run_id IN (SELECT value FROM json_each(?)) AND l.kind > ${EVENT_KIND} ORDER BY r.run_id, l.id`,
@@ -105,138 +95,163 @@ export const LOG_SQL = {
     WHERE r.run_id = ? AND l.kind = ${EVENT_KIND} AND l.seq > ? ORDER BY l.id`,
   readEventsLimit: `SELECT l.seq, l.value AS event, l.at FROM ${RUN_LOG}
     WHERE r.run_id = ? AND l.kind = ${EVENT_KIND} AND l.seq > ? ORDER BY l.id LIMIT ?`,
-  /** Before the run row goes (its `log_key` names the range). */
-  deleteOfRun: `DELETE FROM toolwarden_run_log WHERE id BETWEEN
-    (SELECT log_key * ${LOG_SPAN} FROM toolwarden_runs WHERE run_id = ?) AND
-    (SELECT log_key * ${LOG_SPAN} + ${LOG_SPAN - 1} FROM toolwarden_runs WHERE run_id = ?)`,
+  /** The whole range of the run numbered `?` (`log_key`, twice). */
+  deleteOfRun: `DELETE FROM toolwarden_run_log
+    WHERE id BETWEEN ? * ${LOG_SPAN} AND ? * ${LOG_SPAN} + ${LOG_SPAN - 1}`,
 } as const;
 
-/** One entry a write adds: `[offset in the write, kind, seq, valueText, at]`. */
-export type LogEntry = [offset: number, kind: number, seq: number, value: string, at: number | null];
+/** One entry a write adds: `[kind, seq, valueText, at]` (an event's `seq` 1, 2, … within the write). */
+export type LogEntry = [kind: number, seq: number, value: string, at: number | null];
 
 /**
- * What a write adds to the run's log, in order: its events (`seq` 1, 2, … after the run's
- * counter), then each member's new rows (`seq` their index; a later entry of a `slots` member's
- * index replaces the earlier one when read back, snapshot-rows.ts).
+ * What a write adds to the run's log, in order: its events (`seq` 1, 2, … within the write),
+ * then each member's new rows (`seq` their index; a later entry of a `slots` member's index
+ * replaces the earlier one when read back, snapshot-rows.ts).
  */
 export function logEntries(events: readonly NewRunEvent[], members: readonly MemberRows[]): LogEntry[] {
   const entries: LogEntry[] = [];
   for (let i = 0; i < events.length; i++) {
     const { event, at } = events[i]!;
-    entries.push([entries.length, EVENT_KIND, i + 1, JSON.stringify(event), at]);
+    entries.push([EVENT_KIND, i + 1, JSON.stringify(event), at]);
   }
   for (const { member, rows } of members) {
     const kind = memberKind(member);
-    for (const [index, value] of rows)
-      entries.push([entries.length, kind, index, JSON.stringify(value), null]);
+    for (const [index, value] of rows) entries.push([kind, index, JSON.stringify(value), null]);
   }
   return entries;
 }
 
+/** Where in its range a write appends: the run's number, the next position, the events so far. */
+export interface LogTail {
+  /** `toolwarden_runs.log_key`. */
+  logKey: number;
+  /** Position in the range of the write's first entry: 0 for a new run, else after the mark. */
+  next: number;
+  /** The run's events before this write (its mark's `seq`): the write's are numbered on from it. */
+  eventSeq: number;
+}
+
 /**
  * The delete of a save's trimmed members (`MemberRows.trimFrom`): their rows from each index
- * on, if the run is at the version; one statement for them all (each is a scan of the run's
- * range: at a batch's end its calls, its results and the results handed on before go at once).
- * Parameters: `runId`, `version`, then `kind`, `from` per member.
+ * on, before the run's mark; one statement for them all (each is a scan of the run's range: at a
+ * batch's end its calls, its results and the results handed on before go at once). Parameters:
+ * `log_key`, `log_key`, the mark's position in the range, then `kind`, `from` per member.
  */
 export function trimStatement(count: number): string {
-  const trimmed = Array.from({ length: count }, () => '(l.kind = ? AND l.seq >= ?)').join(' OR ');
-  return `DELETE FROM toolwarden_run_log WHERE id IN (
-    SELECT l.id FROM ${RUN_LOG} WHERE r.run_id = ? AND r.version = ? AND (${trimmed}))`;
+  const trimmed = Array.from({ length: count }, () => '(kind = ? AND seq >= ?)').join(' OR ');
+  return `DELETE FROM toolwarden_run_log
+    WHERE id BETWEEN ? * ${LOG_SPAN} AND ? * ${LOG_SPAN} + ? AND (${trimmed})`;
 }
 
 /** {@link trimStatement}'s SQL and parameters for the members of a save that trim, or `undefined`. */
 export function logTrim(
   members: readonly MemberRows[],
-  runId: string,
-  version: number,
+  tail: LogTail,
 ): { sql: string; args: unknown[] } | undefined {
-  const args: unknown[] = [runId, version];
+  const args: unknown[] = [tail.logKey, tail.logKey, tail.next - 1];
   for (const { member, trimFrom } of members) {
     if (trimFrom !== undefined) args.push(memberKind(member), trimFrom);
   }
-  return args.length === 2 ? undefined : { sql: trimStatement((args.length - 2) / 2), args };
+  return args.length === 3 ? undefined : { sql: trimStatement((args.length - 3) / 2), args };
 }
 
 /**
- * A save's log insert with its entries bound as parameters of a `VALUES` list, one statement per
- * count up to this (more go as JSON arrays, {@link logInserts}): a step writes
- * ~5 events and 2 transcript rows, and binding them is ~10 µs less than a JSON array SQLite parses.
+ * A write's entries with their mark bound as parameters of a `VALUES` list, one statement per
+ * count up to this: a step writes ~5 events and 2 transcript rows, and binding them is ~10 µs
+ * less than a JSON array SQLite parses.
  */
 export const MAX_BOUND_ENTRIES = 12;
+const COLUMNS = 'INSERT INTO toolwarden_run_log (id, kind, seq, value, at, touch)';
 const valuesOf = (count: number) =>
-  `(VALUES ${Array.from({ length: count }, () => '(?, ?, ?, ?, ?)').join(', ')})`;
-/** By entry count (index 0 is never run); parameters as {@link LOG_SQL}.insertAtVersion's entries, flat. */
+  `(VALUES ${Array.from({ length: count }, () => '(?, ?, ?, ?, ?, ?)').join(', ')})`;
+/** By row count, the mark included (index 0 is never run): `[log_key, ...rows flat]`, each row as {@link LogRow}. */
 const BOUND_INSERTS = Array.from(
-  { length: MAX_BOUND_ENTRIES + 1 },
-  (_, count) => `INSERT INTO toolwarden_run_log (id, kind, seq, value, at)
-    SELECT r.log_key * ${LOG_SPAN} + r.log_seq + v.column1, v.column2,
-      CASE WHEN v.column2 = ${EVENT_KIND} THEN r.event_seq + v.column3 ELSE v.column3 END, v.column4, v.column5
-    FROM toolwarden_runs r, ${valuesOf(count)} v WHERE r.run_id = ? AND r.version = ?`,
+  { length: MAX_BOUND_ENTRIES + 2 },
+  (_, count) => `${COLUMNS}
+    SELECT ? * ${LOG_SPAN} + v.column1, v.column2, v.column3, v.column4, v.column5, v.column6
+    FROM ${valuesOf(count)} v`,
 );
-
+/** Scattered entries (results landing out of order): `[log_key, rowsJson]`, each row a {@link LogRow}. */
+const JSON_INSERT = `${COLUMNS}
+  SELECT ? * ${LOG_SPAN} + (e.value ->> 0), e.value ->> 1, e.value ->> 2, e.value ->> 3, e.value ->> 4,
+    e.value ->> 5
+  FROM json_each(?) e`;
 /**
- * A run of a save's entries inserted by one statement: consecutive entries of one `kind` and one
+ * A run of a write's entries inserted by one statement: consecutive entries of one `kind` and one
  * `at` whose `seq`s follow each other, their values as one JSON array of strings. json_each
- * hands each string over as it is; taking five members out of each `[offset, kind, seq, value,
- * at]` array instead cost ~2.5× as much (10,000 events of ~270 bytes: ~20 ms against ~50 of
- * SQLite's CPU, and ~4 ms against ~9 to encode; measured 2026-12-02). Parameters: the run's
- * first offset, `kind`, first `seq` (an event's counts on from the run's), `at`, the values,
- * then `runId` and `version`.
+ * hands each string over as it is; taking five members out of each entry's array instead cost
+ * ~2.5× as much (10,000 events of ~270 bytes: ~20 ms against ~50 of SQLite's CPU, and ~4 ms
+ * against ~9 to encode; measured 2026-12-02). Parameters: `log_key`, the run's first position,
+ * `kind`, first `seq`, `at`, the values.
  */
-const RUN_INSERTS = {
-  events: `INSERT INTO toolwarden_run_log (id, kind, seq, value, at)
-    SELECT r.log_key * ${LOG_SPAN} + r.log_seq + ? + e.key, ?, r.event_seq + ? + e.key, e.value, ?
-    FROM toolwarden_runs r, json_each(?) e WHERE r.run_id = ? AND r.version = ?`,
-  rows: `INSERT INTO toolwarden_run_log (id, kind, seq, value, at)
-    SELECT r.log_key * ${LOG_SPAN} + r.log_seq + ? + e.key, ?, ? + e.key, e.value, ?
-    FROM toolwarden_runs r, json_each(?) e WHERE r.run_id = ? AND r.version = ?`,
-  /** One row, its value bound as it is (a batch's calls, ~2 MB for 10,000, go unescaped). */
-  row: `INSERT INTO toolwarden_run_log (id, kind, seq, value, at)
-    SELECT r.log_key * ${LOG_SPAN} + r.log_seq + ?, ?, ?, ?, ?
-    FROM toolwarden_runs r WHERE r.run_id = ? AND r.version = ?`,
-} as const;
+const RUN_INSERT = `${COLUMNS}
+  SELECT ? * ${LOG_SPAN} + ? + e.key, ?, ? + e.key, e.value, ?, NULL FROM json_each(?) e`;
+/** One entry, its value bound as it is (a batch's calls, ~2 MB for 10,000, go unescaped): a {@link LogRow} after `log_key`. */
+const ONE_INSERT = `${COLUMNS} VALUES (? * ${LOG_SPAN} + ?, ?, ?, ?, ?, ?)`;
+
+/** One row a write inserts: `[position in the range, kind, seq, valueText, at, touch]`. */
+type LogRow = [
+  position: number,
+  kind: number,
+  seq: number,
+  value: string,
+  at: number | null,
+  touch: number | null,
+];
 
 /**
- * A save's log inserts (`sql`, `args`), run in order: bound `VALUES` rows when few; else a
- * statement per run of entries ({@link RUN_INSERTS}: a batch's 10,000 events, a fold's 10,000
- * transcript rows) when they come in few runs, or one JSON array of them all when scattered
- * (results landing out of order).
+ * A write's log inserts (`sql`, `args`), run in order: its entries at `tail`, events numbered
+ * after the run's, then its mark naming the head `touch` and the run's event count after the
+ * write. Bound `VALUES` rows when few; else a statement per run of entries ({@link RUN_INSERT}:
+ * a batch's 10,000 events, a fold's 10,000 transcript rows) when they come in few runs, or one
+ * JSON array of them all when scattered.
  */
 export function logInserts(
-  entries: LogEntry[],
-  runId: string,
-  version: number,
+  entries: readonly LogEntry[],
+  tail: LogTail,
+  touch: number,
 ): { sql: string; args: unknown[] }[] {
+  const rows: LogRow[] = [];
+  let events = tail.eventSeq;
+  for (let i = 0; i < entries.length; i++) {
+    const [kind, seq, value, at] = entries[i]!;
+    if (kind === EVENT_KIND) events = tail.eventSeq + seq;
+    rows.push([tail.next + i, kind, kind === EVENT_KIND ? events : seq, value, at, null]);
+  }
+  const mark: LogRow = [tail.next + entries.length, MARK_KIND, events, '', null, touch];
   if (entries.length <= MAX_BOUND_ENTRIES) {
-    return [{ sql: BOUND_INSERTS[entries.length]!, args: [...entries.flat(), runId, version] }];
+    rows.push(mark);
+    return [{ sql: BOUND_INSERTS[rows.length]!, args: [tail.logKey, ...rows.flat()] }];
   }
-  const runs = entryRuns(entries);
-  if (runs.length > 4 + entries.length / 16) {
-    return [{ sql: LOG_SQL.insertAtVersion, args: [JSON.stringify(entries), runId, version] }];
+  const runs = rowRuns(rows);
+  if (runs.length > 4 + rows.length / 16) {
+    rows.push(mark);
+    return [{ sql: JSON_INSERT, args: [tail.logKey, JSON.stringify(rows)] }];
   }
-  return runs.map(({ first, values }) =>
-    first[1] !== EVENT_KIND && values.length === 1
-      ? { sql: RUN_INSERTS.row, args: [...first, runId, version] }
+  const inserts = runs.map(({ first, values }) =>
+    values.length === 1
+      ? { sql: ONE_INSERT, args: [tail.logKey, ...first] }
       : {
-          sql: first[1] === EVENT_KIND ? RUN_INSERTS.events : RUN_INSERTS.rows,
-          args: [first[0], first[1], first[2], first[4], JSON.stringify(values), runId, version],
+          sql: RUN_INSERT,
+          args: [tail.logKey, first[0], first[1], first[2], first[4], JSON.stringify(values)],
         },
   );
+  inserts.push({ sql: ONE_INSERT, args: [tail.logKey, ...mark] });
+  return inserts;
 }
 
-/** `entries` cut into runs of one kind and one `at`, each `seq` one more than the one before. */
-function entryRuns(entries: readonly LogEntry[]): { first: LogEntry; values: string[] }[] {
-  const runs: { first: LogEntry; values: string[] }[] = [];
-  let last: LogEntry | undefined;
-  let run: { first: LogEntry; values: string[] } | undefined;
-  for (const entry of entries) {
-    if (run === undefined || entry[1] !== last![1] || entry[4] !== last![4] || entry[2] !== last![2] + 1) {
-      run = { first: entry, values: [] };
+/** `rows` cut into runs of one kind and one `at`, each `seq` one more than the one before. */
+function rowRuns(rows: readonly LogRow[]): { first: LogRow; values: string[] }[] {
+  const runs: { first: LogRow; values: string[] }[] = [];
+  let last: LogRow | undefined;
+  let run: { first: LogRow; values: string[] } | undefined;
+  for (const row of rows) {
+    if (run === undefined || row[1] !== last![1] || row[4] !== last![4] || row[2] !== last![2] + 1) {
+      run = { first: row, values: [] };
       runs.push(run);
     }
-    run.values.push(entry[3]);
-    last = entry;
+    run.values.push(row[3]);
+    last = row;
   }
   return runs;
 }

@@ -9,6 +9,7 @@
 
 import { latestVersion, type Migration, newerSchemaError } from './migrations.ts';
 import type { SqliteConnection } from './sqlite-connection.ts';
+import { HEADS_MIGRATION } from './sqlite-heads.ts';
 import { LOG_MIGRATION } from './sqlite-log.ts';
 
 /** Applied in order; never edit a released entry, append a new one. */
@@ -122,6 +123,17 @@ const MIGRATIONS: readonly Migration[] = [
     version: 7,
     description: "a run's batch kept as rows of the log (kinds 3-6), not in its snapshot row",
     statements: [],
+  },
+  {
+    // Issue 36 item 2, third pass: a step's commit still wrote three b-trees (the run row, which
+    // held the snapshot head, version and counters; its write-order index; the log): 4.95 WAL
+    // pages a step at schema 6, 7.1 at schema 7. The per-step state now goes to a heads table
+    // keyed by write order and the log's closing mark (sqlite-heads.ts): two b-trees, the run row
+    // written when its status, labels or owner change; 3.85 pages a step.
+    version: 8,
+    description:
+      "run heads apart from run rows: a step writes the run's log and its head, keyed by write order",
+    statements: HEADS_MIGRATION,
   },
 ];
 

@@ -89,7 +89,7 @@ describe('sqliteStore', () => {
         await store.save('run-1', { expectedVersion: step, status: 'running', snapshot: snapshot() });
         if (step === 10 || step === 200) {
           const row = await db.execute(
-            "SELECT length(snapshot) AS bytes FROM toolwarden_runs WHERE run_id = 'run-1'",
+            "SELECT length(snapshot) AS bytes FROM toolwarden_run_heads WHERE run_id = 'run-1'",
           );
           sizes.push(Number(row.rows[0]?.bytes));
         }
@@ -139,12 +139,14 @@ describe('sqliteStore', () => {
     const db = createClient({ url: `file:${path}` });
     try {
       const types = await db.execute(
-        `SELECT DISTINCT kind, typeof(kind) || typeof(seq) || typeof(value) || typeof(at) AS t
+        `SELECT DISTINCT kind, typeof(kind) || typeof(seq) || typeof(value) || typeof(at) || typeof(touch) AS t
         FROM toolwarden_run_log ORDER BY kind`,
       );
+      // Each write's mark (kind -1) names the head it wrote.
       expect(types.rows.map((row) => [Number(row.kind), row.t])).toEqual([
-        [0, 'integerintegertextinteger'],
-        [1, 'integerintegertextnull'],
+        [-1, 'integerintegertextnullinteger'],
+        [0, 'integerintegertextintegernull'],
+        [1, 'integerintegertextnullnull'],
       ]);
     } finally {
       db.close();
@@ -200,6 +202,7 @@ describe('sqliteStore', () => {
       expect(tables.rows.map((row) => String(row.name))).toEqual([
         'toolwarden_cost_accounts',
         'toolwarden_cost_holds',
+        'toolwarden_run_heads',
         'toolwarden_run_log',
         'toolwarden_run_owners',
         'toolwarden_runs',
@@ -210,27 +213,45 @@ describe('sqliteStore', () => {
     }
   });
 
-  it("a save that keeps the run's status writes the run row and the write-order index, no other index of the runs table (schema 4, issue 36 item 2)", async () => {
+  it("a save that keeps the run's status and labels writes its head and its log, never the run row or an index; a status change adds the run row and the status index (schemas 4 and 8, issue 36 item 2)", async () => {
     const path = join(dir, 'runs.db');
     const store = open(path);
-    await store.create({ ...run, sessionId: 's-1' });
-    await store.save('run-1', { expectedVersion: 1, status: 'running', snapshot: { step: 2 } });
+    const labels = { team: 'a' };
+    await store.create({ ...run, sessionId: 's-1', labels });
+    await store.save('run-1', { expectedVersion: 1, status: 'running', snapshot: { step: 2 }, labels });
     const { default: Database } = await import('libsql');
     const side = new Database(path);
-    try {
+    // The b-trees one save writes (page 1, sqlite_schema, is written whenever the file grows).
+    const written = async (version: number, status: 'running' | 'awaiting', team: string) => {
       side.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get();
-      await store.save('run-1', { expectedVersion: 2, status: 'running', snapshot: { step: 3 } });
-      expect(walBTrees(side, path)).toEqual(['toolwarden_runs', 'toolwarden_runs_by_touch']);
-      // The status changing moves the status index too, and what is listed by status follows.
-      await store.save('run-1', { expectedVersion: 3, status: 'awaiting', snapshot: { step: 4 } });
+      const snapshot = { step: version + 1 };
+      await store.save('run-1', { expectedVersion: version, status, snapshot, labels: { team } });
+      return walBTrees(side, path).filter((name) => name !== 'sqlite_schema');
+    };
+    try {
+      expect(await written(2, 'running', 'a')).toEqual(['toolwarden_run_heads', 'toolwarden_run_log']);
+      // The status changing writes the run row and moves the status index, and lists follow.
+      expect(await written(3, 'awaiting', 'a')).toEqual([
+        'toolwarden_run_heads',
+        'toolwarden_run_log',
+        'toolwarden_runs',
+        'toolwarden_runs_by_status',
+      ]);
       expect((await store.list({ status: 'awaiting' })).map((r) => r.runId)).toEqual(['run-1']);
       expect(await store.list({ status: 'running' })).toEqual([]);
+      // New labels: the run row, no index.
+      expect(await written(4, 'awaiting', 'b')).toEqual([
+        'toolwarden_run_heads',
+        'toolwarden_run_log',
+        'toolwarden_runs',
+      ]);
+      expect(await open(path).load('run-1')).toMatchObject({ version: 5, labels: { team: 'b' } });
     } finally {
       side.close();
     }
   });
 
-  it("a step's save, its events and transcript rows with it, writes three b-trees: the run row, the write-order index and the run log (schema 5, issue 36 item 2)", async () => {
+  it("a step's save, its events and transcript rows with it, writes two b-trees: the run's log and its head (schema 8, issue 36 item 2)", async () => {
     const path = join(dir, 'runs.db');
     const store = open(path);
     let messages: unknown[] = [{ role: 'user', content: 'Add.' }];
@@ -254,11 +275,11 @@ describe('sqliteStore', () => {
     try {
       side.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get();
       await step(2);
-      // Page 1 (sqlite_schema) is written when the file grows.
+      // Page 1 (sqlite_schema) is written when the file grows. Schema 6 wrote the run row and
+      // its write-order index too (toolwarden_runs, toolwarden_runs_by_touch).
       expect(walBTrees(side, path).filter((name) => name !== 'sqlite_schema')).toEqual([
+        'toolwarden_run_heads',
         'toolwarden_run_log',
-        'toolwarden_runs',
-        'toolwarden_runs_by_touch',
       ]);
     } finally {
       side.close();
@@ -278,7 +299,7 @@ describe('sqliteStore', () => {
     );
   });
 
-  it("migrates release 0.1.0's schema 3 file to the log of schema 5: every run's events, snapshot rows and write order kept", async () => {
+  it("migrates release 0.1.0's schema 3 file through the log of schema 5 to the heads of schema 8: every run's events, snapshot rows and write order kept", async () => {
     const path = join(dir, 'runs.db');
     copyFileSync(new URL('../test/fixtures/releases/0.1.0/runs.db', import.meta.url), path);
     const before = createClient({ url: `file:${path}` });
@@ -340,27 +361,20 @@ describe('sqliteStore', () => {
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'toolwarden_run%' ORDER BY name",
       );
       expect(tables.rows.map((row) => String(row.name))).toEqual([
+        'toolwarden_run_heads',
         'toolwarden_run_log',
         'toolwarden_run_owners',
         'toolwarden_runs',
       ]);
       const indexes = await after.execute(
-        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'toolwarden_runs' AND sql IS NOT NULL ORDER BY name",
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name LIKE 'toolwarden_run%' AND sql IS NOT NULL ORDER BY name",
       );
       expect(indexes.rows.map((row) => [String(row.name), String(row.sql)])).toEqual([
         [
-          'toolwarden_runs_by_log_key',
-          'CREATE UNIQUE INDEX toolwarden_runs_by_log_key ON toolwarden_runs (log_key)',
-        ],
-        [
           'toolwarden_runs_by_session',
-          'CREATE INDEX toolwarden_runs_by_session ON toolwarden_runs (session_id)',
+          'CREATE INDEX toolwarden_runs_by_session ON toolwarden_runs (session_id) WHERE session_id IS NOT NULL',
         ],
         ['toolwarden_runs_by_status', 'CREATE INDEX toolwarden_runs_by_status ON toolwarden_runs (status)'],
-        [
-          'toolwarden_runs_by_touch',
-          'CREATE UNIQUE INDEX toolwarden_runs_by_touch ON toolwarden_runs (touch_seq)',
-        ],
       ]);
     } finally {
       after.close();

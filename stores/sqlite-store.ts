@@ -9,29 +9,32 @@
  *   starting at once settle it).
  * - WAL journal mode (readers do not block the writer).
  * - Every statement is prepared once and kept for the store's life (a statement cache on the
- *   connection): a step's write is `BEGIN IMMEDIATE`, one multi-row insert of its events and the
- *   snapshot rows it added into the run's log, one `UPDATE` of the run row, `COMMIT`, all
- *   within one synchronous call, so no transaction is ever held across an `await`.
+ *   connection): a step's write is `BEGIN IMMEDIATE`, a read of the run's current head, the new
+ *   head inserted and the old one deleted, one multi-row insert of its events, the snapshot rows
+ *   it added and its mark into the run's log, `COMMIT`, all within one synchronous call, so no
+ *   transaction is ever held across an `await`.
  * - Another process's write lock never blocks the event loop (issue 24 item 8): the connection's
  *   busy timeout is 0, so SQLite answers SQLITE_BUSY at once instead of waiting inside the call,
  *   and the store tries the whole transaction again after a pause of 1–20 ms (the event loop runs
  *   meanwhile), until `busyTimeoutMs` has passed.
- * - Optimistic concurrency in SQL: `UPDATE ... WHERE run_id = ? AND version = ?`, then the rows
- *   affected decide (1: saved; 0: stale or missing). Snapshots, labels and events are JSON text.
- * - Event `seq` numbers come from a per-run counter advanced in the same transaction as the
- *   inserts, so concurrent appenders never collide. Events given to `create`/`save` are inserted
- *   in the same transaction, under the same condition as the run row (see `save`).
+ * - Optimistic concurrency: a save reads the run's version inside its `BEGIN IMMEDIATE`
+ *   transaction (which holds the file's write lock, so nothing moves until it commits) and writes
+ *   only when it is `expectedVersion`. Snapshots, labels and events are JSON text.
+ * - Event `seq` numbers count on from the run's last write's mark (`sqlite-log.ts`), read in the
+ *   same transaction as the inserts, so concurrent appenders never collide. Events given to
+ *   `create`/`save` are inserted in the same transaction as the snapshot (see `save`).
  * - Leases (migration 2): `toolwarden_run_owners` holds each owner's `lease_until`; a run's
  *   `owner` column names who holds it. `claim` is one conditional `UPDATE ... RETURNING`.
  * - `synchronous = NORMAL` by default (WAL): a committed write survives the process being
  *   killed; only an OS crash or power loss can take back the last commits. `synchronous: 'full'`
  *   fsyncs every commit (~3-4 ms each on a typical disk, against ~0.15 ms; a step's p50/p99 in
  *   docs/benchmarks.md §Durable step floor).
- * - What a step's commit writes (schemas 4 and 5, issue 36 item 2): three b-trees, the run row,
- *   the write-order index (`touch_seq`) and the run log (`sqlite-log.ts`: events and snapshot
- *   rows in one table keyed by run and write order); no other index of the runs table holds a
- *   column a step rewrites, and a save sets `status` only when it changes. `list` orders by
- *   write order (`touch_seq DESC`).
+ * - What a step's commit writes (schema 8, issue 36 item 2): two b-trees, the run log
+ *   (`sqlite-log.ts`: events, snapshot rows and the write's mark in one table keyed by run and
+ *   write order) and the run's head (`sqlite-heads.ts`: snapshot head and version, keyed by write
+ *   order); the run row only when the status, labels or owner change, each column set only when
+ *   it changes (SQLite rewrites the index of every column an UPDATE sets). `list` orders by
+ *   write order, the heads' key (latest first).
  *
  * `libsql` is loaded on first use, so importing toolwarden does not load its native binary for
  * apps that never use this store.
@@ -68,18 +71,21 @@ import {
   createdRun,
   FINISHED_STATUSES,
 } from './run-store-input.ts';
+import type { MemberRows } from './snapshot-rows.ts';
 import { groupRows, hasMarkers, joinSnapshot, RowTracker, withSnapshotCopy } from './snapshot-rows.ts';
 import { SqliteConnection } from './sqlite-connection.ts';
-import { LOG_SQL, type LogEntry, logEntries, logInserts, logTrim, memberOfKind } from './sqlite-log.ts';
-import { migrate } from './sqlite-schema.ts';
+import { CURRENT_RUN, HEAD_SQL } from './sqlite-heads.ts';
 import {
-  eventRows,
-  type Row,
-  RUN_COLUMNS,
-  RUN_COLUMNS_WITHOUT_SNAPSHOT,
-  SQL,
-  toStoredRun,
-} from './sqlite-statements.ts';
+  LOG_SQL,
+  type LogEntry,
+  type LogTail,
+  logEntries,
+  logInserts,
+  logTrim,
+  memberOfKind,
+} from './sqlite-log.ts';
+import { migrate } from './sqlite-schema.ts';
+import { listSql, type Row, SQL, toStoredRun } from './sqlite-statements.ts';
 import { StoreConnection } from './store-connection.ts';
 
 export { SQLITE_SCHEMA_VERSION } from './sqlite-schema.ts';
@@ -113,8 +119,6 @@ class SqliteRunStore implements RunStore {
   private readonly now: () => number;
   private readonly connection: StoreConnection<SqliteConnection>;
   private readonly rowTracker = new RowTracker();
-  /** Each run as this store last read or wrote it, without its snapshot: what a save returns. */
-  private readonly known = new Map<string, StoredRun>();
   // The file this store opened, by device and inode: deleting or replacing it under a live
   // runtime used to lose every later write silently (issue 12, defect 9).
   private readonly file: string | undefined;
@@ -136,35 +140,29 @@ class SqliteRunStore implements RunStore {
     const split = this.rowTracker.split(run.runId, run.snapshot, undefined);
     const snapshot = JSON.stringify(split.head);
     const labels = run.labels === undefined ? null : JSON.stringify(run.labels);
-    const events = run.events ?? [];
-    const entries = logEntries(events, split.rows);
+    const entries = logEntries(run.events ?? [], split.rows);
     return this.withDatabase('create', run.runId, (db) =>
       db.write(() => {
         const at = this.now();
-        // The run row first (its log_key numbers the entries); a run that exists throws, and the
-        // transaction rolls back whole.
-        const inserted = db.run(
-          SQL.insertRun,
+        // The run row first (its log_key numbers the head and the entries); a run that exists
+        // gives no row back, and the transaction rolls back whole.
+        const inserted = db.get(
+          HEAD_SQL.insertRun,
           run.runId,
           run.sessionId ?? null,
           run.agentId,
           run.status,
-          snapshot,
           labels,
           at,
-          at,
-          events.length,
           run.owner ?? null,
-          entries.length,
         );
-        if (inserted === 0) throw new RunExistsError(run.runId);
-        if (entries.length > 0) {
-          const numbered = entries.map(([, kind, seq, value, at]) => [kind, seq, value, at]);
-          db.run(LOG_SQL.insertOfNewRun, JSON.stringify(numbered), run.runId);
-        }
+        if (inserted === undefined) throw new RunExistsError(run.runId);
+        const logKey = Number(inserted.log_key);
+        const touch = insertHead(db, run.runId, 1, at, snapshot);
+        writeLog(db, logInserts(entries, { logKey, next: 0, eventSeq: 0 }, touch));
         this.rowTracker.written(run.runId, run.snapshot, 1, FINISHED_STATUSES.includes(run.status));
         // The snapshot copied when first read, as a save's (a large batch's first write is a create).
-        return withSnapshotCopy(this.remember(createdRun(run, at, undefined)), run.snapshot);
+        return withSnapshotCopy(createdRun(run, at, undefined), run.snapshot);
       }),
     );
   }
@@ -174,7 +172,8 @@ class SqliteRunStore implements RunStore {
     return this.withDatabase('load', runId, (db) =>
       db.read(() => {
         const row = db.get(SQL.loadRun, runId);
-        return row === undefined ? undefined : this.withRows(db, [row])[0];
+        if (row === undefined) return void missingRun(db, runId);
+        return this.withRows(db, [row])[0];
       }),
     );
   }
@@ -187,75 +186,44 @@ class SqliteRunStore implements RunStore {
       snapshot: JSON.stringify(split.head),
       labels: update.labels === undefined ? null : JSON.stringify(update.labels),
       eventCount: update.events?.length ?? 0,
-      trim: logTrim(split.rows, runId, update.expectedVersion),
+      members: split.rows,
       entries: logEntries(update.events ?? [], split.rows),
     };
     return this.withDatabase('save', runId, (db) => db.write(() => this.writeSave(db, runId, update, write)));
   }
 
   /**
-   * A save's transaction: a rewritten member's old rows go; then the step's events and the rows
-   * it added (snapshot-rows.ts) in one insert into the run's log (sqlite-log.ts), numbered after
-   * the run's counters; each only if the run is at `expectedVersion`; then the run row. One
-   * transaction: the events land exactly when the save does.
+   * A save's transaction: the run's current head read (its version checked against
+   * `expectedVersion`), a rewritten member's old rows deleted, the new head inserted at the
+   * heads' right edge and the old one deleted, then the step's events, the rows it added
+   * (snapshot-rows.ts) and the write's mark in one insert into the run's log (sqlite-log.ts);
+   * the run row only when the status or labels change. One transaction: the events land exactly
+   * when the save does.
    */
   private writeSave(db: SqliteConnection, runId: string, update: RunUpdate, write: SaveWrite): StoredRun {
-    const version = update.expectedVersion;
-    if (write.trim !== undefined) db.run(write.trim.sql, ...write.trim.args);
-    if (write.entries.length > 0) {
-      for (const insert of logInserts(write.entries, runId, version)) db.run(insert.sql, ...insert.args);
+    const current = db.get(CURRENT_RUN, runId);
+    if (current === undefined) throw missingRun(db, runId);
+    const version = Number(current.version);
+    if (version !== update.expectedVersion) {
+      throw new StaleRunVersionError(runId, update.expectedVersion, version);
     }
-    const saved = this.updateRun(db, runId, update, write);
-    if (saved !== undefined) {
-      this.remember(saved);
-      return this.rowTracker.saved(runId, update, saved);
-    }
-    const actual = db.get(SQL.runVersion, runId);
-    if (actual === undefined) throw new RunNotFoundError(runId);
-    throw new StaleRunVersionError(runId, version, Number(actual.version));
-  }
-
-  /**
-   * Advances the run row from `expectedVersion`; the saved run without its snapshot, or
-   * `undefined` when the run is missing or at another version. The run's other columns are known
-   * when this store last read or wrote the version being replaced; else they are read back
-   * (RETURNING).
-   */
-  private updateRun(
-    db: SqliteConnection,
-    runId: string,
-    update: RunUpdate,
-    write: SaveWrite,
-  ): StoredRun | undefined {
-    const version = update.expectedVersion;
-    const before = this.known.get(runId);
+    const tail = tailOf(current);
     const at = this.now();
-    const args = [
-      update.status,
-      write.snapshot,
-      write.labels,
-      at,
-      write.eventCount,
-      write.entries.length,
-      runId,
-      version,
-    ] as const;
-    if (before?.version !== version) {
-      const row = db.get(`${SQL.updateRun} RETURNING ${RUN_COLUMNS_WITHOUT_SNAPSHOT}`, ...args);
-      return row === undefined ? undefined : toStoredRun(row, undefined);
-    }
-    const updated =
-      before.status === update.status
-        ? db.run(SQL.updateRunSameStatus, ...args.slice(1))
-        : db.run(SQL.updateRun, ...args);
-    if (updated !== 1) return undefined;
-    return {
-      ...before,
-      status: update.status,
-      version: version + 1,
-      updatedAt: at,
-      ...(update.labels === undefined ? {} : { labels: structuredClone(update.labels) }),
-    };
+    const touch = writeHead(db, Number(current.touch), version + 1, at, write.snapshot);
+    writeLog(db, logInserts(write.entries, tail, touch));
+    // After the insert: the rows it deletes lie before the old mark, so not among the new ones,
+    // and deleting from the log's last page after it grew seldom leaves that page under a
+    // third full (SQLite then merges it with its neighbour: three pages more).
+    const trim = logTrim(write.members, tail);
+    if (trim !== undefined) db.run(trim.sql, ...trim.args);
+    if (update.status !== current.status) db.run(HEAD_SQL.setStatus, update.status, runId);
+    const labels = write.labels ?? current.labels;
+    if (labels !== current.labels) db.run(HEAD_SQL.setLabels, labels, runId);
+    const saved = toStoredRun(
+      { ...current, status: update.status, version: version + 1, updated_at: at, labels },
+      undefined,
+    );
+    return this.rowTracker.saved(runId, update, saved);
   }
 
   async list(filter?: RunListFilter): Promise<StoredRun[]> {
@@ -264,18 +232,15 @@ class SqliteRunStore implements RunStore {
     const where: string[] = [];
     const args: (string | number)[] = [];
     if (statuses !== undefined) {
-      where.push('status IN (SELECT value FROM json_each(?))');
+      where.push('r.status IN (SELECT value FROM json_each(?))');
       args.push(JSON.stringify(statuses));
     }
     if (sessionId !== undefined) {
-      where.push('session_id = ?');
+      where.push('r.session_id = ?');
       args.push(sessionId);
     }
     if (limit !== undefined) args.push(limit);
-    const sql = `SELECT ${RUN_COLUMNS} FROM toolwarden_runs
-        ${where.length === 0 ? '' : `WHERE ${where.join(' AND ')}`}
-        ORDER BY touch_seq DESC
-        ${limit === undefined ? '' : 'LIMIT ?'}`;
+    const sql = listSql(where, limit !== undefined);
     return this.withDatabase('list', undefined, (db) =>
       db.read(() => this.withRows(db, db.all(sql, ...args))),
     );
@@ -284,15 +249,15 @@ class SqliteRunStore implements RunStore {
   async appendEvents(runId: string, events: NewRunEvent[]): Promise<void> {
     checkRunId(runId);
     checkEvents(events);
-    const rows = eventRows(events);
+    const entries = logEntries(events, []);
     return this.withDatabase('appendEvents', runId, (db) => {
       if (events.length === 0) return;
-      // One transaction: reserve seq numbers (last + 1 ... last + n) on the run row, then insert
-      // the events at those numbers. A missing run reserves nothing and inserts nothing.
+      // One transaction: the events numbered after the run's last mark (last + 1 ... last + n),
+      // then a mark naming the same head (the run's version and write order stay).
       return db.write(() => {
-        if (db.run(LOG_SQL.reserve, events.length, events.length, runId) === 0)
-          throw new RunNotFoundError(runId);
-        db.run(LOG_SQL.insertReserved, events.length, events.length - 1, rows, runId);
+        const current = db.get(CURRENT_RUN, runId);
+        if (current === undefined) throw missingRun(db, runId);
+        writeLog(db, logInserts(entries, tailOf(current), Number(current.touch)));
       });
     });
   }
@@ -319,11 +284,13 @@ class SqliteRunStore implements RunStore {
     checkRunId(runId);
     return this.withDatabase('delete', runId, async (db) => {
       const deleted = await db.write(() => {
-        db.run(LOG_SQL.deleteOfRun, runId, runId);
-        return db.run(SQL.deleteRun, runId);
+        const found = db.get(SQL.runKey, runId);
+        if (found === undefined) return 0;
+        db.run(HEAD_SQL.deleteHeadOf, runId);
+        db.run(LOG_SQL.deleteOfRun, found.log_key, found.log_key);
+        return db.run(HEAD_SQL.deleteRun, runId);
       });
       this.rowTracker.forget(runId);
-      this.known.delete(runId);
       return deleted > 0;
     });
   }
@@ -351,8 +318,7 @@ class SqliteRunStore implements RunStore {
         // moved between the two): then the claim is tried again.
         for (let attempt = 0; ; attempt++) {
           const at = this.now();
-          const row = db.get(SQL.claim, owner, at, runId, owner, at);
-          if (row !== undefined) return this.withRows(db, [row])[0]!;
+          if (db.get(SQL.claim, owner, runId, owner, at) !== undefined) return this.advance(db, runId, at);
           const found = db.get(SQL.claimRefused, runId);
           const run = found === undefined ? undefined : this.withRows(db, [found])[0];
           const settled = refusedClaim(runId, run, Number(found?.lease_until), attempt, this.now());
@@ -370,7 +336,6 @@ class SqliteRunStore implements RunStore {
       // Released (evicted, or the runtime closed): its next save here follows a claim, which
       // advances the version past what was tracked, so the rows kept for appending (the
       // run's transcript) would only hold memory (issue 29 item 3).
-      this.known.delete(runId);
       this.rowTracker.forget(runId);
       return released > 0;
     });
@@ -425,15 +390,16 @@ class SqliteRunStore implements RunStore {
     }
   }
 
-  /** Keeps what a save will return of `run` (its columns), while it is not finished. */
-  private remember(run: StoredRun): StoredRun {
-    const { snapshot: _, ...columns } = run;
-    this.known.delete(run.runId);
-    if (!FINISHED_STATUSES.includes(run.status)) {
-      this.known.set(run.runId, { ...columns, snapshot: undefined });
-      if (this.known.size > 10_000) this.known.delete(this.known.keys().next().value!);
-    }
-    return run;
+  /**
+   * A claimed run's version advanced (a fence: saves computed from earlier versions become stale):
+   * its head again at the heads' right edge, one version on, and a mark naming it; the run back.
+   */
+  private advance(db: SqliteConnection, runId: string, at: number): StoredRun {
+    const current = db.get(CURRENT_RUN, runId);
+    if (current === undefined) throw missingRun(db, runId);
+    const touch = writeHead(db, Number(current.touch), Number(current.version) + 1, at, null);
+    writeLog(db, logInserts([], tailOf(current), touch));
+    return this.withRows(db, [db.get(SQL.loadRun, runId)!])[0]!;
   }
 
   /** Runs from their rows, each snapshot joined with its member rows (snapshot-rows.ts). */
@@ -453,9 +419,64 @@ class SqliteRunStore implements RunStore {
     }
     const byRun = groupRows(stored);
     return rows.map((row, index) =>
-      this.remember(toStoredRun(row, joinSnapshot(heads[index], byRun.get(String(row.run_id))))),
+      toStoredRun(row, joinSnapshot(heads[index], byRun.get(String(row.run_id)))),
     );
   }
+}
+
+/**
+ * The run's head (now at `touch`) at `version`, its snapshot head replaced (`null`: kept): in
+ * place when it is the newest head, else moved to the right edge (sqlite-heads.ts). Its `touch`.
+ */
+function writeHead(
+  db: SqliteConnection,
+  touch: number,
+  version: number,
+  at: number,
+  snapshot: string | null,
+): number {
+  if (db.run(HEAD_SQL.rewriteNewestHead, version, at, snapshot, touch) === 1) return touch;
+  const moved = Number(db.get(HEAD_SQL.moveHead, version, at, snapshot, touch)!.touch);
+  db.run(HEAD_SQL.deleteHead, touch);
+  return moved;
+}
+
+/** Runs a write's log inserts, in order. */
+function writeLog(db: SqliteConnection, inserts: readonly { sql: string; args: unknown[] }[]): void {
+  for (const insert of inserts) db.run(insert.sql, ...insert.args);
+}
+
+/** A new head for the run at the heads' right edge; its `touch` (write order). */
+function insertHead(
+  db: SqliteConnection,
+  runId: string,
+  version: number,
+  at: number,
+  snapshot: string,
+): number {
+  return Number(db.get(HEAD_SQL.insertHead, runId, version, at, snapshot)!.touch);
+}
+
+/** Where a write to the run read as `current` ({@link CURRENT_RUN}) appends in its log range. */
+function tailOf(current: Row): LogTail {
+  return {
+    logKey: Number(current.log_key),
+    next: Number(current.mark) + 1,
+    eventSeq: Number(current.event_seq),
+  };
+}
+
+/**
+ * Why a run read with its head was not found: none by that id ({@link RunNotFoundError}, returned),
+ * or a run row without its mark or head (thrown: a damaged database, never taken for no run).
+ */
+function missingRun(db: SqliteConnection, runId: string): RunNotFoundError {
+  if (db.get(SQL.runKey, runId) !== undefined) {
+    throw new Error(
+      `Stored run is damaged: run "${runId}" has no head (its log's last entry or its head row is missing)`,
+    );
+  }
+  return new RunNotFoundError(runId);
 }
 
 /** What a save writes, computed before its transaction. */
@@ -465,8 +486,8 @@ interface SaveWrite {
   /** The labels as JSON text, `null` to keep the stored ones. */
   labels: string | null;
   eventCount: number;
-  /** The delete of members rewritten, not appended to (their stored rows from an index on), if any. */
-  trim: { sql: string; args: unknown[] } | undefined;
+  /** The members' new rows, and where a rewritten member's stored rows are deleted from (`trimFrom`). */
+  members: MemberRows[];
   /** What the save adds to the run's log: its events, then the members' new rows. */
   entries: LogEntry[];
 }

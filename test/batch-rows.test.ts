@@ -58,7 +58,8 @@ const kinds: SqlKind[] = [
         },
         async probe(runId) {
           const head = await db.execute({
-            sql: 'SELECT length(snapshot) AS bytes, log_key FROM toolwarden_runs WHERE run_id = ?',
+            sql: `SELECT length(h.snapshot) AS bytes, r.log_key FROM toolwarden_runs r
+              JOIN toolwarden_run_heads h ON h.run_id = r.run_id WHERE r.run_id = ?`,
             args: [runId],
           });
           const key = Number(head.rows[0]?.log_key);
