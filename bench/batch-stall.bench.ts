@@ -26,7 +26,7 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { scriptedPlanner } from '../run/planner.ts';
-import { createRuntime } from '../runtime/create-runtime.ts';
+import { createRuntime, type Runtime } from '../runtime/create-runtime.ts';
 import type { RunStore } from '../stores/run-store.ts';
 import { addTool } from './support/reference-loop.ts';
 
@@ -63,6 +63,24 @@ const mainThreadCpuMs = (): number => {
   return (user + system) / 1000;
 };
 
+/**
+ * A case's runtime: a planner that answers `calls` calls of the reference tool, then is done;
+ * admitted (caps raised to `calls`) or under the default caps; on `store` (default: memory).
+ */
+export function batchRuntime(calls: number, admitted: boolean, store?: RunStore): Runtime {
+  return createRuntime({
+    agent: { id: 'batch' },
+    planner: scriptedPlanner([
+      { toolCalls: Array.from({ length: calls }, (_, i) => ({ name: 'bench.add', input: { a: i, b: 1 } })) },
+      { finalResponse: { text: 'done' } },
+    ]),
+    tools: [addTool],
+    telemetry: false,
+    ...(admitted ? { caps: { maxToolCalls: calls, maxCallsPerBatch: calls } } : {}),
+    ...(store === undefined ? {} : { store }),
+  });
+}
+
 async function once(calls: number, admitted: boolean, storeKind: string): Promise<BatchStall> {
   let dir: string | undefined;
   let store: RunStore | undefined;
@@ -77,17 +95,7 @@ async function once(calls: number, admitted: boolean, storeKind: string): Promis
     schema = `tw_batch_stall_${process.pid}_${calls}_${Date.now()}`;
     store = postgresStore({ connectionString: POSTGRES_URL, schema });
   }
-  const runtime = createRuntime({
-    agent: { id: 'batch' },
-    planner: scriptedPlanner([
-      { toolCalls: Array.from({ length: calls }, (_, i) => ({ name: 'bench.add', input: { a: i, b: 1 } })) },
-      { finalResponse: { text: 'done' } },
-    ]),
-    tools: [addTool],
-    telemetry: false,
-    ...(admitted ? { caps: { maxToolCalls: calls, maxCallsPerBatch: calls } } : {}),
-    ...(store === undefined ? {} : { store }),
-  });
+  const runtime = batchRuntime(calls, admitted, store);
   let gapMs = 0;
   let cpuMs = 0;
   let lastAt = performance.now();
