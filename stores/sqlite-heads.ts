@@ -86,7 +86,7 @@ export const RUN_COLUMNS =
 
 /** The run a write starts from: its row, its mark (position in the range, event count, head) and version. */
 export const CURRENT_RUN = `SELECT ${RUN_COLUMNS}, r.log_key, m.id - r.log_key * ${LOG_SPAN} AS mark,
-    m.seq AS event_seq, m.touch
+    m.seq AS event_seq, m.touch, m.value AS live
   FROM ${CURRENT_RUNS} WHERE r.run_id = ?`;
 
 /** The statements on run rows and heads (each prepared once per connection). */

@@ -153,6 +153,49 @@ describe('sqliteStore', () => {
     }
   });
 
+  it("deletes every row of a rewritten member however far back, from where the last write's mark says its live rows begin, a second store's saves among them (issue 36 item 2)", async () => {
+    const path = join(dir, 'runs.db');
+    const [store, other] = [open(path), open(path)];
+    let messages: unknown[] = [{ role: 'user', content: 'go' }];
+    type Batch = { pending: unknown[]; results: unknown[]; lastResults: unknown[]; newResults: unknown[] };
+    let batch: Batch = { pending: [], results: [], lastResults: [], newResults: [] };
+    const snapshot = () => ({ value: 'executing', context: { messages, hints: [], batch } });
+    await store.create({ ...run, snapshot: snapshot() });
+    let version = 1;
+    const save = async (by: RunStore) => {
+      version = (
+        await by.save('run-1', { expectedVersion: version, status: 'running', snapshot: snapshot() })
+      ).version;
+    };
+    for (let step = 0; step < 40; step++) {
+      batch = { ...batch, pending: [{ id: `c${step}a` }, { id: `c${step}b` }], results: [null, null] };
+      await save(store);
+      batch = { ...batch, results: [{ id: `c${step}a`, result: step }, null] };
+      await save(store);
+      batch = { ...batch, results: [batch.results[0], { id: `c${step}b`, result: step }] };
+      // Now and then a store that did not write the run before: it rewrites every member.
+      await save(step % 7 === 3 ? other : store);
+      messages = [...messages, { role: 'tool', content: `step ${step}` }];
+      batch = { pending: [], results: [], lastResults: batch.results, newResults: [] };
+      await save(store);
+    }
+    expect((await open(path).load('run-1'))?.snapshot).toEqual(snapshot());
+    const db = createClient({ url: `file:${path}` });
+    try {
+      const kinds = await db.execute(
+        'SELECT kind, count(*) AS n FROM toolwarden_run_log WHERE kind > 0 GROUP BY kind ORDER BY kind',
+      );
+      // The transcript (kind 1) and the results handed on (kind 5, one row): nothing of the
+      // batches before, whose calls and results were rewritten 40 times.
+      expect(kinds.rows.map((row) => [Number(row.kind), Number(row.n)])).toEqual([
+        [1, 41],
+        [5, 1],
+      ]);
+    } finally {
+      db.close();
+    }
+  });
+
   it('reports a run whose transcript rows were lost instead of loading a shorter transcript', async () => {
     const path = join(dir, 'runs.db');
     const store = open(path);

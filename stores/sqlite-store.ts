@@ -79,6 +79,7 @@ import {
   LOG_SQL,
   type LogEntry,
   type LogTail,
+  liveRowsOf,
   logEntries,
   logInserts,
   logTrim,
@@ -159,7 +160,8 @@ class SqliteRunStore implements RunStore {
         if (inserted === undefined) throw new RunExistsError(run.runId);
         const logKey = Number(inserted.log_key);
         const touch = insertHead(db, run.runId, 1, at, snapshot);
-        writeLog(db, logInserts(entries, { logKey, next: 0, eventSeq: 0 }, touch));
+        const tail = { logKey, next: 0, eventSeq: 0, live: liveRowsOf('', 0) };
+        writeLog(db, logInserts(entries, tail, touch, split.rows));
         this.rowTracker.written(run.runId, run.snapshot, 1, FINISHED_STATUSES.includes(run.status));
         // The snapshot copied when first read, as a save's (a large batch's first write is a create).
         return withSnapshotCopy(createdRun(run, at, undefined), run.snapshot);
@@ -210,7 +212,7 @@ class SqliteRunStore implements RunStore {
     const tail = tailOf(current);
     const at = this.now();
     const touch = writeHead(db, Number(current.touch), version + 1, at, write.snapshot);
-    writeLog(db, logInserts(write.entries, tail, touch));
+    writeLog(db, logInserts(write.entries, tail, touch, write.members));
     // After the insert: the rows it deletes lie before the old mark, so not among the new ones,
     // and deleting from the log's last page after it grew seldom leaves that page under a
     // third full (SQLite then merges it with its neighbour: three pages more).
@@ -463,6 +465,7 @@ function tailOf(current: Row): LogTail {
     logKey: Number(current.log_key),
     next: Number(current.mark) + 1,
     eventSeq: Number(current.event_seq),
+    live: liveRowsOf(current.live, Number(current.mark)),
   };
 }
 
