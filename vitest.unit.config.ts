@@ -24,6 +24,7 @@ export const SLOW_OR_OUTSIDE = [
   'test/cost-ledger-processes.test.ts',
   'test/durable-embedding.test.ts',
   'test/durable-recover.test.ts',
+  'test/batch-rows-kill.test.ts',
   'test/reliability/effects-kill.test.ts',
   'test/mcp-cli.test.ts',
   'test/mcp-gateway.test.ts',
