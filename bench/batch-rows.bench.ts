@@ -2,10 +2,11 @@
  * `node --import tsx bench/batch-rows.bench.ts [--calls 10000]`: what a SQLite store writes for
  * one planner answer of N admitted tool calls (issue 36 item 5, docs/benchmarks.md §Large
  * batches, third pass). After each save the database is read (a second, read-only connection):
- * the snapshot row's size and the log's values' total, so a save's bytes are its snapshot row
- * plus the values it added to the log (events and snapshot member rows; SQLite's own page
- * overhead not counted). Reported: the snapshot row's size while the batch runs, the bytes a save
- * of the batch writes (median, max), the batch's first save, and the run's total.
+ * the snapshot head's size (`toolwarden_run_heads` since schema 8, the runs table's `snapshot`
+ * before) and the log's values' total, so a save's bytes are its snapshot head plus the values it
+ * added to the log (events and snapshot member rows; SQLite's own page overhead not counted).
+ * Reported: the head's size while the batch runs, the bytes a save of the batch writes (median,
+ * max), the batch's first save, and the run's total.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -39,7 +40,7 @@ export async function benchBatchRows(calls: number): Promise<BatchRowBytes> {
       const saved = await inner.save(runId, update);
       reader ??= new Database(path, { readonly: true });
       const head = reader
-        .prepare('SELECT coalesce(sum(length(snapshot)), 0) AS n FROM toolwarden_runs')
+        .prepare('SELECT coalesce(sum(length(snapshot)), 0) AS n FROM toolwarden_run_heads')
         .get() as {
         n: number;
       };
