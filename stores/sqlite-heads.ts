@@ -104,6 +104,22 @@ export const HEAD_SQL = {
   /** {@link HEAD_SQL.moveHead}'s parameters, in place if the head at `touch` is the newest: changes 1 if so. */
   rewriteNewestHead: `UPDATE toolwarden_run_heads SET version = ?, updated_at = ?, snapshot = coalesce(?, snapshot)
     WHERE touch = ? AND touch = (SELECT max(touch) FROM toolwarden_run_heads)`,
+  /**
+   * {@link HEAD_SQL.rewriteNewestHead} when the run is as this store last wrote it: its head at
+   * `touch` at the version and time it wrote, the newest, and its mark still the range's last
+   * entry (a write by anyone else since moves or rewrites the head, or adds entries after the
+   * mark): changes 1 if so, and the store skips reading the run back. Parameters: the new
+   * `[version, updated_at, snapshot]`, then `touch`, the known version and `updated_at`, then
+   * `log_key`, the mark's position, event count and `touch`, then `log_key`, the position after
+   * the mark, `log_key`.
+   */
+  rewriteKnownHead: `UPDATE toolwarden_run_heads SET version = ?, updated_at = ?, snapshot = ?
+    WHERE touch = ? AND version = ? AND updated_at = ?
+      AND touch = (SELECT max(touch) FROM toolwarden_run_heads)
+      AND EXISTS (SELECT 1 FROM toolwarden_run_log WHERE id = ? * ${LOG_SPAN} + ?
+        AND kind = ${MARK_KIND} AND seq = ? AND touch = ?)
+      AND NOT EXISTS (SELECT 1 FROM toolwarden_run_log
+        WHERE id BETWEEN ? * ${LOG_SPAN} + ? AND ? * ${LOG_SPAN} + ${LOG_SPAN - 1})`,
   deleteHead: 'DELETE FROM toolwarden_run_heads WHERE touch = ?',
   /** The head of the run with this id (its mark names it). */
   deleteHeadOf: `DELETE FROM toolwarden_run_heads WHERE touch IN (

@@ -149,7 +149,10 @@ function liveRowsText(live: LiveRows, markAt: number): string {
   return pairs.join(',');
 }
 
-/** Where in its range a write appends: the run's number, the next position, the events so far. */
+/**
+ * Where in its range a write appends: the run's number, the next position, the events so far
+ * (all as the run's last mark, at `next - 1`, says).
+ */
 export interface LogTail {
   /** `toolwarden_runs.log_key`. */
   logKey: number;
@@ -245,7 +248,7 @@ export function logInserts(
   tail: LogTail,
   touch: number,
   members: readonly MemberRows[] = [],
-): { sql: string; args: unknown[] }[] {
+): { inserts: { sql: string; args: unknown[] }[]; after: LogTail } {
   const rows: LogRow[] = [];
   const markAt = tail.next + entries.length;
   const live = [...tail.live];
@@ -258,14 +261,15 @@ export function logInserts(
     rows.push([tail.next + i, kind, kind === EVENT_KIND ? events : seq, value, at, null]);
   }
   const mark: LogRow = [markAt, MARK_KIND, events, liveRowsText(live, markAt), null, touch];
+  const after: LogTail = { logKey: tail.logKey, next: markAt + 1, eventSeq: events, live };
   if (entries.length <= MAX_BOUND_ENTRIES) {
     rows.push(mark);
-    return [{ sql: BOUND_INSERTS[rows.length]!, args: [tail.logKey, ...rows.flat()] }];
+    return { inserts: [{ sql: BOUND_INSERTS[rows.length]!, args: [tail.logKey, ...rows.flat()] }], after };
   }
   const runs = rowRuns(rows);
   if (runs.length > 4 + rows.length / 16) {
     rows.push(mark);
-    return [{ sql: JSON_INSERT, args: [tail.logKey, JSON.stringify(rows)] }];
+    return { inserts: [{ sql: JSON_INSERT, args: [tail.logKey, JSON.stringify(rows)] }], after };
   }
   const inserts = runs.map(({ first, values }) =>
     values.length === 1
@@ -276,7 +280,7 @@ export function logInserts(
         },
   );
   inserts.push({ sql: ONE_INSERT, args: [tail.logKey, ...mark] });
-  return inserts;
+  return { inserts, after };
 }
 
 /** `rows` cut into runs of one kind and one `at`, each `seq` one more than the one before. */

@@ -9,7 +9,7 @@ import { createClient } from '@libsql/client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runStoreContract } from '../test/store-contract/run-store-contract.ts';
 import type { RunStore } from './run-store.ts';
-import { RunStoreUnavailableError } from './run-store-errors.ts';
+import { RunStoreUnavailableError, StaleRunVersionError } from './run-store-errors.ts';
 import { SQLITE_SCHEMA_VERSION, sqliteStore } from './sqlite-store.ts';
 
 runStoreContract('sqliteStore', async ({ now }) => {
@@ -194,6 +194,64 @@ describe('sqliteStore', () => {
     } finally {
       db.close();
     }
+  });
+
+  it('a save from the version this store last wrote sees what another store wrote since: appended events, a save, a claim, a delete and a new run of the same id', async () => {
+    const path = join(dir, 'runs.db');
+    const [a, b] = [open(path), open(path)];
+    const event = (type: string) => [{ event: { type }, at: 1 }];
+    await a.create({ ...run, events: event('created') });
+    await a.save('run-1', {
+      expectedVersion: 1,
+      status: 'running',
+      snapshot: { step: 2 },
+      events: event('a1'),
+    });
+    // Events appended by another store after a's last write: a's next save numbers on after them.
+    await b.appendEvents('run-1', event('b-appended'));
+    await a.save('run-1', {
+      expectedVersion: 2,
+      status: 'running',
+      snapshot: { step: 3 },
+      events: event('a2'),
+    });
+    expect((await b.readEvents('run-1')).map((e) => [e.seq, (e.event as { type: string }).type])).toEqual([
+      [1, 'created'],
+      [2, 'a1'],
+      [3, 'b-appended'],
+      [4, 'a2'],
+    ]);
+    // Saved and claimed by the other store: a's save from the version it wrote is stale.
+    await b.save('run-1', { expectedVersion: 3, status: 'running', snapshot: { step: 4 } });
+    await expect(a.save('run-1', { expectedVersion: 3, status: 'running', snapshot: {} })).rejects.toThrow(
+      StaleRunVersionError,
+    );
+    await a.save('run-1', { expectedVersion: 4, status: 'running', snapshot: { step: 5 } });
+    await b.heartbeat!('b', 60_000);
+    await b.claim!('run-1', 'b');
+    await expect(a.save('run-1', { expectedVersion: 5, status: 'running', snapshot: {} })).rejects.toThrow(
+      StaleRunVersionError,
+    );
+    // Deleted and created again by the other store, at version 1 like the run a wrote first.
+    await a.create({ ...run, runId: 'run-2' });
+    expect(await b.delete('run-2')).toBe(true);
+    await b.create({ ...run, runId: 'run-2', snapshot: { by: 'b' }, events: event('b-created') });
+    await a.save('run-2', {
+      expectedVersion: 1,
+      status: 'awaiting',
+      snapshot: { by: 'a' },
+      events: event('a'),
+    });
+    expect(await open(path).load('run-2')).toMatchObject({
+      version: 2,
+      status: 'awaiting',
+      snapshot: { by: 'a' },
+    });
+    expect((await b.readEvents('run-2')).map((e) => [e.seq, (e.event as { type: string }).type])).toEqual([
+      [1, 'b-created'],
+      [2, 'a'],
+    ]);
+    expect((await open(path).load('run-1'))?.snapshot).toEqual({ step: 5 });
   });
 
   it('reports a run whose transcript rows were lost instead of loading a shorter transcript', async () => {

@@ -54,6 +54,7 @@ import type {
   ReadEventsOptions,
   RunEventRecord,
   RunListFilter,
+  RunStatus,
   RunStore,
   RunUpdate,
   StoredRun,
@@ -120,6 +121,8 @@ class SqliteRunStore implements RunStore {
   private readonly now: () => number;
   private readonly connection: StoreConnection<SqliteConnection>;
   private readonly rowTracker = new RowTracker();
+  /** Each run as this store last wrote it: a save from that version skips reading it back. */
+  private readonly known = new Map<string, KnownRun>();
   // The file this store opened, by device and inode: deleting or replacing it under a live
   // runtime used to lose every later write silently (issue 12, defect 9).
   private readonly file: string | undefined;
@@ -161,7 +164,20 @@ class SqliteRunStore implements RunStore {
         const logKey = Number(inserted.log_key);
         const touch = insertHead(db, run.runId, 1, at, snapshot);
         const tail = { logKey, next: 0, eventSeq: 0, live: liveRowsOf('', 0) };
-        writeLog(db, logInserts(entries, tail, touch, split.rows));
+        const { inserts, after } = logInserts(entries, tail, touch, split.rows);
+        writeLog(db, inserts);
+        const row = {
+          run_id: run.runId,
+          session_id: run.sessionId ?? null,
+          agent_id: run.agentId,
+          status: run.status,
+          labels,
+          created_at: at,
+          owner: run.owner ?? null,
+          version: 1,
+          updated_at: at,
+        };
+        this.remember(run.runId, { row, touch, tail: after });
         this.rowTracker.written(run.runId, run.snapshot, 1, FINISHED_STATUSES.includes(run.status));
         // The snapshot copied when first read, as a save's (a large batch's first write is a create).
         return withSnapshotCopy(createdRun(run, at, undefined), run.snapshot);
@@ -203,29 +219,68 @@ class SqliteRunStore implements RunStore {
    * when the save does.
    */
   private writeSave(db: SqliteConnection, runId: string, update: RunUpdate, write: SaveWrite): StoredRun {
+    const version = update.expectedVersion;
+    const at = this.now();
+    const known = this.known.get(runId);
+    if (known !== undefined && Number(known.row.version) === version) {
+      const { logKey, next, eventSeq } = known.tail;
+      const rewritten = db.run(
+        HEAD_SQL.rewriteKnownHead,
+        version + 1,
+        at,
+        write.snapshot,
+        known.touch,
+        version,
+        known.row.updated_at,
+        logKey,
+        next - 1,
+        eventSeq,
+        known.touch,
+        logKey,
+        next,
+        logKey,
+      );
+      if (rewritten === 1) return this.saveRest(db, runId, update, write, { ...known, at });
+    }
     const current = db.get(CURRENT_RUN, runId);
     if (current === undefined) throw missingRun(db, runId);
-    const version = Number(current.version);
-    if (version !== update.expectedVersion) {
-      throw new StaleRunVersionError(runId, update.expectedVersion, version);
-    }
-    const tail = tailOf(current);
-    const at = this.now();
+    const actual = Number(current.version);
+    if (actual !== version) throw new StaleRunVersionError(runId, version, actual);
     const touch = writeHead(db, Number(current.touch), version + 1, at, write.snapshot);
-    writeLog(db, logInserts(write.entries, tail, touch, write.members));
+    return this.saveRest(db, runId, update, write, { row: current, touch, tail: tailOf(current), at });
+  }
+
+  /**
+   * The rest of a save once its head is written (`head.touch`): its log entries and mark, the
+   * trims, the run row when its status or labels change; the saved run, remembered.
+   */
+  private saveRest(
+    db: SqliteConnection,
+    runId: string,
+    update: RunUpdate,
+    write: SaveWrite,
+    head: KnownRun & { at: number },
+  ): StoredRun {
+    const { row, touch, tail } = head;
+    const { inserts, after } = logInserts(write.entries, tail, touch, write.members);
+    writeLog(db, inserts);
     // After the insert: the rows it deletes lie before the old mark, so not among the new ones,
     // and deleting from the log's last page after it grew seldom leaves that page under a
     // third full (SQLite then merges it with its neighbour: three pages more).
     const trim = logTrim(write.members, tail);
     if (trim !== undefined) db.run(trim.sql, ...trim.args);
-    if (update.status !== current.status) db.run(HEAD_SQL.setStatus, update.status, runId);
-    const labels = write.labels ?? current.labels;
-    if (labels !== current.labels) db.run(HEAD_SQL.setLabels, labels, runId);
-    const saved = toStoredRun(
-      { ...current, status: update.status, version: version + 1, updated_at: at, labels },
-      undefined,
-    );
-    return this.rowTracker.saved(runId, update, saved);
+    if (update.status !== row.status) db.run(HEAD_SQL.setStatus, update.status, runId);
+    const labels = write.labels ?? row.labels;
+    if (labels !== row.labels) db.run(HEAD_SQL.setLabels, labels, runId);
+    const saved = {
+      ...row,
+      status: update.status,
+      version: update.expectedVersion + 1,
+      updated_at: head.at,
+      labels,
+    };
+    this.remember(runId, { row: saved, touch, tail: after });
+    return this.rowTracker.saved(runId, update, toStoredRun(saved, undefined));
   }
 
   async list(filter?: RunListFilter): Promise<StoredRun[]> {
@@ -259,7 +314,10 @@ class SqliteRunStore implements RunStore {
       return db.write(() => {
         const current = db.get(CURRENT_RUN, runId);
         if (current === undefined) throw missingRun(db, runId);
-        writeLog(db, logInserts(entries, tailOf(current), Number(current.touch)));
+        const touch = Number(current.touch);
+        const { inserts, after } = logInserts(entries, tailOf(current), touch);
+        writeLog(db, inserts);
+        this.remember(runId, { row: current, touch, tail: after });
       });
     });
   }
@@ -293,6 +351,7 @@ class SqliteRunStore implements RunStore {
         return db.run(HEAD_SQL.deleteRun, runId);
       });
       this.rowTracker.forget(runId);
+      this.known.delete(runId);
       return deleted > 0;
     });
   }
@@ -339,6 +398,7 @@ class SqliteRunStore implements RunStore {
       // advances the version past what was tracked, so the rows kept for appending (the
       // run's transcript) would only hold memory (issue 29 item 3).
       this.rowTracker.forget(runId);
+      this.known.delete(runId);
       return released > 0;
     });
   }
@@ -392,6 +452,14 @@ class SqliteRunStore implements RunStore {
     }
   }
 
+  /** Keeps what this store wrote of a run (unfinished runs only, at most 10,000: oldest first out). */
+  private remember(runId: string, run: KnownRun): void {
+    this.known.delete(runId);
+    if (FINISHED_STATUSES.includes(run.row.status as RunStatus)) return;
+    this.known.set(runId, run);
+    if (this.known.size > 10_000) this.known.delete(this.known.keys().next().value!);
+  }
+
   /**
    * A claimed run's version advanced (a fence: saves computed from earlier versions become stale):
    * its head again at the heads' right edge, one version on, and a mark naming it; the run back.
@@ -400,8 +468,11 @@ class SqliteRunStore implements RunStore {
     const current = db.get(CURRENT_RUN, runId);
     if (current === undefined) throw missingRun(db, runId);
     const touch = writeHead(db, Number(current.touch), Number(current.version) + 1, at, null);
-    writeLog(db, logInserts([], tailOf(current), touch));
-    return this.withRows(db, [db.get(SQL.loadRun, runId)!])[0]!;
+    const { inserts, after } = logInserts([], tailOf(current), touch);
+    writeLog(db, inserts);
+    const claimed = db.get(SQL.loadRun, runId)!;
+    this.remember(runId, { row: claimed, touch, tail: after });
+    return this.withRows(db, [claimed])[0]!;
   }
 
   /** Runs from their rows, each snapshot joined with its member rows (snapshot-rows.ts). */
@@ -480,6 +551,16 @@ function missingRun(db: SqliteConnection, runId: string): RunNotFoundError {
     );
   }
   return new RunNotFoundError(runId);
+}
+
+/**
+ * A run as this store last wrote it: its columns as `toStoredRun` reads them (`version` and
+ * `updated_at` included), its head's `touch` and where its log goes on.
+ */
+interface KnownRun {
+  row: Row;
+  touch: number;
+  tail: LogTail;
 }
 
 /** What a save writes, computed before its transaction. */
