@@ -72,7 +72,7 @@ export const HEADS_MIGRATION: string[] = [
 ];
 
 /** The mark of run row `r`: its log range's last entry's id. */
-const MARK_ID = `(SELECT id FROM toolwarden_run_log
+export const MARK_ID = `(SELECT id FROM toolwarden_run_log
     WHERE id BETWEEN r.log_key * ${LOG_SPAN} AND r.log_key * ${LOG_SPAN} + ${LOG_SPAN - 1}
     ORDER BY id DESC LIMIT 1)`;
 /** Each run row `r` with its mark `m` and its head `h`. */

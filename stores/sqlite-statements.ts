@@ -7,7 +7,7 @@
  */
 
 import type { RunStatus, StoredRun } from './run-store.ts';
-import { CURRENT_RUNS, RUN_COLUMNS } from './sqlite-heads.ts';
+import { CURRENT_RUNS, MARK_ID, RUN_COLUMNS } from './sqlite-heads.ts';
 
 /** A result row: column name → value. */
 export type Row = Record<string, unknown>;
@@ -38,15 +38,22 @@ export const SQL = {
  * `list`'s statement, latest write first (`where`: conditions on run row `r`, `limited`: a
  * `LIMIT ?` parameter last). Without conditions: the heads in key order (write order), each with
  * its run row, reading only as many as the limit. With conditions: the matching runs found by
- * their index (status, session), each with its head, sorted (driven by the heads instead, a filter
- * that matches few runs would read every head).
+ * their index (status, session), each with its mark (its head's `touch`), sorted and cut to the
+ * limit before any head is read (sorted with their snapshots, 10 of 6,667 completed runs took
+ * 14 ms, as against 4 ms at schema 7), then each with its head; the rows come back in write
+ * order by `touch` (the caller sorts: SQL keeps no order through the join).
  */
 export function listSql(where: readonly string[], limited: boolean): string {
-  const from =
-    where.length === 0
-      ? 'toolwarden_run_heads h JOIN toolwarden_runs r ON r.run_id = h.run_id'
-      : `${CURRENT_RUNS} WHERE ${where.join(' AND ')}`;
-  return `SELECT ${RUN_COLUMNS}, h.snapshot FROM ${from} ORDER BY h.touch DESC${limited ? ' LIMIT ?' : ''}`;
+  const limit = limited ? ' LIMIT ?' : '';
+  if (where.length === 0) {
+    return `SELECT ${RUN_COLUMNS}, h.snapshot, h.touch FROM toolwarden_run_heads h
+      JOIN toolwarden_runs r ON r.run_id = h.run_id ORDER BY h.touch DESC${limit}`;
+  }
+  return `SELECT ${RUN_COLUMNS}, h.snapshot, h.touch FROM (
+      SELECT r.run_id, r.session_id, r.agent_id, r.status, r.labels, r.created_at, r.owner, m.touch
+      FROM toolwarden_runs r JOIN toolwarden_run_log m ON m.id = ${MARK_ID}
+      WHERE ${where.join(' AND ')} ORDER BY m.touch DESC${limit}
+    ) r JOIN toolwarden_run_heads h ON h.touch = r.touch AND h.run_id = r.run_id`;
 }
 
 export function toStoredRun(row: Row, snapshot: unknown): StoredRun {

@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runStoreContract } from '../test/store-contract/run-store-contract.ts';
 import type { RunStore } from './run-store.ts';
 import { RunStoreUnavailableError, StaleRunVersionError } from './run-store-errors.ts';
+import { listSql } from './sqlite-statements.ts';
 import { SQLITE_SCHEMA_VERSION, sqliteStore } from './sqlite-store.ts';
 
 runStoreContract('sqliteStore', async ({ now }) => {
@@ -252,6 +253,36 @@ describe('sqliteStore', () => {
       [2, 'a'],
     ]);
     expect((await open(path).load('run-1'))?.snapshot).toEqual({ step: 5 });
+  });
+
+  it('lists by index: unfiltered from the heads in key order, by status or session from their index, never scanning the runs or the log (schema 8)', async () => {
+    const path = join(dir, 'runs.db');
+    const store = open(path);
+    await store.create({ ...run, sessionId: 's-1' });
+    await store.create({ ...run, runId: 'run-2' });
+    const { default: Database } = await import('libsql');
+    const side = new Database(path);
+    const plan = (where: string[], limited: boolean) =>
+      (side.prepare(`EXPLAIN QUERY PLAN ${listSql(where, limited)}`).all() as { detail: string }[]).map(
+        (row) => row.detail,
+      );
+    const status = 'r.status IN (SELECT value FROM json_each(?))';
+    try {
+      const all = plan([], true);
+      expect(all).toEqual(['SCAN h', 'SEARCH r USING PRIMARY KEY (run_id=?)']);
+      const byStatus = plan([status], true);
+      expect(byStatus).toContain('SEARCH r USING INDEX toolwarden_runs_by_status (status=?)');
+      const bySession = plan(['r.session_id = ?'], false);
+      expect(bySession).toContain('SEARCH r USING INDEX toolwarden_runs_by_session (session_id=?)');
+      for (const details of [byStatus, bySession, plan([status, 'r.session_id = ?'], true)]) {
+        // The runs' rows only through an index; the log and the heads by rowid.
+        expect(details.filter((detail) => /^SCAN (toolwarden_|m\b|h\b)/.test(detail))).toEqual([]);
+        expect(details).toContain('SEARCH h USING INTEGER PRIMARY KEY (rowid=?)');
+      }
+    } finally {
+      side.close();
+    }
+    expect((await store.list({ status: 'running', limit: 1 })).map((r) => r.runId)).toEqual(['run-2']);
   });
 
   it('reports a run whose transcript rows were lost instead of loading a shorter transcript', async () => {

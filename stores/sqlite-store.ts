@@ -299,7 +299,12 @@ class SqliteRunStore implements RunStore {
     if (limit !== undefined) args.push(limit);
     const sql = listSql(where, limit !== undefined);
     return this.withDatabase('list', undefined, (db) =>
-      db.read(() => this.withRows(db, db.all(sql, ...args))),
+      db.read(() =>
+        this.withRows(
+          db,
+          db.all(sql, ...args).sort((x, y) => Number(y.touch) - Number(x.touch)),
+        ),
+      ),
     );
   }
 
