@@ -95,6 +95,7 @@ type Change =
   | { kind: 'rebuild' }
   | { kind: 'shrink'; to: number }
   | { kind: 'fold' }
+  | { kind: 'reviewed' }
   | { kind: 'same' }
   | { kind: 'reload' };
 
@@ -105,6 +106,7 @@ const change: fc.Arbitrary<Change> = fc.oneof(
   fc.constant({ kind: 'rebuild' as const }),
   fc.record({ kind: fc.constant('shrink' as const), to: fc.nat(12) }),
   fc.constant({ kind: 'fold' as const }),
+  fc.constant({ kind: 'reviewed' as const }),
   fc.constant({ kind: 'same' as const }),
   fc.constant({ kind: 'reload' as const }),
 );
@@ -143,6 +145,8 @@ function applied(batch: Batch, c: Change, step: number): Batch {
       const done = batch.results.map((r, i) => r ?? result(i, step));
       return { pending: EMPTY, results: EMPTY, lastResults: done, newResults: done };
     }
+    case 'reviewed':
+      return { ...batch, newResults: EMPTY };
     default:
       return batch;
   }
@@ -214,6 +218,32 @@ describe('batch members kept as rows (snapshot-rows.ts)', () => {
       // Three slots a save, whatever the batch's size (the middle one replaced at every save).
       expect(written).toEqual(Array.from({ length: 20 }, () => 3));
     }
+  });
+
+  it('stores the results handed on once when the policies are handed the very same list, and loads both as one array', () => {
+    const tracker = new RowTracker();
+    const done = [result(0, 1), result(1, 1)];
+    const folded = snapshotOf([], { pending: EMPTY, results: EMPTY, lastResults: done, newResults: done });
+    const split = tracker.split('r', folded, undefined);
+    expect(split.rows.filter((m) => m.rows.length > 0).map((m) => m.member)).toEqual(['lastResults']);
+    const store = new LogRows();
+    store.apply(split.rows);
+    const back = loaded(split, store) as { context: { batch: Batch } };
+    expect(back.context.batch.newResults).toEqual(done);
+    expect(back.context.batch.newResults).toBe(back.context.batch.lastResults);
+    // Reviewed, then a distinct list: written as its own row.
+    tracker.written('r', folded, 1, false);
+    const other = [result(5, 2)];
+    const next = tracker.split(
+      'r',
+      snapshotOf([], { pending: EMPTY, results: EMPTY, lastResults: done, newResults: other }),
+      1,
+    );
+    expect(next.rows.find((m) => m.member === 'newResults')).toEqual({
+      member: 'newResults',
+      trimFrom: undefined,
+      rows: [[0, other]],
+    });
   });
 
   it('loads a snapshot stored before batches were kept apart (the batch in its head) as it is', () => {

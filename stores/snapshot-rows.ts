@@ -79,6 +79,12 @@ export const ROW_MEMBERS: readonly RowMember[] = [
 ];
 
 const MARKER = '$toolwarden.rows';
+/**
+ * In a `whole` member's marker: the member it is the very same array as (`newResults` is the
+ * batch's results handed on, `lastResults`, until the policies have reviewed them): no rows of
+ * its own, loaded as that member's array. A save in `resuming.policies` wrote the results twice.
+ */
+const SAME = '$toolwarden.same';
 const FINISHED = new Set(['completed', 'failed', 'canceled']);
 
 /** One row to write: the member's entry `index` (its slot; 0 for a `whole` member) and its value. */
@@ -122,8 +128,9 @@ export class RowTracker {
    * the write replaces, `undefined` for a create (nothing is stored yet: nothing to trim).
    */
   split(runId: string, snapshot: unknown, previousVersion: number | undefined): SplitSnapshot {
-    const members = membersOf(snapshot);
-    if (members === undefined) return { head: snapshot, rows: [] };
+    const found = membersOf(snapshot);
+    if (found === undefined) return { head: snapshot, rows: [] };
+    const { members, aliases } = found;
     const written = previousVersion === undefined ? undefined : this.runs.get(runId);
     const known = written?.version === previousVersion ? written : undefined;
     const rows: MemberRows[] = [];
@@ -139,12 +146,16 @@ export class RowTracker {
           : known === undefined
             ? UNKNOWN
             : known.members.get(member.name);
-      const change = entries === undefined ? emptied(before) : changeOf(member, before, entries);
+      const same = aliases.get(member.name);
+      const change =
+        entries === undefined || same !== undefined ? emptied(before) : changeOf(member, before, entries);
       if (change !== undefined) rows.push({ member: member.name, ...change });
       if (entries === undefined) continue;
-      if (member.parent === 'context') context[member.name] = { [MARKER]: entries.length };
+      const marker =
+        same === undefined ? { [MARKER]: entries.length } : { [MARKER]: entries.length, [SAME]: same };
+      if (member.parent === 'context') context[member.name] = marker;
       else {
-        batch[member.name] = { [MARKER]: entries.length };
+        batch[member.name] = marker;
         batched = true;
       }
     }
@@ -156,10 +167,12 @@ export class RowTracker {
 
   /** Records an accepted write of `snapshot` at `version`. */
   written(runId: string, snapshot: unknown, version: number, finished: boolean): void {
-    const members = membersOf(snapshot);
+    const found = membersOf(snapshot);
     this.runs.delete(runId);
-    if (members === undefined || finished) return;
-    this.runs.set(runId, { version, members });
+    if (found === undefined || finished) return;
+    // A member stored as the same as another has no rows of its own.
+    for (const name of found.aliases.keys()) found.members.set(name, undefined);
+    this.runs.set(runId, { version, members: found.members });
     if (this.runs.size > this.capacity) this.runs.delete(this.runs.keys().next().value!);
   }
 
@@ -264,10 +277,31 @@ export function joinSnapshot(head: unknown, rows: RunRows | undefined): unknown 
     const parent = member.parent === 'context' ? context : batch;
     const marker = parent?.[member.name];
     if (!isMarker(marker)) continue;
-    parent![member.name] = joined(member, (marker as { [MARKER]: number })[MARKER], rows?.get(member.name));
+    const { [MARKER]: length, [SAME]: same } = marker as { [MARKER]: number; [SAME]?: unknown };
+    parent![member.name] =
+      same === undefined
+        ? joined(member, length, rows?.get(member.name))
+        : sameAs(member, length, same, parent!);
   }
   if (batch !== undefined) context.batch = batch;
   return { ...rest, context };
+}
+
+/** A member stored as the same array as `same`, an earlier member of `parent` (already joined). */
+function sameAs(
+  member: RowMember,
+  length: number,
+  same: unknown,
+  parent: Record<string, unknown>,
+): unknown[] {
+  const target = ROW_MEMBERS.find(({ name, parent: where }) => name === same && where === member.parent);
+  const value = target === undefined || target === member ? undefined : parent[target.name];
+  if (!Array.isArray(value) || value.length !== length) {
+    throw new Error(
+      `Stored run snapshot is damaged: "${member.name}" should be "${String(same)}" of ${length} entries, the store has ${Array.isArray(value) ? value.length : 'none'}`,
+    );
+  }
+  return value;
 }
 
 function joined(member: RowMember, length: number, stored: MemberEntries | undefined): unknown[] {
@@ -319,22 +353,35 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 /**
  * The members of a run-shaped snapshot (every required member an array) that go to rows, by
- * name (optional ones only when non-empty arrays), or `undefined` when it is not run-shaped.
+ * name (optional ones only when non-empty arrays), and the `whole` ones that are the very same
+ * array as an earlier `whole` member (`aliases`: name → that member's); `undefined` when it is
+ * not run-shaped.
  */
-function membersOf(snapshot: unknown): Map<string, readonly unknown[] | undefined> | undefined {
+function membersOf(
+  snapshot: unknown,
+): { members: Map<string, readonly unknown[] | undefined>; aliases: Map<string, string> } | undefined {
   if (!isPlainObject(snapshot)) return undefined;
   const context = snapshot.context;
   if (!isPlainObject(context)) return undefined;
   const batch = isPlainObject(context.batch) ? context.batch : undefined;
   const members = new Map<string, readonly unknown[] | undefined>();
-  for (const { name, parent, optional } of ROW_MEMBERS) {
+  const aliases = new Map<string, string>();
+  const wholes = new Map<readonly unknown[], string>();
+  for (const { name, parent, optional, mode } of ROW_MEMBERS) {
     const value = parent === 'context' ? context[name] : batch?.[name];
     if (!optional) {
       if (!Array.isArray(value)) return undefined;
       members.set(name, value);
-    } else members.set(name, Array.isArray(value) && value.length > 0 ? value : undefined);
+      continue;
+    }
+    const entries = Array.isArray(value) && value.length > 0 ? value : undefined;
+    members.set(name, entries);
+    if (entries === undefined || mode !== 'whole') continue;
+    const same = wholes.get(entries);
+    if (same === undefined) wholes.set(entries, name);
+    else aliases.set(name, same);
   }
-  return members;
+  return { members, aliases };
 }
 
 function isPrefix(before: readonly unknown[], now: readonly unknown[]): boolean {

@@ -15,8 +15,16 @@ function runSnapshot(messages: unknown[], hints: unknown[] = [], value = 'planni
 }
 const message = (n: number) => ({ role: n % 2 === 0 ? 'assistant' : 'tool', content: `entry ${n}` });
 
-/** A run snapshot executing a batch: its calls, their results (null until done), the results handed on. */
-function batchSnapshot(batch: { pending: unknown[]; results: unknown[]; lastResults: unknown[] }) {
+/**
+ * A run snapshot executing a batch: its calls, their results (null until done), the results
+ * handed on, and those the policies are yet to review (`newResults`, the same list until then).
+ */
+function batchSnapshot(batch: {
+  pending: unknown[];
+  results: unknown[];
+  lastResults: unknown[];
+  newResults: unknown[];
+}) {
   return {
     status: 'active',
     value: 'executing',
@@ -24,7 +32,7 @@ function batchSnapshot(batch: { pending: unknown[]; results: unknown[]; lastResu
       turn: 1,
       messages: [message(0)],
       hints: [],
-      batch: { ...batch, newResults: [], newHints: [] },
+      batch: { ...batch, newHints: [] },
     },
     children: {},
   };
@@ -44,6 +52,7 @@ const batchChange = fc.oneof(
   fc.record({ shrink: fc.nat(40) }),
   fc.constant({ rebuild: true }),
   fc.constant({ fold: true }),
+  fc.constant({ reviewed: true }),
   fc.constant({ same: true }),
 );
 
@@ -142,7 +151,7 @@ export const runSnapshots: StoreCaseGroup = {
       },
     },
     {
-      name: "round-trips a batch's calls and results through any sequence of results landing out of order, clears, rebuilds, shrinks, folds and reopened stores",
+      name: "round-trips a batch's calls and results through any sequence of results landing out of order, clears, rebuilds, shrinks, folds, reviews and reopened stores",
       run: async ({ store, fixture, newRun, propertyRuns }) => {
         const second = await fixture.openSecond();
         let n = 0;
@@ -155,10 +164,11 @@ export const runSnapshots: StoreCaseGroup = {
             let pending: unknown[] = Array.from({ length: 30 }, (_, i) => toolCall(i));
             let results: unknown[] = pending.map(() => null);
             let lastResults: unknown[] = [];
+            let newResults: unknown[] = [];
             let writer = store;
             let version = (
               await writer.create(
-                newRun(runId, { snapshot: batchSnapshot({ pending, results, lastResults }) }),
+                newRun(runId, { snapshot: batchSnapshot({ pending, results, lastResults, newResults }) }),
               )
             ).version;
             for (const [step, { change, reopen }] of steps.entries()) {
@@ -176,13 +186,21 @@ export const runSnapshots: StoreCaseGroup = {
                 pending = pending.slice(0, change.shrink);
                 results = results.slice(0, change.shrink);
               } else if ('rebuild' in change) {
-                [pending, results, lastResults] = structuredClone([pending, results, lastResults]);
+                [pending, results, lastResults, newResults] = structuredClone([
+                  pending,
+                  results,
+                  lastResults,
+                  newResults,
+                ]);
               } else if ('fold' in change) {
                 lastResults = results.map((result, i) => result ?? toolResult(i, step));
+                newResults = lastResults;
                 pending = [];
                 results = [];
+              } else if ('reviewed' in change) {
+                newResults = [];
               }
-              const snapshot = batchSnapshot({ pending, results, lastResults });
+              const snapshot = batchSnapshot({ pending, results, lastResults, newResults });
               const saved = await writer.save(runId, {
                 expectedVersion: version,
                 status: 'running',
