@@ -92,6 +92,9 @@ import { StoreConnection } from './store-connection.ts';
 
 export { SQLITE_SCHEMA_VERSION } from './sqlite-schema.ts';
 
+/** Log entries past which a save lets the event loop turn between encoding and writing them. */
+const LARGE_WRITE_ENTRIES = 1_000;
+
 /** Options of {@link sqliteStore}. */
 export interface SqliteStoreOptions {
   /**
@@ -207,6 +210,10 @@ class SqliteRunStore implements RunStore {
       members: split.rows,
       entries: logEntries(update.events ?? [], split.rows),
     };
+    // A large write's encoding and its transaction in two macrotasks, not one stretch: a
+    // 10,000-call batch's first save encodes its 10,000 events (~17 ms) before ~50-60 ms of
+    // transaction (issue 36 item 5).
+    if (write.entries.length > LARGE_WRITE_ENTRIES) await new Promise((resolve) => setImmediate(resolve));
     return this.withDatabase('save', runId, (db) => db.write(() => this.writeSave(db, runId, update, write)));
   }
 
