@@ -143,9 +143,10 @@ export class RunWorkflow {
             this.gate.planned += 1;
             const summary = `turn ${step.context.turn} · ${step.kind === 'finalize' ? 'finalize' : 'plan'}`;
             return cancellable(controller.signal, async () => {
-              const { toolTimeoutsMs, ...output } = await steps.plan.executeWithOptions(
-                { ...activities.planOptions, summary },
-                [this.transcript.planInput(step)],
+              const { toolTimeoutsMs, ...output } = await this.readAfter(
+                steps.plan.executeWithOptions({ ...activities.planOptions, summary }, [
+                  this.transcript.planInput(step),
+                ]),
               );
               Object.assign(activities.workerTimeouts, toolTimeoutsMs);
               return output;
@@ -158,16 +159,18 @@ export class RunWorkflow {
             ),
           executeTool: ({ input: step, controller }) =>
             cancellable(controller.signal, () =>
-              steps.executeTool.executeWithOptions(activities.toolOptions(step), [
-                // The run's trace context rides along, so the call's span joins the run's trace.
-                { ...step, traceContext: this.actor.getSnapshot().context.traceContext },
-              ]),
+              this.readAfter(
+                steps.executeTool.executeWithOptions(activities.toolOptions(step), [
+                  // The run's trace context rides along, so the call's span joins the run's trace.
+                  { ...step, traceContext: this.actor.getSnapshot().context.traceContext },
+                ]),
+              ),
             ),
           reviewResults: ({ input: step, controller }) =>
             cancellable(controller.signal, () =>
               checks.reviewResults({ context: { ...step.context, messages: [] } }),
             ),
-          sleepUntil: ({ input: step }) => sleep(Math.max(0, step.until - Date.now())),
+          sleepUntil: ({ input: step }) => this.readAfter(sleep(Math.max(0, step.until - Date.now()))),
         }),
       },
       // Validation and review are activities (the tools and policies live in the worker).
@@ -225,6 +228,18 @@ export class RunWorkflow {
     return statusOf(this.actor.getSnapshot(), this.log.count, this.execution);
   }
 
+  /**
+   * `pending`, with the history read in the activation that settles it: an activity's or a
+   * timer's result, a point a replay repeats (ContinueAsNewGate).
+   */
+  private async readAfter<T>(pending: Promise<T>): Promise<T> {
+    try {
+      return await pending;
+    } finally {
+      this.gate.read();
+    }
+  }
+
   /** The queries, the answers' signals, and the confirmation as an update with a validator. */
   private handle(): void {
     const { actor } = this;
@@ -233,16 +248,21 @@ export class RunWorkflow {
     setHandler(transcriptQuery, (from: number, to: number) =>
       this.transcript.page(actor.getSnapshot().context.messages, from, to),
     );
-    setHandler(clarificationSignal, (answer) => actor.send({ type: 'provide.clarification', ...answer }));
-    setHandler(toolResultsSignal, (answer) => actor.send({ type: 'provide.toolResults', ...answer }));
-    setHandler(inDoubtSignal, ({ resolutions }) => actor.send({ type: 'resolve.inDoubt', resolutions }));
+    // A signal's activation is one a replay repeats: the history is read there (ContinueAsNewGate).
+    const send = (event: Parameters<typeof actor.send>[0]) => {
+      this.gate.read();
+      actor.send(event);
+    };
+    setHandler(clarificationSignal, (answer) => send({ type: 'provide.clarification', ...answer }));
+    setHandler(toolResultsSignal, (answer) => send({ type: 'provide.toolResults', ...answer }));
+    setHandler(inDoubtSignal, ({ resolutions }) => send({ type: 'resolve.inDoubt', resolutions }));
     setHandler(cancelSignal, ({ reason }) =>
-      actor.send({ type: 'cancel', ...(reason === undefined ? {} : { reason }) }),
+      send({ type: 'cancel', ...(reason === undefined ? {} : { reason }) }),
     );
     setHandler(
       confirmUpdate,
       (answer) => {
-        actor.send({ type: 'confirm', ...answer });
+        send({ type: 'confirm', ...answer });
       },
       {
         // A wrong id is rejected to the caller, not swallowed by the machine's guard.

@@ -63,6 +63,13 @@ export interface TemporalRuntimeOptions {
    */
   history?: { maxEvents?: number; maxBytes?: number };
   /**
+   * Temporal's workflow task timeout for the run's workflow, ms (WorkflowOptions'
+   * `workflowTaskTimeout`; default: the server's, 10 s). A validation or review step (a local
+   * activity) that runs past 80% of it makes the worker heartbeat the workflow task: the history
+   * gains a task of its own, which the continue-as-new limits count like any other.
+   */
+  workflowTaskTimeoutMs?: number;
+  /**
    * The last tool results a run's workflow keeps, hands on at continue-as-new and returns in its
    * result (`toolResultCount` counts all; every result is in the events). Default 100.
    */

@@ -97,6 +97,9 @@ export async function startRunWorkflow(
       // A run id names one run: refused while a workflow with it runs or is retained closed.
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
       workflowIdConflictPolicy: 'FAIL',
+      ...(options.workflowTaskTimeoutMs === undefined
+        ? {}
+        : { workflowTaskTimeout: options.workflowTaskTimeoutMs }),
       // What the Web UI shows: the agent and the request, the status in the memo and, with
       // `searchAttributes`, as search attributes the workflow keeps up to date (§Visibility).
       staticSummary: summary,

@@ -12,10 +12,25 @@ import type { RunWorkflowInput } from './workflow-types.ts';
 /** Stood in for the run's context in a child's input of a snapshot handed on by an earlier release. */
 const SAME_CONTEXT = '$context';
 
+/** What Temporal says of this execution's history at one point of the workflow. */
+interface HistoryReading {
+  length: number;
+  bytes: number;
+  suggested: boolean;
+}
+
 /**
  * Whether this execution continues as new: at an idle point once Temporal suggests it or a
  * configured limit is reached, and only after it took a planner turn (a huge transcript cannot
  * loop).
+ *
+ * The history's length and size are read only where a replay reads the same values: when the
+ * execution starts, and in the activation that resolves an activity, a timer or a signal
+ * ({@link ContinueAsNewGate.read}); never after a local activity. A local activity that outlives
+ * its workflow task resolves, live, in a later task (a longer history) than the one a replay
+ * resolves it in: read there, a run at `maxEvents` continued as new live and planned on replay, a
+ * nondeterminism error that failed the workflow task (seen in CI under load: task started at
+ * event 97, the review's marker at 99, a task of no commands started at 101 ≥ the limit 100).
  */
 export class ContinueAsNewGate {
   /** A planner turn found it due: the machine is parked there until the execution hands on. */
@@ -33,23 +48,45 @@ export class ContinueAsNewGate {
    * its workflow task, is looked for in another task on replay than the one it was recorded in.
    */
   readonly mayArchive: boolean;
+  /**
+   * Executions started before the history was read only at replay-stable points keep reading it
+   * wherever `due()` is asked (what their histories recorded).
+   */
+  private readonly readsStable: boolean;
+  /** The last replay-stable reading. */
+  private reading: HistoryReading;
 
-  /** Asks both patches, in this order (the order their markers have in the history). */
+  /** Asks the patches, in this order (the order their markers have in the history). */
   constructor(private readonly limits: RunWorkflowInput['history']) {
     this.mayContinue = patched('toolwarden.continue-as-new');
     this.mayArchive = patched('toolwarden.transcript-archive');
+    this.readsStable = patched('toolwarden.continue-as-new-stable-reading');
+    this.reading = readHistory();
+  }
+
+  /**
+   * Takes a reading of the history: call it only in an activation a history event of its own
+   * started (an activity's, a timer's or a signal's result), right where that result arrives.
+   */
+  read(): void {
+    this.reading = readHistory();
   }
 
   due(): boolean {
     if (this.planned === 0 || !this.mayContinue) return false;
-    const info = workflowInfo();
+    const info = this.readsStable ? this.reading : readHistory();
     const limits = this.limits ?? {};
     return (
-      info.continueAsNewSuggested ||
-      (limits.maxEvents !== undefined && info.historyLength >= limits.maxEvents) ||
-      (limits.maxBytes !== undefined && info.historySize >= limits.maxBytes)
+      info.suggested ||
+      (limits.maxEvents !== undefined && info.length >= limits.maxEvents) ||
+      (limits.maxBytes !== undefined && info.bytes >= limits.maxBytes)
     );
   }
+}
+
+function readHistory(): HistoryReading {
+  const info = workflowInfo();
+  return { length: info.historyLength, bytes: info.historySize, suggested: info.continueAsNewSuggested };
 }
 
 /**

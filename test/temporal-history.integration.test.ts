@@ -6,6 +6,7 @@ import { type NativeConnection, Worker as ReplayWorker, type Worker } from '@tem
 import { firstValueFrom, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { definePolicy } from '../policies/define-policy.ts';
 import type { PlanInput, Planner, PlanResult, PlanResumeInput } from '../run/planner.ts';
 import {
   createTemporalWorker,
@@ -178,6 +179,81 @@ describe.skipIf(!available && !required)(SUITE, () => {
       await ReplayWorker.runReplayHistory({ workflowsPath: WORKFLOWS_PATH }, history, run.runId);
     }
   }, 180_000);
+
+  it('decides continue-as-new where a replay decides the same: a review (local activity) outliving its workflow task', async () => {
+    // A 1 s workflow task timeout and a 1.2 s review make the worker heartbeat the workflow task
+    // during every review (a task of no commands before the review's marker), so a step's events
+    // and the point where the gate decides move with the review's duration. The limits cover more
+    // than a step's events, so some run's limit falls inside a heartbeat. Every execution must
+    // replay. (The CI failure's timing, a review resolved live one task later than on replay, is
+    // not forced here; temporal/workflow-continue.test.ts checks the gate's readings for it.)
+    const taskQueue = `history-slow-review-${stamp}`;
+    const steps = 4;
+    const slowReview = definePolicy({
+      name: 'slow-review',
+      timeoutMs: 5_000,
+      onToolResult: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 1_200));
+        return {};
+      },
+    });
+    const worker = await createTemporalWorker({
+      connection,
+      taskQueue,
+      tools: [add],
+      planner: loopPlanner(steps, seen),
+      policies: [slowReview],
+    });
+    workers.push({ worker, running: worker.run() });
+    const limits = Array.from({ length: 14 }, (_, i) => 20 + i);
+    const runs = await Promise.all(
+      limits.map((maxEvents) =>
+        temporalRuntime({
+          client,
+          taskQueue,
+          agent: { id: 'history-test' },
+          tools: [add],
+          caps: {
+            maxToolCalls: steps + 1,
+            maxConsecutiveFailedToolCalls: 3,
+            maxRetriesPerTool: 3,
+            timeBudgetMs: 600_000,
+          },
+          history: { maxEvents },
+          workflowTaskTimeoutMs: 1_000,
+        }).start({
+          runId: `history-slow-review-${maxEvents}-${stamp}`,
+          messages: [{ role: 'user', content: PADDING }],
+        }),
+      ),
+    );
+    const outcomes = await Promise.all(runs.map((run) => run.result()));
+    for (const outcome of outcomes) expect(outcome.finalResponse?.text).toBe(`done after ${steps}`);
+    expect(outcomes.some((outcome) => (outcome.executions ?? 1) > 1)).toBe(true);
+
+    const histories: {
+      workflowId: string;
+      history: Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>;
+    }[] = [];
+    let heartbeats = 0;
+    for (const run of runs) {
+      for await (const info of client.workflow.list({ query: `WorkflowId = '${run.runId}'` })) {
+        const history = await client.workflow.getHandle(run.runId, info.runId).fetchHistory();
+        // The review did outlive its task: a task with no commands between its marker and the next step.
+        heartbeats += (history.events ?? []).filter((event) => event.markerRecordedEventAttributes).length;
+        histories.push({ workflowId: run.runId, history });
+      }
+    }
+    expect(heartbeats).toBeGreaterThan(0);
+    const failures: string[] = [];
+    for await (const result of ReplayWorker.runReplayHistories(
+      { workflowsPath: WORKFLOWS_PATH },
+      histories,
+    )) {
+      if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+    }
+    expect(failures).toEqual([]);
+  }, 240_000);
 
   it('continues as new while it awaits a person; the answer reaches the new execution', async () => {
     const taskQueue = `history-await-${stamp}`;
