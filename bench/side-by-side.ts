@@ -24,7 +24,7 @@
  *
  * Printed as tables and written as JSON (`--json <path>`, default
  * `.artifacts/bench/side-by-side.json`). The peers are development dependencies of this bench
- * only (`bench/peers/package.json`), installed on first use with `npm ci --prefix bench/peers`.
+ * only (`bench/peers/package.json`), installed on first use with `bash scripts/bench-peers.sh`.
  *
  *     npm run bench -- --peers
  *     npm run bench -- --peers --steps 10 --rounds 3 --block-ms 500    # quicker

@@ -9,13 +9,16 @@
  * |---|---|---|
  * | AI SDK 6 | `MockLanguageModelV3` (`ai/test`) | `generateText` with `stopWhen: stepCountIs(steps + 1)` |
  * | OpenAI Agents JS 0.20 | a `Model` whose `getResponse` answers from a counter | `Runner.run` with `maxTurns` |
- * | LangGraph.js 1 | a graph node answering `AIMessage`s with `tool_calls` | `StateGraph(MessagesAnnotation)` + `ToolNode`, with and without `MemorySaver`, and with `PostgresSaver` (@langchain/langgraph-checkpoint-postgres 1.0.5, own schema; only when the database of `TOOLWARDEN_PG_URL` or scripts/postgres.sh answers) |
+ * | LangGraph.js 1 | a graph node answering `AIMessage`s with `tool_calls` | `StateGraph(MessagesAnnotation)` + `ToolNode`, with and without `MemorySaver`, with `PostgresSaver` (@langchain/langgraph-checkpoint-postgres 1.0.5, own schema; only when the database of `TOOLWARDEN_PG_URL` or scripts/postgres.sh answers), and with `SqliteSaver` (@langchain/langgraph-checkpoint-sqlite 1.0.4 on better-sqlite3 12, a file of its own) |
  *
  * Lives in `bench/peers/` with its own package.json: the peers are development dependencies of
- * this bench only (`npm ci --prefix bench/peers`), never of toolwarden.
+ * this bench only (`bash scripts/bench-peers.sh`: npm ci, and better-sqlite3's addon built for this
+ * Node), never of toolwarden.
  *
  * @module
  */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 import { AIMessage } from '@langchain/core/messages';
 import { tool as langchainTool } from '@langchain/core/tools';
@@ -29,6 +32,7 @@ import {
 } from '@langchain/langgraph';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
+import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import {
   Agent,
   tool as agentsTool,
@@ -147,7 +151,7 @@ export function openAiAgentsLoop(steps: number): Loop {
  * the agent node scripted. With `checkpointer`, every super-step is checkpointed into a
  * `MemorySaver` under the run's own thread.
  */
-export function langGraphLoop(steps: number, checkpointer: boolean | 'postgres' = false): Loop {
+export function langGraphLoop(steps: number, checkpointer: boolean | 'postgres' | 'sqlite' = false): Loop {
   const addTool = langchainTool(async (input) => JSON.stringify(await add(input)), {
     name: 'add',
     description: 'Adds two numbers',
@@ -181,8 +185,8 @@ export function langGraphLoop(steps: number, checkpointer: boolean | 'postgres' 
   let thread = 0;
   return async () => {
     if (compiled === undefined) {
-      if (checkpointer === 'postgres') {
-        saver ??= postgresSaver();
+      if (checkpointer === 'postgres' || checkpointer === 'sqlite') {
+        saver ??= checkpointer === 'postgres' ? postgresSaver() : Promise.resolve(sqliteSaver(steps));
         compiled = graph.compile({ checkpointer: await saver });
       } else compiled = graph.compile(checkpointer ? { checkpointer: new MemorySaver() } : {});
     }
@@ -208,6 +212,14 @@ async function postgresSaver(): Promise<BaseCheckpointSaver> {
   return saver;
 }
 
+/**
+ * A `SqliteSaver` on a database file of this process's own in the system's temporary folder
+ * (SqliteSaver sets WAL mode itself, as toolwarden's SQLite store does).
+ */
+function sqliteSaver(steps: number): BaseCheckpointSaver {
+  return SqliteSaver.fromConnString(join(tmpdir(), `lg-bench-${process.pid}-${steps}.db`));
+}
+
 /** Every peer loop by the name the side-by-side prints. */
 export const peerLoops = {
   'AI SDK 6 generateText': aiSdkLoop,
@@ -215,4 +227,5 @@ export const peerLoops = {
   'LangGraph.js 1 (no checkpointer)': (steps: number) => langGraphLoop(steps, false),
   'LangGraph.js 1 (MemorySaver)': (steps: number) => langGraphLoop(steps, true),
   'LangGraph.js 1 (PostgresSaver)': (steps: number) => langGraphLoop(steps, 'postgres'),
+  'LangGraph.js 1 (SqliteSaver)': (steps: number) => langGraphLoop(steps, 'sqlite'),
 } satisfies Record<string, (steps: number) => Loop>;

@@ -31,14 +31,21 @@ export interface PeerModule {
 
 const peersDir = join(dirname(new URL(import.meta.url).pathname), '..', 'peers');
 
-/** Installs the peers (bench/peers/package-lock.json) when they are not there yet. */
+/**
+ * Installs the peers (bench/peers/package-lock.json) and builds LangGraph's SqliteSaver's native
+ * addon for this Node (scripts/bench-peers.sh) when they are not there yet.
+ * @throws Error when the script fails (its output says why).
+ */
 export function ensurePeers(): void {
-  if (existsSync(join(peersDir, 'node_modules', '@langchain', 'langgraph', 'package.json'))) return;
-  console.log('installing the bench peers: npm ci --prefix bench/peers');
-  const installed = spawnSync('npm', ['ci', '--prefix', peersDir, '--no-audit', '--no-fund'], {
-    stdio: 'inherit',
-  });
-  if (installed.status !== 0) throw new Error(`npm ci --prefix bench/peers exited with ${installed.status}`);
+  const ready = [
+    '@langchain/langgraph-checkpoint-sqlite/package.json',
+    'better-sqlite3/build/Release/better_sqlite3.node',
+  ];
+  if (ready.every((path) => existsSync(join(peersDir, 'node_modules', path)))) return;
+  console.log('installing the bench peers: bash scripts/bench-peers.sh');
+  const script = join(peersDir, '..', '..', 'scripts', 'bench-peers.sh');
+  const installed = spawnSync('bash', [script], { stdio: 'inherit' });
+  if (installed.status !== 0) throw new Error(`scripts/bench-peers.sh exited with ${installed.status}`);
 }
 
 export async function loadPeers(): Promise<PeerModule> {
@@ -120,7 +127,7 @@ export async function makeVariantLoop(name: string, steps: number, dir: string):
   // The peers' packages are installed apart (bench/peers): without them, say which is missing.
   const peers = await loadPeers().catch((error: unknown) => {
     throw new Error(
-      `no bench variant is named ${JSON.stringify(name)} among toolwarden's, and the peers' loops could not be loaded (npm ci --prefix bench/peers): ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
+      `no bench variant is named ${JSON.stringify(name)} among toolwarden's, and the peers' loops could not be loaded (bash scripts/bench-peers.sh): ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
       { cause: error },
     );
   });
