@@ -88,7 +88,12 @@ describe.skipIf(!available && !required)(SUITE, () => {
     });
     workers.push({ worker, running: worker.run() });
   };
-  const runtimeFor = (taskQueue: string, steps: number, history?: { maxEvents?: number }) =>
+  const runtimeFor = (
+    taskQueue: string,
+    steps: number,
+    history?: { maxEvents?: number },
+    workflowTaskTimeoutMs?: number,
+  ) =>
     temporalRuntime({
       client,
       taskQueue,
@@ -101,6 +106,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
         timeBudgetMs: 600_000,
       },
       ...(history ? { history } : {}),
+      ...(workflowTaskTimeoutMs === undefined ? {} : { workflowTaskTimeoutMs }),
     });
 
   beforeAll(async () => {
@@ -208,20 +214,7 @@ describe.skipIf(!available && !required)(SUITE, () => {
     const limits = Array.from({ length: 14 }, (_, i) => 20 + i);
     const runs = await Promise.all(
       limits.map((maxEvents) =>
-        temporalRuntime({
-          client,
-          taskQueue,
-          agent: { id: 'history-test' },
-          tools: [add],
-          caps: {
-            maxToolCalls: steps + 1,
-            maxConsecutiveFailedToolCalls: 3,
-            maxRetriesPerTool: 3,
-            timeBudgetMs: 600_000,
-          },
-          history: { maxEvents },
-          workflowTaskTimeoutMs: 1_000,
-        }).start({
+        runtimeFor(taskQueue, steps, { maxEvents }, 1_000).start({
           runId: `history-slow-review-${maxEvents}-${stamp}`,
           messages: [{ role: 'user', content: PADDING }],
         }),
