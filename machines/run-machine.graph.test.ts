@@ -430,6 +430,17 @@ function stubKey(event: RunMachineEvent): string | undefined {
   }
 }
 
+/**
+ * The request `key` once it is in flight, or undefined after 1 s. The steps actor starts a batch's
+ * calls in slices of CALL_SLICE_MS (4 ms) with a macrotask between them (issue 36 item 5), so on a
+ * loaded machine a call can start a macrotask after its state was entered.
+ */
+async function inFlight(key: string) {
+  const deadline = Date.now() + 1_000;
+  while (!stubs.has(key) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 1));
+  return stubs.get(key);
+}
+
 /** Replays `path` on a real actor with stub ports, checking each step's state; records coverage. */
 async function replay(path: StatePath<Snapshot, RunMachineEvent>, runInput: RunInput, coverage: Coverage) {
   stubs.clear();
@@ -455,7 +466,7 @@ async function replay(path: StatePath<Snapshot, RunMachineEvent>, runInput: RunI
     const event = step.event as RunMachineEvent & { output?: unknown; error?: unknown };
     const key = stubKey(event);
     if (key !== undefined) {
-      const request = stubs.get(key);
+      const request = stubs.get(key) ?? (await inFlight(key));
       if (!request)
         throw new Error(`no request ${key} is in flight in ${JSON.stringify(actor.getSnapshot().value)}`);
       stubs.delete(key);
