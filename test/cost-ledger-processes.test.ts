@@ -25,7 +25,9 @@ const pgSkip = postgresSkip !== undefined;
 
 /** Two workers at once on `ledger`; their reports. */
 async function twoWorkers(ledger: CostLedgerChildConfig['ledger']): Promise<CostLedgerChildReport[]> {
-  const config: CostLedgerChildConfig = { ledger, key: 'tenant-42', limit: LIMIT, runs: RUNS };
+  // Both begin their runs at one moment, past the time a child takes to load under load.
+  const startAt = Date.now() + 5_000;
+  const config: CostLedgerChildConfig = { ledger, key: 'tenant-42', limit: LIMIT, runs: RUNS, startAt };
   return Promise.all(
     [0, 1].map(async () => {
       const worker = spawnWorker(CHILD, config);

@@ -19,6 +19,11 @@ export interface CostLedgerChildConfig {
   /** The shared budget, USD. */
   limit: number;
   runs: number;
+  /**
+   * When both processes start their runs (epoch ms): agreed by the parent, so a child that took
+   * longer to load does not find the budget spent by the other (under load one began ~all of it late).
+   */
+  startAt: number;
 }
 
 export interface CostLedgerChildReport {
@@ -73,6 +78,7 @@ const budget = costBudget({
 });
 
 const planners = Array.from({ length: config.runs }, loopingPlanner);
+await new Promise((resolve) => setTimeout(resolve, Math.max(0, config.startAt - Date.now())));
 const outcomes = await Promise.all(
   planners.map(async (planner) => {
     const runtime = createRuntime({
